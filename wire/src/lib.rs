@@ -1,0 +1,278 @@
+//! The frames exchanged between the tabtunnel extension and the daemon.
+//!
+//! One WebSocket carries them, one JSON text message per frame, from the extension's service
+//! worker (which dials out) to the daemon's `/extension` endpoint. Both sides use these types, so
+//! the wire cannot drift between them.
+//!
+//! CDP payloads (`params`, `result`, error `data`) stay raw JSON text ([`RawValue`]): the daemon
+//! routes by the envelope and never re-parses what it only forwards. Enums are externally tagged
+//! (`{"command": {...}}`) because serde cannot buffer a `RawValue` inside an internally tagged enum.
+
+use serde::{Deserialize, Serialize};
+pub use serde_json::value::RawValue;
+
+/// Chrome's tab id (`chrome.tabs.Tab.id`).
+pub type TabId = i32;
+/// Chrome's window id (`chrome.windows.Window.id`).
+pub type WindowId = i32;
+/// Daemon-assigned id of one command sent to the extension; unique per extension connection.
+pub type RequestId = u64;
+
+/// Version of this wire protocol; bumped on any incompatible change. The daemon refuses an
+/// extension that speaks another one, with a message the side panel shows.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// How often each side sends [`ToExtension::Heartbeat`] / [`FromExtension::Heartbeat`]. A data
+/// message (not a WebSocket ping) is what keeps an MV3 service worker alive past ~30 s idle.
+pub const HEARTBEAT_INTERVAL_MS: u32 = 15_000;
+
+/// Frames the daemon sends to the extension.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ToExtension {
+    /// First frame after the extension's [`FromExtension::Hello`] was accepted.
+    Welcome(Welcome),
+    /// The extension refused: wrong protocol version, or another reason to show the user.
+    Rejected { reason: String },
+    /// Run one CDP command on a shared tab with `chrome.debugger.sendCommand`.
+    Command(Command),
+    /// Keeps the service worker alive; no answer expected.
+    Heartbeat,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Welcome {
+    pub daemon_version: String,
+    /// What a CDP client should be given, e.g. `http://127.0.0.1:9722/<token>`; shown in the
+    /// side panel.
+    pub client_endpoint: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Command {
+    pub id: RequestId,
+    pub tab_id: TabId,
+    /// A child session of the tab (OOPIF, worker) from `Target.setAutoAttach {flatten:true}`;
+    /// `None` addresses the tab itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub child_session_id: Option<String>,
+    pub method: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Box<RawValue>>,
+}
+
+/// Frames the extension sends to the daemon.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum FromExtension {
+    /// First frame on every connection: who we are and every tab already shared (after a
+    /// service-worker restart these are the tabs it re-attached).
+    Hello(Hello),
+    /// A tab is now shared: `chrome.debugger` is attached to it.
+    TabShared(TabInfo),
+    /// A shared tab navigated, changed title or moved window.
+    TabChanged(TabInfo),
+    /// A tab is no longer shared; its debugger session is gone.
+    TabUnshared {
+        #[serde(rename = "tabId")]
+        tab_id: TabId,
+        reason: UnshareReason,
+    },
+    /// The answer to a [`ToExtension::Command`].
+    CommandResult(CommandResult),
+    /// A CDP event from `chrome.debugger.onEvent`.
+    Event(Event),
+    /// Keeps the connection observably alive; no answer expected.
+    Heartbeat,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Hello {
+    pub protocol_version: u32,
+    pub extension_version: String,
+    pub browser: BrowserInfo,
+    pub tabs: Vec<TabInfo>,
+}
+
+/// What `Browser.getVersion` and `/json/version` report; read by the extension from the real
+/// browser, since `chrome.debugger` cannot call `Browser.getVersion`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BrowserInfo {
+    /// `Chrome/156.0.8078.73` (or `HeadlessChrome/...`), as Chrome's own `product`.
+    pub product: String,
+    pub user_agent: String,
+    /// CDP protocol version, `1.3`.
+    pub protocol_version: String,
+    /// V8 version when known, else empty.
+    #[serde(default)]
+    pub js_version: String,
+}
+
+/// One shared tab as CDP sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TabInfo {
+    pub tab_id: TabId,
+    pub window_id: WindowId,
+    /// The real CDP targetId of the tab's page (its main frame id), from `Target.getTargetInfo`.
+    pub target_id: String,
+    pub browser_context_id: String,
+    pub url: String,
+    pub title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opener_target_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum UnshareReason {
+    /// The tab was closed.
+    Closed,
+    /// The user turned sharing off in the side panel.
+    StoppedByUser,
+    /// The user dismissed Chrome's "started debugging this browser" bar (`canceled_by_user`).
+    CanceledByUser,
+    /// Chrome detached the debugger and re-attaching failed (restricted page, crash).
+    Detached,
+}
+
+/// The answer to one command: CDP's `result` or its `error`. (Two optional fields rather than an
+/// enum, because serde cannot flatten a `RawValue`.) A frame with neither counts as an error.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandResult {
+    pub id: RequestId,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Box<RawValue>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<CdpError>,
+}
+
+impl CommandResult {
+    pub fn ok(id: RequestId, result: Box<RawValue>) -> Self {
+        CommandResult { id, result: Some(result), error: None }
+    }
+
+    pub fn err(id: RequestId, error: CdpError) -> Self {
+        CommandResult { id, result: None, error: Some(error) }
+    }
+
+    /// The outcome, with an error taking precedence and a frame carrying neither reported as
+    /// an error too, so that the client always gets exactly one answer.
+    pub fn into_outcome(self) -> Result<Box<RawValue>, CdpError> {
+        match (self.error, self.result) {
+            (Some(e), _) => Err(e),
+            (None, Some(r)) => Ok(r),
+            (None, None) => Err(CdpError {
+                code: -32603,
+                message: "The extension answered with neither result nor error".into(),
+                data: None,
+            }),
+        }
+    }
+}
+
+/// A CDP error object, `{code, message, data?}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CdpError {
+    pub code: i64,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Event {
+    pub tab_id: TabId,
+    /// Set when the event came from a child session (`source.sessionId`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub child_session_id: Option<String>,
+    pub method: String,
+    pub params: Box<RawValue>,
+}
+
+impl ToExtension {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("wire frames always serialize")
+    }
+}
+
+impl FromExtension {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("wire frames always serialize")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(s: &str) -> Box<RawValue> {
+        RawValue::from_string(s.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn command_round_trips_with_raw_params_untouched() {
+        let frame = ToExtension::Command(Command {
+            id: 7,
+            tab_id: 3,
+            child_session_id: None,
+            method: "Runtime.evaluate".into(),
+            params: Some(raw(r#"{"expression":"1 + 1","returnByValue":true}"#)),
+        });
+        let text = frame.to_json();
+        assert_eq!(
+            text,
+            r#"{"command":{"id":7,"tabId":3,"method":"Runtime.evaluate","params":{"expression":"1 + 1","returnByValue":true}}}"#
+        );
+        match serde_json::from_str::<ToExtension>(&text).unwrap() {
+            ToExtension::Command(c) => {
+                assert_eq!(c.params.unwrap().get(), r#"{"expression":"1 + 1","returnByValue":true}"#)
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn command_result_is_result_xor_error() {
+        let outcome = |text: &str| match serde_json::from_str::<FromExtension>(text).unwrap() {
+            FromExtension::CommandResult(r) => r.into_outcome(),
+            other => panic!("{other:?}"),
+        };
+        let ok = outcome(r#"{"commandResult":{"id":1,"result":{"a":1}}}"#);
+        assert_eq!(ok.unwrap().get(), r#"{"a":1}"#);
+        let err = outcome(r#"{"commandResult":{"id":2,"error":{"code":-32000,"message":"Not allowed"}}}"#);
+        assert_eq!(err.unwrap_err().message, "Not allowed");
+        assert_eq!(outcome(r#"{"commandResult":{"id":3}}"#).unwrap_err().code, -32603);
+        let round = FromExtension::CommandResult(CommandResult::ok(4, raw("[1,2]"))).to_json();
+        assert_eq!(round, r#"{"commandResult":{"id":4,"result":[1,2]}}"#);
+    }
+
+    #[test]
+    fn unit_frames_and_unshare_reasons_have_stable_spellings() {
+        assert_eq!(ToExtension::Heartbeat.to_json(), r#""heartbeat""#);
+        assert_eq!(FromExtension::Heartbeat.to_json(), r#""heartbeat""#);
+        let f = FromExtension::TabUnshared { tab_id: 4, reason: UnshareReason::CanceledByUser };
+        assert_eq!(f.to_json(), r#"{"tabUnshared":{"tabId":4,"reason":"canceledByUser"}}"#);
+    }
+
+    #[test]
+    fn event_keeps_child_session() {
+        let f: FromExtension = serde_json::from_str(
+            r#"{"event":{"tabId":9,"childSessionId":"AB","method":"Runtime.consoleAPICalled","params":{"type":"log"}}}"#,
+        )
+        .unwrap();
+        match f {
+            FromExtension::Event(e) => {
+                assert_eq!(e.child_session_id.as_deref(), Some("AB"));
+                assert_eq!(e.params.get(), r#"{"type":"log"}"#);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
