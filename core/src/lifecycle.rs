@@ -1,0 +1,263 @@
+//! Tabs coming and going, sessions attaching and detaching, and the tabs' events fanning out
+//! to the sessions attached to them.
+
+use crate::frames::{self, errors};
+use crate::session::{ConnId, Session, SessionKind, Topology};
+use crate::targets::Tab;
+use crate::{Core, Output, TabState};
+use serde_json::json;
+use tabtunnel_wire::{Event, Hello, TabId, TabInfo, PROTOCOL_VERSION};
+
+impl Core {
+    /// The extension connected and said `Hello`. Its tab list is the truth: tabs it no longer
+    /// lists are gone, new ones are announced. `Err` carries the reason to reject it with.
+    pub fn extension_connected(&mut self, hello: Hello) -> Result<(), String> {
+        if hello.protocol_version != PROTOCOL_VERSION {
+            return Err(format!(
+                "the extension speaks wire protocol {} but this daemon speaks {}; update the one that is older",
+                hello.protocol_version, PROTOCOL_VERSION
+            ));
+        }
+        self.extension_connected = true;
+        self.browser = Some(hello.browser);
+        let listed: Vec<TabId> = hello.tabs.iter().map(|t| t.tab_id).collect();
+        let gone: Vec<TabId> = self.tabs.keys().copied().filter(|id| !listed.contains(id)).collect();
+        for tab in gone {
+            self.tab_unshared(tab);
+        }
+        for info in hello.tabs {
+            self.tab_shared(info);
+        }
+        Ok(())
+    }
+
+    /// The extension's socket closed: its tabs are gone for now and nothing pending will be
+    /// answered, so every waiting command gets an error.
+    pub fn extension_disconnected(&mut self) {
+        self.extension_connected = false;
+        let mut pending: Vec<_> = self.pending.drain().collect();
+        pending.sort_by_key(|(id, _)| *id);
+        for (_, p) in pending {
+            let frame = frames::error_response(Some(p.client_id), &p.session_id, &errors::extension_gone());
+            self.send(p.conn, frame);
+        }
+        let tabs: Vec<TabId> = self.tabs.keys().copied().collect();
+        for tab in tabs {
+            self.tab_unshared(tab);
+        }
+    }
+
+    pub(crate) fn tab_shared(&mut self, info: TabInfo) {
+        if self.tabs.contains_key(&info.tab_id) {
+            return self.tab_changed(info);
+        }
+        let tab_id = info.tab_id;
+        let tab = Tab::new(info);
+        self.tabs.insert(tab_id, TabState { tab, page_sessions: Vec::new(), children: Default::default() });
+        for conn in self.conns_seeing(tab_id) {
+            if self.conns[&conn].discover {
+                self.announce_created(conn, tab_id);
+            }
+            if let Some(topology) = self.conns[&conn].auto_attach {
+                self.attach_at_root(conn, tab_id, topology);
+            }
+        }
+    }
+
+    pub(crate) fn tab_changed(&mut self, info: TabInfo) {
+        let Some(state) = self.tabs.get_mut(&info.tab_id) else { return };
+        if state.tab.info == info {
+            return;
+        }
+        let tab_id = info.tab_id;
+        state.tab.info = info;
+        for conn in self.conns_seeing(tab_id) {
+            let attached = self.conns[&conn].sessions.values().any(|s| s.kind.tab() == Some(tab_id));
+            if self.conns[&conn].discover || attached {
+                let tab = &self.tabs[&tab_id].tab;
+                let (page, tab_info) = (tab.page_target_info(), tab.tab_target_info());
+                self.emit(conn, "", "Target.targetInfoChanged", &json!({ "targetInfo": tab_info }));
+                self.emit(conn, "", "Target.targetInfoChanged", &json!({ "targetInfo": page }));
+            }
+        }
+    }
+
+    /// The tab closed or is no longer shared: every session on it detaches, then its targets
+    /// are destroyed, in Chrome's order.
+    pub(crate) fn tab_unshared(&mut self, tab_id: TabId) {
+        if !self.tabs.contains_key(&tab_id) {
+            return;
+        }
+        let conns: Vec<ConnId> = self.conns.keys().copied().collect();
+        for conn in conns {
+            let mut roots: Vec<String> = self.conns[&conn]
+                .sessions
+                .iter()
+                .filter(|(id, s)| !id.is_empty() && s.kind.tab() == Some(tab_id) && s.parent.is_empty())
+                .map(|(id, _)| id.clone())
+                .collect();
+            roots.sort();
+            for session in roots {
+                self.detach_session(conn, &session);
+            }
+            if self.conns[&conn].discover && self.tabs[&tab_id].tab.visible_to(&self.conns[&conn].agent) {
+                let tab = &self.tabs[&tab_id].tab;
+                let (page, tab_target) = (tab.page_target_id().to_owned(), tab.tab_target_id());
+                self.emit(conn, "", "Target.targetDestroyed", &json!({ "targetId": page }));
+                self.emit(conn, "", "Target.targetDestroyed", &json!({ "targetId": tab_target }));
+            }
+        }
+        self.tabs.remove(&tab_id);
+    }
+
+    /// `targetCreated` for a tab's two targets.
+    pub(crate) fn announce_created(&mut self, conn: ConnId, tab_id: TabId) {
+        let tab = &self.tabs[&tab_id].tab;
+        let (tab_info, page) = (tab.tab_target_info(), tab.page_target_info());
+        self.emit(conn, "", "Target.targetCreated", &json!({ "targetInfo": tab_info }));
+        self.emit(conn, "", "Target.targetCreated", &json!({ "targetInfo": page }));
+    }
+
+    /// Attaches a tab at the connection's root in the topology it asked for.
+    pub(crate) fn attach_at_root(&mut self, conn: ConnId, tab_id: TabId, topology: Topology) {
+        match topology {
+            Topology::PagesAtRoot => {
+                self.attach_page(conn, tab_id, "");
+            }
+            Topology::TabsThenPages => {
+                let id = self.mint_session_id();
+                let kind = SessionKind::Tab { tab: tab_id, auto_attach: false };
+                self.insert_session(conn, id.clone(), Session { kind, parent: String::new() });
+                let info = self.tabs[&tab_id].tab.tab_target_info();
+                self.emit_attached(conn, "", &id, info);
+            }
+        }
+    }
+
+    /// Attaches the tab's page as a new session whose events arrive on `parent`.
+    pub(crate) fn attach_page(&mut self, conn: ConnId, tab_id: TabId, parent: &str) -> String {
+        let id = self.mint_session_id();
+        let kind = SessionKind::Page { tab: tab_id };
+        self.insert_session(conn, id.clone(), Session { kind, parent: parent.to_owned() });
+        let state = self.tabs.get_mut(&tab_id).expect("attach to a known tab");
+        state.page_sessions.push((conn, id.clone()));
+        let info = state.tab.page_target_info();
+        self.emit_attached(conn, parent, &id, info);
+        id
+    }
+
+    fn emit_attached(&mut self, conn: ConnId, parent: &str, session_id: &str, target_info: serde_json::Value) {
+        let params = json!({ "sessionId": session_id, "targetInfo": target_info, "waitingForDebugger": false });
+        self.emit(conn, parent, "Target.attachedToTarget", &params);
+    }
+
+    /// Detaches a session and, first, everything attached under it; each detach is announced on
+    /// its parent with `detachedFromTarget {sessionId, targetId}`.
+    pub(crate) fn detach_session(&mut self, conn: ConnId, session_id: &str) {
+        let mut children: Vec<String> =
+            self.conns[&conn].children_of(session_id).map(str::to_owned).collect();
+        children.sort();
+        for child in children {
+            self.detach_session(conn, &child);
+        }
+        let Some(session) = self.conns.get_mut(&conn).and_then(|c| c.sessions.remove(session_id)) else {
+            return;
+        };
+        let target_id = self.session_target_id(&session);
+        if let Some(state) = session.kind.tab().and_then(|tab| self.tabs.get_mut(&tab)) {
+            match session.kind {
+                SessionKind::Page { .. } => state.page_sessions.retain(|(c, s)| !(*c == conn && s == session_id)),
+                SessionKind::Child { .. } => {
+                    if let Some(conns) = state.children.get_mut(session_id) {
+                        conns.retain(|c| *c != conn);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut params = json!({ "sessionId": session_id });
+        if let Some(target_id) = target_id {
+            params["targetId"] = json!(target_id);
+        }
+        self.emit(conn, &session.parent, "Target.detachedFromTarget", &params);
+    }
+
+    /// An event from a tab's debugger session, delivered to every session attached to its
+    /// source. The only events parsed are the rare child attach/detach ones, which add and
+    /// remove child sessions.
+    pub(crate) fn tab_event(&mut self, event: Event) {
+        self.deliver(&event);
+        match event.method.as_str() {
+            "Target.attachedToTarget" => self.child_attached(&event),
+            "Target.detachedFromTarget" => self.child_detached(event.tab_id, &event),
+            _ => {}
+        }
+    }
+
+    /// The hot path: one frame per attached session, no other allocation.
+    fn deliver(&mut self, event: &Event) {
+        let Core { tabs, out, .. } = self;
+        let Some(state) = tabs.get(&event.tab_id) else { return };
+        let params = event.params.get();
+        let mut send = |conn: ConnId, session_id: &str| {
+            let frame = frames::event(&event.method, params, session_id);
+            out.push_back(Output::ToClient { conn, frame });
+        };
+        match &event.child_session_id {
+            None => state.page_sessions.iter().for_each(|(conn, session)| send(*conn, session)),
+            Some(child) => state.children.get(child).into_iter().flatten().for_each(|conn| send(*conn, child)),
+        }
+    }
+
+    /// A page (or a child) auto-attached a child: it becomes a session of every connection
+    /// that got the event, under the session that got it.
+    fn child_attached(&mut self, event: &Event) {
+        let Some(child) = child_session_in(event) else { return };
+        let tab_id = event.tab_id;
+        let Some(state) = self.tabs.get(&tab_id) else { return };
+        let recipients: Vec<(ConnId, String)> = match &event.child_session_id {
+            None => state.page_sessions.clone(),
+            Some(parent) => state.children.get(parent).into_iter().flatten().map(|c| (*c, parent.clone())).collect(),
+        };
+        for (conn, parent) in &recipients {
+            let session = Session { kind: SessionKind::Child { tab: tab_id }, parent: parent.clone() };
+            self.insert_session(*conn, child.clone(), session);
+        }
+        let state = self.tabs.get_mut(&tab_id).expect("known tab");
+        state.children.entry(child).or_default().extend(recipients.iter().map(|(c, _)| *c));
+    }
+
+    fn child_detached(&mut self, tab_id: TabId, event: &Event) {
+        let Some(child) = child_session_in(event) else { return };
+        let conns = self.tabs.get_mut(&tab_id).and_then(|s| s.children.remove(&child)).unwrap_or_default();
+        for conn in conns {
+            let mut orphans: Vec<String> = self.conns[&conn].children_of(&child).map(str::to_owned).collect();
+            orphans.sort();
+            for orphan in orphans {
+                self.detach_session(conn, &orphan);
+            }
+            if let Some(c) = self.conns.get_mut(&conn) {
+                c.sessions.remove(&child);
+            }
+        }
+    }
+
+    /// Connections whose agent may see the tab.
+    fn conns_seeing(&self, tab_id: TabId) -> Vec<ConnId> {
+        let Some(state) = self.tabs.get(&tab_id) else { return Vec::new() };
+        let mut conns: Vec<ConnId> =
+            self.conns.iter().filter(|(_, c)| state.tab.visible_to(&c.agent)).map(|(id, _)| *id).collect();
+        conns.sort_unstable();
+        conns
+    }
+}
+
+/// The `params.sessionId` of a child attach/detach event.
+fn child_session_in(event: &Event) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Params {
+        #[serde(rename = "sessionId")]
+        session_id: String,
+    }
+    serde_json::from_str::<Params>(event.params.get()).ok().map(|p| p.session_id)
+}

@@ -1,0 +1,93 @@
+//! Client connections and the CDP sessions each one holds.
+//!
+//! Session ids are per connection: a client can only name sessions in its own table, so one
+//! agent can never reach another's sessions by guessing an id. The root session is the empty id.
+
+use crate::AgentId;
+use std::collections::HashMap;
+use tabtunnel_wire::TabId;
+
+/// Identifies one client connection; assigned by the IO shell.
+pub type ConnId = u64;
+
+/// What a connection's root session (the frames without `sessionId`) talks to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Root {
+    /// The browser-level endpoint (`/devtools/browser/<id>`).
+    Browser,
+    /// A page-level endpoint (`/devtools/page/<targetId>`): the root session is that page.
+    Page(TabId),
+}
+
+/// The two shapes of root auto-attach real Chrome has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Topology {
+    /// Root `setAutoAttach` whose filter excludes `page` (puppeteer): `tab` targets at the root,
+    /// each with its `page` attached on the tab session.
+    TabsThenPages,
+    /// Root `setAutoAttach` without such a filter (Playwright): `page` targets at the root.
+    PagesAtRoot,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionKind {
+    /// The browser target: answered by the emulation.
+    Browser,
+    /// A `tab` target: answered by the emulation; `auto_attach` once it asked for its page.
+    Tab { tab: TabId, auto_attach: bool },
+    /// A tab's page: forwarded to the tab's `chrome.debugger` session.
+    Page { tab: TabId },
+    /// An OOPIF or worker found by the page's own auto-attach; its id is Chrome's.
+    Child { tab: TabId },
+}
+
+impl SessionKind {
+    pub fn tab(self) -> Option<TabId> {
+        match self {
+            SessionKind::Browser => None,
+            SessionKind::Tab { tab, .. } | SessionKind::Page { tab } | SessionKind::Child { tab } => {
+                Some(tab)
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Session {
+    pub kind: SessionKind,
+    /// The session its attach and detach events are sent on (`""` = root).
+    pub parent: String,
+}
+
+#[derive(Debug)]
+pub struct Connection {
+    pub agent: AgentId,
+    pub discover: bool,
+    pub auto_attach: Option<Topology>,
+    pub sessions: HashMap<String, Session>,
+}
+
+impl Connection {
+    pub fn new(agent: AgentId, root: SessionKind) -> Self {
+        let mut sessions = HashMap::new();
+        sessions.insert(String::new(), Session { kind: root, parent: String::new() });
+        Connection { agent, discover: false, auto_attach: None, sessions }
+    }
+
+    /// Sessions of this connection on `tab` whose parent is `parent`.
+    pub fn children_of<'a>(&'a self, parent: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.sessions
+            .iter()
+            .filter(move |(id, s)| s.parent == parent && !id.is_empty())
+            .map(|(id, _)| id.as_str())
+    }
+
+    /// Whether this connection already shows `tab` at its root (as a tab or a page target).
+    pub fn has_root_target_for(&self, tab: TabId) -> bool {
+        self.sessions.iter().any(|(id, s)| {
+            !id.is_empty()
+                && s.parent.is_empty()
+                && matches!(s.kind, SessionKind::Tab { tab: t, .. } | SessionKind::Page { tab: t } if t == tab)
+        })
+    }
+}

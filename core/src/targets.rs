@@ -1,0 +1,80 @@
+//! The shared tabs the emulation knows, and the CDP `TargetInfo` objects it shows for them.
+
+use crate::AgentId;
+use serde_json::{json, Value};
+use tabtunnel_wire::{TabId, TabInfo};
+
+/// One shared tab. In CDP it is two targets: a `tab` target (puppeteer's topology) and the
+/// `page` target inside it, whose id is Chrome's real targetId.
+#[derive(Debug, Clone)]
+pub struct Tab {
+    pub info: TabInfo,
+    /// The agent this tab belongs to; `None` while the user shares it with any agent.
+    pub owner: Option<AgentId>,
+}
+
+impl Tab {
+    pub fn new(info: TabInfo) -> Self {
+        Tab { info, owner: None }
+    }
+
+    pub fn id(&self) -> TabId {
+        self.info.tab_id
+    }
+
+    pub fn visible_to(&self, agent: &AgentId) -> bool {
+        self.owner.as_ref().is_none_or(|owner| owner == agent)
+    }
+
+    pub fn page_target_id(&self) -> &str {
+        &self.info.target_id
+    }
+
+    /// The synthetic id of the `tab` target; derived, so it is stable for the tab's lifetime.
+    pub fn tab_target_id(&self) -> String {
+        tab_target_id(&self.info.target_id)
+    }
+
+    pub fn page_target_info(&self) -> Value {
+        let mut info = json!({
+            "targetId": self.info.target_id,
+            "type": "page",
+            "title": self.info.title,
+            "url": self.info.url,
+            "attached": true,
+            "canAccessOpener": false,
+            "browserContextId": self.info.browser_context_id,
+        });
+        if let Some(opener) = &self.info.opener_target_id {
+            info["openerId"] = json!(opener);
+        }
+        info
+    }
+
+    pub fn tab_target_info(&self) -> Value {
+        json!({
+            "targetId": self.tab_target_id(),
+            "type": "tab",
+            "title": self.info.title,
+            "url": self.info.url,
+            "attached": true,
+            "canAccessOpener": false,
+            "browserContextId": self.info.browser_context_id,
+        })
+    }
+}
+
+pub fn tab_target_id(page_target_id: &str) -> String {
+    format!("TAB-{page_target_id}")
+}
+
+pub fn browser_target_info(browser_target_id: &str) -> Value {
+    json!({
+        "targetId": browser_target_id,
+        "type": "browser",
+        "title": "",
+        "url": "",
+        "attached": true,
+        "canAccessOpener": false,
+    })
+}

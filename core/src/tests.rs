@@ -1,0 +1,687 @@
+//! Unit tests of the emulation: frames in, frames out.
+
+use super::*;
+use serde_json::{json, Value};
+use tabtunnel_wire::{BrowserInfo, CommandResult, Event, Hello, TabInfo, UnshareReason};
+
+const BROWSER_ID: &str = "BROWSER-1";
+
+struct Harness {
+    core: Core,
+}
+
+/// What one step produced, split by destination.
+#[derive(Debug, Default)]
+struct Step {
+    client: Vec<(ConnId, Value)>,
+    extension: Vec<ToExtension>,
+}
+
+impl Step {
+    fn to(&self, conn: ConnId) -> Vec<&Value> {
+        self.client.iter().filter(|(c, _)| *c == conn).map(|(_, v)| v).collect()
+    }
+
+    fn only_reply(&self, conn: ConnId) -> &Value {
+        let frames = self.to(conn);
+        assert_eq!(frames.len(), 1, "expected exactly one frame, got {frames:#?}");
+        assert!(frames[0].get("id").is_some(), "expected a reply, got {}", frames[0]);
+        frames[0]
+    }
+
+    fn methods(&self, conn: ConnId) -> Vec<String> {
+        self.to(conn)
+            .iter()
+            .map(|f| match f.get("method") {
+                Some(m) => m.as_str().unwrap().to_owned(),
+                None => format!("reply#{}", f["id"]),
+            })
+            .collect()
+    }
+
+    fn commands(&self) -> Vec<&Command> {
+        self.extension
+            .iter()
+            .map(|f| match f {
+                ToExtension::Command(c) => c,
+                other => panic!("unexpected extension frame {other:?}"),
+            })
+            .collect()
+    }
+}
+
+fn tab_info(tab_id: TabId) -> TabInfo {
+    TabInfo {
+        tab_id,
+        window_id: 1,
+        target_id: format!("PAGE{tab_id}"),
+        browser_context_id: "CTX".into(),
+        url: format!("http://127.0.0.1:8000/{tab_id}.html"),
+        title: format!("Tab {tab_id}"),
+        opener_target_id: None,
+    }
+}
+
+fn hello(tabs: &[TabId]) -> Hello {
+    Hello {
+        protocol_version: tabtunnel_wire::PROTOCOL_VERSION,
+        extension_version: "0.1.0".into(),
+        browser: BrowserInfo {
+            product: "Chrome/156.0.8078.73".into(),
+            user_agent: "Mozilla/5.0 Chrome/156.0.0.0".into(),
+            protocol_version: "1.3".into(),
+            js_version: "15.6".into(),
+        },
+        tabs: tabs.iter().map(|t| tab_info(*t)).collect(),
+    }
+}
+
+fn raw(s: &str) -> Box<RawValue> {
+    RawValue::from_string(s.to_owned()).unwrap()
+}
+
+impl Harness {
+    fn new() -> Self {
+        Harness { core: Core::new(Config { browser_target_id: BROWSER_ID.into(), session_id_salt: 0xAB }) }
+    }
+
+    /// A harness whose extension is connected with `tabs` shared.
+    fn with_tabs(tabs: &[TabId]) -> Self {
+        let mut h = Harness::new();
+        h.core.extension_connected(hello(tabs)).unwrap();
+        h.drain();
+        h
+    }
+
+    fn drain(&mut self) -> Step {
+        let mut step = Step::default();
+        while let Some(out) = self.core.poll_output() {
+            match out {
+                Output::ToClient { conn, frame } => {
+                    let value: Value = serde_json::from_str(&frame)
+                        .unwrap_or_else(|e| panic!("core wrote invalid JSON {frame}: {e}"));
+                    step.client.push((conn, value));
+                }
+                Output::ToExtension(frame) => step.extension.push(frame),
+            }
+        }
+        step
+    }
+
+    fn connect(&mut self, conn: ConnId) {
+        self.core.client_connected(conn, AgentId::new("default"), Root::Browser);
+    }
+
+    fn send(&mut self, conn: ConnId, frame: Value) -> Step {
+        self.send_text(conn, &frame.to_string())
+    }
+
+    fn send_text(&mut self, conn: ConnId, text: &str) -> Step {
+        self.core.client_message(conn, text);
+        self.drain()
+    }
+
+    fn ext(&mut self, frame: FromExtension) -> Step {
+        self.core.extension_frame(frame);
+        self.drain()
+    }
+
+    /// Puppeteer's connect handshake; returns (tab session, page session) of tab `tab`.
+    fn puppeteer_attach(&mut self, conn: ConnId, tab: TabId) -> (String, String) {
+        self.send(conn, json!({"id": 1, "method": "Target.setDiscoverTargets", "params": {"discover": true, "filter": [{}]}}));
+        let step = self.send(conn, json!({"id": 2, "method": "Target.setAutoAttach", "params": {
+            "waitForDebuggerOnStart": true, "flatten": true, "autoAttach": true,
+            "filter": [{"type": "page", "exclude": true}, {}]}}));
+        let tab_session = step
+            .to(conn)
+            .iter()
+            .find(|f| f["method"] == "Target.attachedToTarget" && f["params"]["targetInfo"]["url"].as_str().unwrap().contains(&format!("/{tab}.html")))
+            .map(|f| f["params"]["sessionId"].as_str().unwrap().to_owned())
+            .expect("tab attached");
+        let step = self.send(conn, json!({"id": 3, "sessionId": tab_session, "method": "Target.setAutoAttach", "params": {
+            "waitForDebuggerOnStart": true, "flatten": true, "autoAttach": true, "filter": [{}]}}));
+        let page_session = step.to(conn)[0]["params"]["sessionId"].as_str().unwrap().to_owned();
+        (tab_session, page_session)
+    }
+
+    /// Playwright's connect handshake; returns the page session of each tab, in tab order.
+    fn playwright_attach(&mut self, conn: ConnId) -> Vec<String> {
+        let step = self.send(conn, json!({"id": 1, "method": "Target.setAutoAttach", "params": {
+            "autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true}}));
+        step.to(conn)
+            .iter()
+            .filter(|f| f["method"] == "Target.attachedToTarget")
+            .map(|f| f["params"]["sessionId"].as_str().unwrap().to_owned())
+            .collect()
+    }
+}
+
+// ---- Browser domain ----
+
+#[test]
+fn browser_get_version_reports_the_real_browser() {
+    let mut h = Harness::new();
+    h.connect(1);
+    let early = h.send(1, json!({"id": 1, "method": "Browser.getVersion"}));
+    assert_eq!(early.only_reply(1)["error"]["code"], -32000, "no browser before the extension connects");
+    h.core.extension_connected(hello(&[])).unwrap();
+    let step = h.send(1, json!({"id": 2, "method": "Browser.getVersion"}));
+    let r = &step.only_reply(1)["result"];
+    assert_eq!(r["product"], "Chrome/156.0.8078.73");
+    assert_eq!(r["userAgent"], "Mozilla/5.0 Chrome/156.0.0.0");
+    assert_eq!(r["protocolVersion"], "1.3");
+}
+
+#[test]
+fn browser_methods_are_answered_on_page_sessions_too() {
+    let mut h = Harness::with_tabs(&[7]);
+    h.connect(1);
+    let pages = h.playwright_attach(1);
+    let step = h.send(1, json!({"id": 9, "sessionId": pages[0], "method": "Browser.getVersion"}));
+    let reply = step.only_reply(1);
+    assert_eq!(reply["result"]["product"], "Chrome/156.0.8078.73");
+    assert_eq!(reply["sessionId"], pages[0]);
+    assert!(step.extension.is_empty());
+}
+
+#[test]
+fn set_download_behavior_succeeds_and_browser_close_is_refused() {
+    let mut h = Harness::with_tabs(&[]);
+    h.connect(1);
+    let step = h.send(1, json!({"id": 1, "method": "Browser.setDownloadBehavior", "params": {"behavior": "allowAndName", "downloadPath": "/tmp"}}));
+    assert_eq!(step.only_reply(1)["result"], json!({}));
+    let step = h.send(1, json!({"id": 2, "method": "Browser.close"}));
+    let msg = step.only_reply(1)["error"]["message"].as_str().unwrap().to_owned();
+    assert!(msg.contains("Browser.close"), "{msg}");
+}
+
+// ---- Target domain at the root ----
+
+#[test]
+fn get_browser_contexts_lists_none_and_names_the_default() {
+    let mut h = Harness::with_tabs(&[1]);
+    h.connect(1);
+    let step = h.send(1, json!({"id": 1, "method": "Target.getBrowserContexts"}));
+    assert_eq!(step.only_reply(1)["result"], json!({"browserContextIds": [], "defaultBrowserContextId": "CTX"}));
+}
+
+#[test]
+fn discover_announces_browser_then_tab_and_page_before_the_reply() {
+    let mut h = Harness::with_tabs(&[1, 2]);
+    h.connect(1);
+    let step = h.send(1, json!({"id": 1, "method": "Target.setDiscoverTargets", "params": {"discover": true}}));
+    let frames = step.to(1);
+    let types: Vec<&str> = frames[..5].iter().map(|f| f["params"]["targetInfo"]["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["browser", "tab", "page", "tab", "page"]);
+    assert_eq!(frames[2]["params"]["targetInfo"]["targetId"], "PAGE1");
+    assert_eq!(frames[5]["id"], 1);
+    // Asking again announces nothing new.
+    let again = h.send(1, json!({"id": 2, "method": "Target.setDiscoverTargets", "params": {"discover": true}}));
+    assert_eq!(again.methods(1), ["reply#2"]);
+    let bad = h.send(1, json!({"id": 3, "method": "Target.setDiscoverTargets", "params": {}}));
+    assert_eq!(bad.only_reply(1)["error"]["code"], -32602);
+}
+
+#[test]
+fn puppeteer_topology_attaches_tabs_then_pages_before_each_reply() {
+    let mut h = Harness::with_tabs(&[1]);
+    h.connect(1);
+    h.send(1, json!({"id": 1, "method": "Target.setDiscoverTargets", "params": {"discover": true, "filter": [{}]}}));
+    let step = h.send(1, json!({"id": 2, "method": "Target.setAutoAttach", "params": {
+        "waitForDebuggerOnStart": true, "flatten": true, "autoAttach": true,
+        "filter": [{"type": "page", "exclude": true}, {}]}}));
+    assert_eq!(step.methods(1), ["Target.attachedToTarget", "reply#2"]);
+    let attached = &step.to(1)[0];
+    assert!(attached.get("sessionId").is_none(), "tab attaches at the root");
+    assert_eq!(attached["params"]["targetInfo"]["type"], "tab");
+    assert_eq!(attached["params"]["waitingForDebugger"], false);
+    let tab_session = attached["params"]["sessionId"].as_str().unwrap().to_owned();
+
+    let step = h.send(1, json!({"id": 3, "sessionId": tab_session, "method": "Target.setAutoAttach", "params": {
+        "waitForDebuggerOnStart": true, "flatten": true, "autoAttach": true, "filter": [{}]}}));
+    assert_eq!(step.methods(1), ["Target.attachedToTarget", "reply#3"]);
+    let page = &step.to(1)[0];
+    assert_eq!(page["sessionId"], tab_session, "page attaches on the tab session");
+    assert_eq!(page["params"]["targetInfo"]["type"], "page");
+    assert_eq!(page["params"]["targetInfo"]["targetId"], "PAGE1");
+    assert_eq!(page["params"]["targetInfo"]["browserContextId"], "CTX");
+    assert_eq!(step.to(1)[1]["sessionId"], tab_session);
+
+    let step = h.send(1, json!({"id": 4, "sessionId": tab_session, "method": "Runtime.runIfWaitingForDebugger"}));
+    assert_eq!(step.only_reply(1)["result"], json!({}));
+    assert!(step.extension.is_empty(), "tab sessions are answered locally");
+    // A second setAutoAttach on the tab does not attach the page twice.
+    let step = h.send(1, json!({"id": 5, "sessionId": tab_session, "method": "Target.setAutoAttach", "params": {"autoAttach": true, "flatten": true, "waitForDebuggerOnStart": true}}));
+    assert_eq!(step.methods(1), ["reply#5"]);
+    let step = h.send(1, json!({"id": 6, "sessionId": tab_session, "method": "Page.navigate", "params": {"url": "x"}}));
+    assert!(step.only_reply(1)["error"]["message"].as_str().unwrap().contains("Page.navigate"));
+}
+
+#[test]
+fn playwright_topology_attaches_pages_at_the_root() {
+    let mut h = Harness::with_tabs(&[1, 2]);
+    h.connect(1);
+    let step = h.send(1, json!({"id": 1, "method": "Target.setAutoAttach", "params": {"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true}}));
+    assert_eq!(step.methods(1), ["Target.attachedToTarget", "Target.attachedToTarget", "reply#1"]);
+    for (frame, target) in step.to(1).iter().zip(["PAGE1", "PAGE2"]) {
+        assert!(frame.get("sessionId").is_none());
+        assert_eq!(frame["params"]["targetInfo"]["type"], "page");
+        assert_eq!(frame["params"]["targetInfo"]["targetId"], target);
+        assert_eq!(frame["params"]["targetInfo"]["browserContextId"], "CTX");
+    }
+    let ids: Vec<&str> = step.to(1)[..2].iter().map(|f| f["params"]["sessionId"].as_str().unwrap()).collect();
+    assert_ne!(ids[0], ids[1]);
+    // Repeating the call attaches nothing twice.
+    let step = h.send(1, json!({"id": 2, "method": "Target.setAutoAttach", "params": {"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true}}));
+    assert_eq!(step.methods(1), ["reply#2"]);
+}
+
+#[test]
+fn set_auto_attach_requires_flat_sessions_and_a_flag() {
+    let mut h = Harness::with_tabs(&[1]);
+    h.connect(1);
+    let step = h.send(1, json!({"id": 1, "method": "Target.setAutoAttach", "params": {"autoAttach": true, "waitForDebuggerOnStart": false}}));
+    assert!(step.only_reply(1)["error"]["message"].as_str().unwrap().contains("flatten"));
+    let step = h.send(1, json!({"id": 2, "method": "Target.setAutoAttach", "params": {"flatten": true}}));
+    assert_eq!(step.only_reply(1)["error"]["code"], -32602);
+}
+
+#[test]
+fn get_target_info_without_params_is_the_browser() {
+    let mut h = Harness::with_tabs(&[1]);
+    h.connect(1);
+    let step = h.send(1, json!({"id": 1, "method": "Target.getTargetInfo"}));
+    let info = &step.only_reply(1)["result"]["targetInfo"];
+    assert_eq!(info["type"], "browser");
+    assert_eq!(info["targetId"], BROWSER_ID);
+    let step = h.send(1, json!({"id": 2, "method": "Target.getTargetInfo", "params": {"targetId": "PAGE1"}}));
+    assert_eq!(step.only_reply(1)["result"]["targetInfo"]["url"], "http://127.0.0.1:8000/1.html");
+    let step = h.send(1, json!({"id": 3, "method": "Target.getTargetInfo", "params": {"targetId": "TAB-PAGE1"}}));
+    assert_eq!(step.only_reply(1)["result"]["targetInfo"]["type"], "tab");
+    let step = h.send(1, json!({"id": 4, "method": "Target.getTargetInfo", "params": {"targetId": "NOPE"}}));
+    assert_eq!(step.only_reply(1)["error"]["message"], "No target with given id found");
+}
+
+#[test]
+fn get_target_info_on_a_page_session_is_that_page_and_is_local() {
+    let mut h = Harness::with_tabs(&[1, 2]);
+    h.connect(1);
+    let pages = h.playwright_attach(1);
+    let step = h.send(1, json!({"id": 5, "sessionId": pages[1], "method": "Target.getTargetInfo"}));
+    assert_eq!(step.only_reply(1)["result"]["targetInfo"]["targetId"], "PAGE2");
+    assert!(step.extension.is_empty());
+    let step = h.send(1, json!({"id": 6, "sessionId": pages[1], "method": "Target.getTargetInfo", "params": {"targetId": "PAGE1"}}));
+    assert_eq!(step.only_reply(1)["result"]["targetInfo"]["targetId"], "PAGE1");
+}
+
+#[test]
+fn get_targets_lists_the_shared_pages() {
+    let mut h = Harness::with_tabs(&[1, 2]);
+    h.connect(1);
+    let step = h.send(1, json!({"id": 1, "method": "Target.getTargets"}));
+    let infos = step.only_reply(1)["result"]["targetInfos"].as_array().unwrap().clone();
+    let ids: Vec<&str> = infos.iter().map(|i| i["targetId"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["PAGE1", "PAGE2"]);
+    assert!(infos.iter().all(|i| i["type"] == "page" && i["title"].is_string()));
+}
+
+#[test]
+fn get_devtools_target_is_empty_for_known_targets() {
+    let mut h = Harness::with_tabs(&[1]);
+    h.connect(1);
+    let step = h.send(1, json!({"id": 1, "method": "Target.getDevToolsTarget", "params": {"targetId": "PAGE1"}}));
+    assert_eq!(step.only_reply(1)["result"], json!({}));
+    let step = h.send(1, json!({"id": 2, "method": "Target.getDevToolsTarget", "params": {"targetId": "GONE"}}));
+    assert_eq!(step.only_reply(1)["error"]["code"], -32602);
+}
+
+#[test]
+fn unknown_and_unavailable_browser_methods_get_errors_naming_them() {
+    let mut h = Harness::with_tabs(&[1]);
+    h.connect(1);
+    for (id, method) in [
+        (1, "Storage.getCookies"),
+        (2, "Target.attachToTarget"),
+        (3, "Target.createTarget"),
+        (4, "Target.createBrowserContext"),
+        (5, "Bogus.method"),
+    ] {
+        let step = h.send(1, json!({"id": id, "method": method, "params": {}}));
+        let error = &step.only_reply(1)["error"];
+        assert!(error["message"].as_str().unwrap().contains(method), "{error}");
+        assert!(step.extension.is_empty());
+    }
+}
+
+// ---- forwarding and events ----
+
+#[test]
+fn page_commands_go_to_the_right_tab_with_params_untouched() {
+    let mut h = Harness::with_tabs(&[1, 2]);
+    h.connect(1);
+    let pages = h.playwright_attach(1);
+    let text = format!(r#"{{"id":42,"method":"Runtime.evaluate","sessionId":"{}","params":{{"expression":"6 * 7" , "returnByValue":true}}}}"#, pages[1]);
+    let step = h.send_text(1, &text);
+    assert!(step.client.is_empty(), "no reply before the tab answers");
+    let cmd = step.commands()[0];
+    assert_eq!((cmd.tab_id, cmd.method.as_str(), cmd.child_session_id.as_deref()), (2, "Runtime.evaluate", None));
+    assert_eq!(cmd.params.as_ref().unwrap().get(), r#"{"expression":"6 * 7" , "returnByValue":true}"#);
+    let step = h.ext(FromExtension::CommandResult(CommandResult::ok(cmd.id, raw(r#"{"result":{"type":"number","value":42}}"#))));
+    let reply = step.only_reply(1);
+    assert_eq!(reply["id"], 42);
+    assert_eq!(reply["sessionId"], pages[1]);
+    assert_eq!(reply["result"]["result"]["value"], 42);
+}
+
+#[test]
+fn tab_errors_reach_the_client_unchanged() {
+    let mut h = Harness::with_tabs(&[1]);
+    h.connect(1);
+    let pages = h.playwright_attach(1);
+    let step = h.send(1, json!({"id": 3, "sessionId": pages[0], "method": "HeapProfiler.enable"}));
+    let id = step.commands()[0].id;
+    let error = CdpError { code: -32601, message: "'HeapProfiler.enable' wasn't found".into(), data: None };
+    let step = h.ext(FromExtension::CommandResult(CommandResult::err(id, error)));
+    assert_eq!(step.only_reply(1)["error"]["message"], "'HeapProfiler.enable' wasn't found");
+    // An answer for nobody (duplicate or unknown id) is dropped, not sent twice.
+    let step = h.ext(FromExtension::CommandResult(CommandResult::ok(id, raw("{}"))));
+    assert!(step.client.is_empty());
+}
+
+#[test]
+fn concurrent_commands_from_two_clients_are_answered_to_their_senders() {
+    let mut h = Harness::with_tabs(&[1]);
+    h.connect(1);
+    h.connect(2);
+    let p1 = h.playwright_attach(1)[0].clone();
+    let p2 = h.playwright_attach(2)[0].clone();
+    assert_ne!(p1, p2, "each connection has its own session ids");
+    let a = h.send(1, json!({"id": 10, "sessionId": p1, "method": "Page.enable"})).commands()[0].id;
+    let b = h.send(2, json!({"id": 10, "sessionId": p2, "method": "Page.enable"})).commands()[0].id;
+    assert_ne!(a, b);
+    let step = h.ext(FromExtension::CommandResult(CommandResult::ok(b, raw("{}"))));
+    assert_eq!(step.only_reply(2)["sessionId"], p2);
+    let step = h.ext(FromExtension::CommandResult(CommandResult::ok(a, raw("{}"))));
+    assert_eq!(step.only_reply(1)["sessionId"], p1);
+}
+
+#[test]
+fn events_are_tagged_with_each_attached_session() {
+    let mut h = Harness::with_tabs(&[1, 2]);
+    h.connect(1);
+    h.connect(2);
+    h.connect(3); // attached to nothing
+    let p1 = h.playwright_attach(1);
+    let (_, p2) = h.puppeteer_attach(2, 1);
+    let step = h.ext(FromExtension::Event(Event {
+        tab_id: 1,
+        child_session_id: None,
+        method: "Page.loadEventFired".into(),
+        params: raw(r#"{"timestamp":12.5}"#),
+    }));
+    assert_eq!(step.to(1).len(), 1);
+    assert_eq!(step.to(1)[0]["sessionId"], p1[0]);
+    assert_eq!(step.to(2)[0]["sessionId"], p2);
+    assert_eq!(step.to(2)[0]["params"]["timestamp"], 12.5);
+    assert!(step.to(3).is_empty());
+    let other = h.ext(FromExtension::Event(Event { tab_id: 9, child_session_id: None, method: "X.y".into(), params: raw("{}") }));
+    assert!(other.client.is_empty(), "events of unknown tabs are dropped");
+}
+
+#[test]
+fn child_sessions_from_page_auto_attach_are_routed() {
+    let mut h = Harness::with_tabs(&[1]);
+    h.connect(1);
+    let page = h.playwright_attach(1)[0].clone();
+    let step = h.send(1, json!({"id": 5, "sessionId": page, "method": "Target.setAutoAttach", "params": {"autoAttach": true, "flatten": true, "waitForDebuggerOnStart": true}}));
+    let cmd = step.commands()[0];
+    assert_eq!((cmd.method.as_str(), cmd.tab_id), ("Target.setAutoAttach", 1));
+    let step = h.ext(FromExtension::Event(Event {
+        tab_id: 1,
+        child_session_id: None,
+        method: "Target.attachedToTarget".into(),
+        params: raw(r#"{"sessionId":"CHILD1","targetInfo":{"targetId":"F1","type":"iframe","url":"http://x/"},"waitingForDebugger":true}"#),
+    }));
+    assert_eq!(step.to(1)[0]["sessionId"], page);
+    assert_eq!(step.to(1)[0]["params"]["sessionId"], "CHILD1");
+    let step = h.send(1, json!({"id": 6, "sessionId": "CHILD1", "method": "Runtime.runIfWaitingForDebugger"}));
+    let cmd = step.commands()[0];
+    assert_eq!(cmd.child_session_id.as_deref(), Some("CHILD1"));
+    let id = cmd.id;
+    let step = h.ext(FromExtension::CommandResult(CommandResult::ok(id, raw("{}"))));
+    assert_eq!(step.only_reply(1)["sessionId"], "CHILD1");
+    let step = h.ext(FromExtension::Event(Event { tab_id: 1, child_session_id: Some("CHILD1".into()), method: "Runtime.consoleAPICalled".into(), params: raw(r#"{"type":"log"}"#) }));
+    assert_eq!(step.to(1)[0]["sessionId"], "CHILD1");
+    let step = h.ext(FromExtension::Event(Event {
+        tab_id: 1,
+        child_session_id: None,
+        method: "Target.detachedFromTarget".into(),
+        params: raw(r#"{"sessionId":"CHILD1","targetId":"F1"}"#),
+    }));
+    assert_eq!(step.to(1)[0]["sessionId"], page);
+    let step = h.send(1, json!({"id": 7, "sessionId": "CHILD1", "method": "Runtime.evaluate"}));
+    assert_eq!(step.only_reply(1)["error"]["code"], -32001);
+}
+
+#[test]
+fn detaching_a_child_is_emulated_on_its_page_session() {
+    let mut h = Harness::with_tabs(&[1]);
+    h.connect(1);
+    let page = h.playwright_attach(1)[0].clone();
+    h.ext(FromExtension::Event(Event {
+        tab_id: 1,
+        child_session_id: None,
+        method: "Target.attachedToTarget".into(),
+        params: raw(r#"{"sessionId":"W1","targetInfo":{"targetId":"W","type":"service_worker","url":"http://x/sw.js"},"waitingForDebugger":false}"#),
+    }));
+    let step = h.send(1, json!({"id": 8, "sessionId": page, "method": "Target.detachFromTarget", "params": {"sessionId": "W1"}}));
+    assert_eq!(step.methods(1), ["Target.detachedFromTarget", "reply#8"]);
+    assert_eq!(step.to(1)[0]["sessionId"], page);
+    assert!(step.extension.is_empty(), "chrome.debugger refuses detachFromTarget; it is emulated");
+    let step = h.ext(FromExtension::Event(Event { tab_id: 1, child_session_id: Some("W1".into()), method: "Runtime.consoleAPICalled".into(), params: raw("{}") }));
+    assert!(step.client.is_empty(), "a detached child's events stop");
+}
+
+// ---- tabs coming and going ----
+
+#[test]
+fn a_tab_shared_later_is_announced_and_auto_attached() {
+    let mut h = Harness::with_tabs(&[]);
+    h.connect(1);
+    h.connect(2);
+    h.send(1, json!({"id": 1, "method": "Target.setDiscoverTargets", "params": {"discover": true}}));
+    h.send(1, json!({"id": 2, "method": "Target.setAutoAttach", "params": {"autoAttach": true, "flatten": true, "waitForDebuggerOnStart": true, "filter": [{"type": "page", "exclude": true}, {}]}}));
+    h.playwright_attach(2);
+    let step = h.ext(FromExtension::TabShared(tab_info(5)));
+    assert_eq!(step.methods(1), ["Target.targetCreated", "Target.targetCreated", "Target.attachedToTarget"]);
+    assert_eq!(step.to(1)[2]["params"]["targetInfo"]["type"], "tab");
+    assert_eq!(step.methods(2), ["Target.attachedToTarget"]);
+    assert_eq!(step.to(2)[0]["params"]["targetInfo"]["type"], "page");
+}
+
+#[test]
+fn a_closed_tab_detaches_every_session_then_destroys_its_targets() {
+    let mut h = Harness::with_tabs(&[1]);
+    h.connect(1);
+    h.connect(2);
+    let (tab_session, page_session) = h.puppeteer_attach(1, 1);
+    let pw_page = h.playwright_attach(2)[0].clone();
+    let pending = h.send(2, json!({"id": 77, "sessionId": pw_page, "method": "Runtime.evaluate"})).commands()[0].id;
+    let step = h.ext(FromExtension::TabUnshared { tab_id: 1, reason: UnshareReason::Closed });
+    assert_eq!(
+        step.methods(1),
+        ["Target.detachedFromTarget", "Target.detachedFromTarget", "Target.targetDestroyed", "Target.targetDestroyed"]
+    );
+    let f = step.to(1);
+    assert_eq!((&f[0]["sessionId"], &f[0]["params"]["sessionId"], &f[0]["params"]["targetId"]), (&json!(tab_session), &json!(page_session), &json!("PAGE1")));
+    assert!(f[1].get("sessionId").is_none());
+    assert_eq!((&f[1]["params"]["sessionId"], &f[1]["params"]["targetId"]), (&json!(tab_session), &json!("TAB-PAGE1")));
+    assert_eq!(f[2]["params"]["targetId"], "PAGE1");
+    assert_eq!(step.methods(2), ["Target.detachedFromTarget"], "no discovery, no targetDestroyed");
+    assert_eq!(step.to(2)[0]["params"]["targetId"], "PAGE1");
+    // The extension still answers the command that was in flight; the client hears it once.
+    let step = h.ext(FromExtension::CommandResult(CommandResult::err(pending, CdpError { code: -32000, message: "Detached while handling command.".into(), data: None })));
+    assert_eq!(step.only_reply(2)["id"], 77);
+    let step = h.send(1, json!({"id": 9, "sessionId": page_session, "method": "Page.enable"}));
+    assert_eq!(step.only_reply(1)["error"]["message"], "Session with given id not found.");
+    let step = h.send(1, json!({"id": 10, "method": "Target.getTargets"}));
+    assert_eq!(step.only_reply(1)["result"]["targetInfos"], json!([]));
+}
+
+#[test]
+fn tab_changes_reach_discovering_and_attached_clients() {
+    let mut h = Harness::with_tabs(&[1]);
+    h.connect(1);
+    h.connect(2);
+    h.connect(3);
+    h.send(1, json!({"id": 1, "method": "Target.setDiscoverTargets", "params": {"discover": true}}));
+    h.playwright_attach(2);
+    let mut info = tab_info(1);
+    info.url = "http://127.0.0.1:8000/next.html".into();
+    let step = h.ext(FromExtension::TabChanged(info.clone()));
+    assert_eq!(step.methods(1), ["Target.targetInfoChanged", "Target.targetInfoChanged"]);
+    assert_eq!(step.to(1)[1]["params"]["targetInfo"]["url"], "http://127.0.0.1:8000/next.html");
+    assert_eq!(step.to(2).len(), 2);
+    assert!(step.to(3).is_empty());
+    let same = h.ext(FromExtension::TabChanged(info));
+    assert!(same.client.is_empty(), "no change, no event");
+}
+
+#[test]
+fn a_client_detach_leaves_the_tab_shared() {
+    let mut h = Harness::with_tabs(&[1]);
+    h.connect(1);
+    let page = h.playwright_attach(1)[0].clone();
+    let step = h.send(1, json!({"id": 4, "method": "Target.detachFromTarget", "params": {"sessionId": page}}));
+    assert_eq!(step.methods(1), ["Target.detachedFromTarget", "reply#4"]);
+    assert_eq!(step.to(1)[0]["params"]["targetId"], "PAGE1");
+    assert!(step.extension.is_empty());
+    let step = h.ext(FromExtension::Event(Event { tab_id: 1, child_session_id: None, method: "Page.loadEventFired".into(), params: raw("{}") }));
+    assert!(step.client.is_empty());
+    let step = h.send(1, json!({"id": 5, "method": "Target.detachFromTarget", "params": {"sessionId": page}}));
+    assert_eq!(step.only_reply(1)["error"]["message"], "No session with given id");
+    let step = h.send(1, json!({"id": 6, "method": "Target.getTargets"}));
+    assert_eq!(step.only_reply(1)["result"]["targetInfos"][0]["targetId"], "PAGE1");
+}
+
+#[test]
+fn detaching_a_tab_session_by_target_id_detaches_its_page_first() {
+    let mut h = Harness::with_tabs(&[1]);
+    h.connect(1);
+    let (tab_session, page_session) = h.puppeteer_attach(1, 1);
+    let step = h.send(1, json!({"id": 20, "method": "Target.detachFromTarget", "params": {"targetId": "TAB-PAGE1"}}));
+    assert_eq!(step.methods(1), ["Target.detachedFromTarget", "Target.detachedFromTarget", "reply#20"]);
+    assert_eq!(step.to(1)[0]["params"]["sessionId"], page_session);
+    assert_eq!(step.to(1)[1]["params"]["sessionId"], tab_session);
+}
+
+#[test]
+fn extension_loss_fails_pending_commands_and_detaches_tabs() {
+    let mut h = Harness::with_tabs(&[1]);
+    h.connect(1);
+    let page = h.playwright_attach(1)[0].clone();
+    h.send(1, json!({"id": 30, "sessionId": page, "method": "Runtime.evaluate"}));
+    h.send(1, json!({"id": 31, "sessionId": page, "method": "Runtime.evaluate"}));
+    h.core.extension_disconnected();
+    let step = h.drain();
+    assert_eq!(step.methods(1), ["reply#30", "reply#31", "Target.detachedFromTarget"]);
+    assert!(step.to(1)[0]["error"]["message"].as_str().unwrap().contains("disconnected"));
+    assert_eq!(step.to(1)[0]["sessionId"], page);
+    let step = h.send(1, json!({"id": 32, "sessionId": page, "method": "Runtime.evaluate"}));
+    assert_eq!(step.only_reply(1)["error"]["code"], -32001);
+    // The browser's identity is remembered for discovery while the extension reconnects.
+    let step = h.send(1, json!({"id": 33, "method": "Browser.getVersion"}));
+    assert!(step.only_reply(1)["result"]["product"].is_string());
+    // It comes back with the tab re-attached; the auto-attaching client gets it again.
+    h.core.extension_connected(hello(&[1])).unwrap();
+    let step = h.drain();
+    assert_eq!(step.methods(1), ["Target.attachedToTarget"]);
+}
+
+#[test]
+fn hello_reconciles_the_tab_list_and_checks_the_protocol() {
+    let mut h = Harness::with_tabs(&[1, 2]);
+    h.connect(1);
+    h.playwright_attach(1);
+    h.core.extension_connected(hello(&[2, 3])).unwrap();
+    let step = h.drain();
+    assert_eq!(step.methods(1), ["Target.detachedFromTarget", "Target.attachedToTarget"]);
+    assert_eq!(step.to(1)[0]["params"]["targetId"], "PAGE1");
+    assert_eq!(step.to(1)[1]["params"]["targetInfo"]["targetId"], "PAGE3");
+    let mut old = hello(&[]);
+    old.protocol_version = 999;
+    let reason = h.core.extension_connected(old).unwrap_err();
+    assert!(reason.contains("999"), "{reason}");
+}
+
+#[test]
+fn a_disconnected_client_is_forgotten_and_others_carry_on() {
+    let mut h = Harness::with_tabs(&[1]);
+    h.connect(1);
+    h.connect(2);
+    let p1 = h.playwright_attach(1)[0].clone();
+    let p2 = h.playwright_attach(2)[0].clone();
+    let id = h.send(1, json!({"id": 1, "sessionId": p1, "method": "Runtime.evaluate"})).commands()[0].id;
+    h.core.client_disconnected(1);
+    let step = h.ext(FromExtension::CommandResult(CommandResult::ok(id, raw("{}"))));
+    assert!(step.client.is_empty());
+    let step = h.ext(FromExtension::Event(Event { tab_id: 1, child_session_id: None, method: "Page.frameNavigated".into(), params: raw("{}") }));
+    assert_eq!(step.client.len(), 1);
+    assert_eq!(step.to(2)[0]["sessionId"], p2);
+    let step = h.send(1, json!({"id": 2, "method": "Browser.getVersion"}));
+    assert!(step.client.is_empty(), "frames of a closed connection are ignored");
+}
+
+#[test]
+fn a_page_endpoint_connection_talks_to_its_tab_without_session_ids() {
+    let mut h = Harness::with_tabs(&[1]);
+    h.core.client_connected(4, AgentId::new("default"), Root::Page(1));
+    let step = h.send(4, json!({"id": 1, "method": "Runtime.evaluate", "params": {"expression": "1"}}));
+    let cmd = step.commands()[0];
+    assert_eq!(cmd.tab_id, 1);
+    let id = cmd.id;
+    let step = h.ext(FromExtension::CommandResult(CommandResult::ok(id, raw("{}"))));
+    assert!(step.only_reply(4).get("sessionId").is_none());
+    let step = h.ext(FromExtension::Event(Event { tab_id: 1, child_session_id: None, method: "Page.loadEventFired".into(), params: raw("{}") }));
+    assert_eq!(step.to(4).len(), 1);
+    assert!(step.to(4)[0].get("sessionId").is_none());
+}
+
+// ---- bad input ----
+
+#[test]
+fn malformed_frames_get_errors_and_the_connection_lives_on() {
+    let mut h = Harness::with_tabs(&[1]);
+    h.connect(1);
+    let cases: [(&str, Value); 5] = [
+        ("{not json", json!(null)),
+        ("[]", json!(null)),
+        (r#"{"method":"Browser.getVersion"}"#, json!(null)),
+        (r#"{"id":"1","method":"Browser.getVersion"}"#, json!(null)),
+        (r#"{"id":4,"params":{}}"#, json!(4)),
+    ];
+    for (text, id) in cases {
+        let step = h.send_text(1, text);
+        assert_eq!(step.client.len(), 1, "{text}");
+        let reply = &step.client[0].1;
+        assert_eq!(reply.get("id").cloned().unwrap_or(json!(null)), id, "{text}");
+        assert!(reply["error"]["code"].as_i64().unwrap() < 0, "{text}");
+    }
+    let step = h.send(1, json!({"id": 5, "sessionId": "NOPE", "method": "Runtime.evaluate"}));
+    let reply = step.only_reply(1);
+    assert_eq!(reply["error"], json!({"code": -32001, "message": "Session with given id not found."}));
+    assert_eq!(reply["sessionId"], "NOPE", "puppeteer routes the error by sessionId");
+    let step = h.send(1, json!({"id": 6, "method": "Browser.getVersion"}));
+    assert!(step.only_reply(1)["result"].is_object());
+}
+
+#[test]
+fn commands_while_the_extension_is_away_fail_at_once() {
+    let mut h = Harness::with_tabs(&[]);
+    h.core.client_connected(1, AgentId::new("default"), Root::Page(3));
+    h.core.extension_disconnected();
+    h.drain();
+    let step = h.send(1, json!({"id": 1, "method": "Page.enable"}));
+    assert_eq!(step.only_reply(1)["error"]["code"], -32000);
+    assert!(step.extension.is_empty());
+}
