@@ -30,8 +30,8 @@ pub enum BadFrame {
 
 #[derive(Deserialize)]
 struct Envelope<'a> {
-    #[serde(default)]
-    id: Option<serde_json::Number>,
+    #[serde(default, borrow)]
+    id: Option<&'a RawValue>,
     #[serde(default, borrow)]
     method: Option<MaybeStr<'a>>,
     #[serde(default, rename = "sessionId", borrow)]
@@ -89,7 +89,7 @@ pub fn parse_client_frame(text: &str) -> Result<ParsedFrame<'_>, BadFrame> {
         return Err(BadFrame::NotJson);
     }
     let env: Envelope = serde_json::from_str(text).map_err(|_| BadFrame::NotJson)?;
-    let id = env.id.as_ref().and_then(serde_json::Number::as_i64).ok_or(BadFrame::NoId)?;
+    let id = env.id.and_then(|raw| serde_json::from_str::<i64>(raw.get()).ok()).ok_or(BadFrame::NoId)?;
     let session_id = match env.session_id {
         None => "".into(),
         Some(MaybeStr::Str(s)) => s,
