@@ -9,17 +9,15 @@ use tabtunnel_wire::TabId;
 
 /// Parses a local method's params; absent params are an empty object.
 fn params(cmd: &ClientCommand) -> Value {
-    cmd.params
-        .and_then(|p| serde_json::from_str(p.get()).ok())
-        .unwrap_or_else(|| json!({}))
+    cmd.params.and_then(|p| serde_json::from_str(p.get()).ok()).unwrap_or_else(|| json!({}))
 }
 
 /// Whether a root `Target.setAutoAttach` filter excludes pages, which is how puppeteer asks
 /// for Chrome's tab-then-page topology.
 fn topology_of(params: &Value) -> Topology {
-    let excludes_pages = params["filter"].as_array().is_some_and(|filter| {
-        filter.iter().any(|entry| entry["type"] == "page" && entry["exclude"] == true)
-    });
+    let excludes_pages = params["filter"]
+        .as_array()
+        .is_some_and(|filter| filter.iter().any(|entry| entry["type"] == "page" && entry["exclude"] == true));
     if excludes_pages {
         Topology::TabsThenPages
     } else {
@@ -94,11 +92,20 @@ impl Core {
     fn set_discover_targets(&mut self, conn: ConnId, cmd: &ClientCommand) {
         let discover = params(cmd)["discover"].as_bool();
         let Some(discover) = discover else {
-            return self.reply_error(conn, cmd, &errors::invalid_params(cmd.method, "discover: boolean expected"));
+            return self.reply_error(
+                conn,
+                cmd,
+                &errors::invalid_params(cmd.method, "discover: boolean expected"),
+            );
         };
         let was = std::mem::replace(&mut self.conns.get_mut(&conn).expect("live conn").discover, discover);
         if discover && !was {
-            self.emit(conn, "", "Target.targetCreated", &json!({ "targetInfo": browser_target_info(&self.config.browser_target_id) }));
+            self.emit(
+                conn,
+                "",
+                "Target.targetCreated",
+                &json!({ "targetInfo": browser_target_info(&self.config.browser_target_id) }),
+            );
             for tab in self.visible_tab_ids(conn) {
                 self.announce_created(conn, tab);
             }
@@ -111,10 +118,18 @@ impl Core {
     fn root_set_auto_attach(&mut self, conn: ConnId, cmd: &ClientCommand) {
         let p = params(cmd);
         let Some(auto_attach) = p["autoAttach"].as_bool() else {
-            return self.reply_error(conn, cmd, &errors::invalid_params(cmd.method, "autoAttach: boolean expected"));
+            return self.reply_error(
+                conn,
+                cmd,
+                &errors::invalid_params(cmd.method, "autoAttach: boolean expected"),
+            );
         };
         if p["flatten"] != true {
-            return self.reply_error(conn, cmd, &errors::not_supported(cmd.method, "only flatten:true sessions are available"));
+            return self.reply_error(
+                conn,
+                cmd,
+                &errors::not_supported(cmd.method, "only flatten:true sessions are available"),
+            );
         }
         let topology = auto_attach.then(|| topology_of(&p));
         self.conns.get_mut(&conn).expect("live conn").auto_attach = topology;
@@ -167,7 +182,9 @@ impl Core {
         match target_id {
             Some(id) if self.target_info_by_id(conn, &id).is_some() => self.reply(conn, cmd, "{}"),
             Some(_) => self.reply_error(conn, cmd, &errors::no_target()),
-            None => self.reply_error(conn, cmd, &errors::invalid_params(cmd.method, "targetId: string expected")),
+            None => {
+                self.reply_error(conn, cmd, &errors::invalid_params(cmd.method, "targetId: string expected"))
+            }
         }
     }
 
@@ -181,10 +198,18 @@ impl Core {
             (None, Some(target_id)) => connection
                 .sessions
                 .iter()
-                .find(|(id, s)| !id.is_empty() && s.parent.is_empty() && self.session_target_id(s).as_deref() == Some(target_id))
+                .find(|(id, s)| {
+                    !id.is_empty()
+                        && s.parent.is_empty()
+                        && self.session_target_id(s).as_deref() == Some(target_id)
+                })
                 .map(|(id, _)| id.clone()),
             (None, None) => {
-                return self.reply_error(conn, cmd, &errors::invalid_params(cmd.method, "sessionId or targetId expected"));
+                return self.reply_error(
+                    conn,
+                    cmd,
+                    &errors::invalid_params(cmd.method, "sessionId or targetId expected"),
+                );
             }
         };
         match session_id {

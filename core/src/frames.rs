@@ -74,12 +74,7 @@ pub struct ParsedFrame<'a> {
 
 impl<'a> ParsedFrame<'a> {
     pub fn command(&self) -> ClientCommand<'_> {
-        ClientCommand {
-            id: self.id,
-            method: &self.method,
-            session_id: &self.session_id,
-            params: self.params,
-        }
+        ClientCommand { id: self.id, method: &self.method, session_id: &self.session_id, params: self.params }
     }
 }
 

@@ -30,7 +30,9 @@ pub use session::{ConnId, Root, SessionKind, Topology};
 use session::{Connection, Session};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
-use tabtunnel_wire::{BrowserInfo, CdpError, Command, FromExtension, RawValue, RequestId, TabId, ToExtension};
+use tabtunnel_wire::{
+    BrowserInfo, CdpError, Command, FromExtension, RawValue, RequestId, TabId, ToExtension,
+};
 use targets::Tab;
 
 /// The agent a connection acts for; tabs will be owned by agents.
@@ -268,10 +270,7 @@ impl Core {
         }
         let id = self.next_request;
         self.next_request += 1;
-        self.pending.insert(
-            id,
-            Pending { conn, client_id: cmd.id, session_id: cmd.session_id.to_owned() },
-        );
+        self.pending.insert(id, Pending { conn, client_id: cmd.id, session_id: cmd.session_id.to_owned() });
         self.out.push_back(Output::ToExtension(ToExtension::Command(Command {
             id,
             tab_id: tab,

@@ -146,8 +146,15 @@ impl Core {
         id
     }
 
-    fn emit_attached(&mut self, conn: ConnId, parent: &str, session_id: &str, target_info: serde_json::Value) {
-        let params = json!({ "sessionId": session_id, "targetInfo": target_info, "waitingForDebugger": false });
+    fn emit_attached(
+        &mut self,
+        conn: ConnId,
+        parent: &str,
+        session_id: &str,
+        target_info: serde_json::Value,
+    ) {
+        let params =
+            json!({ "sessionId": session_id, "targetInfo": target_info, "waitingForDebugger": false });
         self.emit(conn, parent, "Target.attachedToTarget", &params);
     }
 
@@ -166,7 +173,9 @@ impl Core {
         let target_id = self.session_target_id(&session);
         if let Some(state) = session.kind.tab().and_then(|tab| self.tabs.get_mut(&tab)) {
             match session.kind {
-                SessionKind::Page { .. } => state.page_sessions.retain(|(c, s)| !(*c == conn && s == session_id)),
+                SessionKind::Page { .. } => {
+                    state.page_sessions.retain(|(c, s)| !(*c == conn && s == session_id))
+                }
                 SessionKind::Child { .. } => {
                     if let Some(conns) = state.children.get_mut(session_id) {
                         conns.retain(|c| *c != conn);
@@ -205,7 +214,9 @@ impl Core {
         };
         match &event.child_session_id {
             None => state.page_sessions.iter().for_each(|(conn, session)| send(*conn, session)),
-            Some(child) => state.children.get(child).into_iter().flatten().for_each(|conn| send(*conn, child)),
+            Some(child) => {
+                state.children.get(child).into_iter().flatten().for_each(|conn| send(*conn, child))
+            }
         }
     }
 
@@ -217,7 +228,9 @@ impl Core {
         let Some(state) = self.tabs.get(&tab_id) else { return };
         let recipients: Vec<(ConnId, String)> = match &event.child_session_id {
             None => state.page_sessions.clone(),
-            Some(parent) => state.children.get(parent).into_iter().flatten().map(|c| (*c, parent.clone())).collect(),
+            Some(parent) => {
+                state.children.get(parent).into_iter().flatten().map(|c| (*c, parent.clone())).collect()
+            }
         };
         for (conn, parent) in &recipients {
             let session = Session { kind: SessionKind::Child { tab: tab_id }, parent: parent.clone() };

@@ -129,25 +129,37 @@ impl Harness {
     /// Puppeteer's connect handshake; returns (tab session, page session) of tab `tab`.
     fn puppeteer_attach(&mut self, conn: ConnId, tab: TabId) -> (String, String) {
         self.send(conn, json!({"id": 1, "method": "Target.setDiscoverTargets", "params": {"discover": true, "filter": [{}]}}));
-        let step = self.send(conn, json!({"id": 2, "method": "Target.setAutoAttach", "params": {
+        let step = self.send(
+            conn,
+            json!({"id": 2, "method": "Target.setAutoAttach", "params": {
             "waitForDebuggerOnStart": true, "flatten": true, "autoAttach": true,
-            "filter": [{"type": "page", "exclude": true}, {}]}}));
+            "filter": [{"type": "page", "exclude": true}, {}]}}),
+        );
         let tab_session = step
             .to(conn)
             .iter()
-            .find(|f| f["method"] == "Target.attachedToTarget" && f["params"]["targetInfo"]["url"].as_str().unwrap().contains(&format!("/{tab}.html")))
+            .find(|f| {
+                f["method"] == "Target.attachedToTarget"
+                    && f["params"]["targetInfo"]["url"].as_str().unwrap().contains(&format!("/{tab}.html"))
+            })
             .map(|f| f["params"]["sessionId"].as_str().unwrap().to_owned())
             .expect("tab attached");
-        let step = self.send(conn, json!({"id": 3, "sessionId": tab_session, "method": "Target.setAutoAttach", "params": {
-            "waitForDebuggerOnStart": true, "flatten": true, "autoAttach": true, "filter": [{}]}}));
+        let step = self.send(
+            conn,
+            json!({"id": 3, "sessionId": tab_session, "method": "Target.setAutoAttach", "params": {
+            "waitForDebuggerOnStart": true, "flatten": true, "autoAttach": true, "filter": [{}]}}),
+        );
         let page_session = step.to(conn)[0]["params"]["sessionId"].as_str().unwrap().to_owned();
         (tab_session, page_session)
     }
 
     /// Playwright's connect handshake; returns the page session of each tab, in tab order.
     fn playwright_attach(&mut self, conn: ConnId) -> Vec<String> {
-        let step = self.send(conn, json!({"id": 1, "method": "Target.setAutoAttach", "params": {
-            "autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true}}));
+        let step = self.send(
+            conn,
+            json!({"id": 1, "method": "Target.setAutoAttach", "params": {
+            "autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true}}),
+        );
         step.to(conn)
             .iter()
             .filter(|f| f["method"] == "Target.attachedToTarget")
@@ -202,21 +214,27 @@ fn get_browser_contexts_lists_none_and_names_the_default() {
     let mut h = Harness::with_tabs(&[1]);
     h.connect(1);
     let step = h.send(1, json!({"id": 1, "method": "Target.getBrowserContexts"}));
-    assert_eq!(step.only_reply(1)["result"], json!({"browserContextIds": [], "defaultBrowserContextId": "CTX"}));
+    assert_eq!(
+        step.only_reply(1)["result"],
+        json!({"browserContextIds": [], "defaultBrowserContextId": "CTX"})
+    );
 }
 
 #[test]
 fn discover_announces_browser_then_tab_and_page_before_the_reply() {
     let mut h = Harness::with_tabs(&[1, 2]);
     h.connect(1);
-    let step = h.send(1, json!({"id": 1, "method": "Target.setDiscoverTargets", "params": {"discover": true}}));
+    let step =
+        h.send(1, json!({"id": 1, "method": "Target.setDiscoverTargets", "params": {"discover": true}}));
     let frames = step.to(1);
-    let types: Vec<&str> = frames[..5].iter().map(|f| f["params"]["targetInfo"]["type"].as_str().unwrap()).collect();
+    let types: Vec<&str> =
+        frames[..5].iter().map(|f| f["params"]["targetInfo"]["type"].as_str().unwrap()).collect();
     assert_eq!(types, ["browser", "tab", "page", "tab", "page"]);
     assert_eq!(frames[2]["params"]["targetInfo"]["targetId"], "PAGE1");
     assert_eq!(frames[5]["id"], 1);
     // Asking again announces nothing new.
-    let again = h.send(1, json!({"id": 2, "method": "Target.setDiscoverTargets", "params": {"discover": true}}));
+    let again =
+        h.send(1, json!({"id": 2, "method": "Target.setDiscoverTargets", "params": {"discover": true}}));
     assert_eq!(again.methods(1), ["reply#2"]);
     let bad = h.send(1, json!({"id": 3, "method": "Target.setDiscoverTargets", "params": {}}));
     assert_eq!(bad.only_reply(1)["error"]["code"], -32602);
@@ -226,10 +244,16 @@ fn discover_announces_browser_then_tab_and_page_before_the_reply() {
 fn puppeteer_topology_attaches_tabs_then_pages_before_each_reply() {
     let mut h = Harness::with_tabs(&[1]);
     h.connect(1);
-    h.send(1, json!({"id": 1, "method": "Target.setDiscoverTargets", "params": {"discover": true, "filter": [{}]}}));
-    let step = h.send(1, json!({"id": 2, "method": "Target.setAutoAttach", "params": {
+    h.send(
+        1,
+        json!({"id": 1, "method": "Target.setDiscoverTargets", "params": {"discover": true, "filter": [{}]}}),
+    );
+    let step = h.send(
+        1,
+        json!({"id": 2, "method": "Target.setAutoAttach", "params": {
         "waitForDebuggerOnStart": true, "flatten": true, "autoAttach": true,
-        "filter": [{"type": "page", "exclude": true}, {}]}}));
+        "filter": [{"type": "page", "exclude": true}, {}]}}),
+    );
     assert_eq!(step.methods(1), ["Target.attachedToTarget", "reply#2"]);
     let attached = &step.to(1)[0];
     assert!(attached.get("sessionId").is_none(), "tab attaches at the root");
@@ -237,8 +261,11 @@ fn puppeteer_topology_attaches_tabs_then_pages_before_each_reply() {
     assert_eq!(attached["params"]["waitingForDebugger"], false);
     let tab_session = attached["params"]["sessionId"].as_str().unwrap().to_owned();
 
-    let step = h.send(1, json!({"id": 3, "sessionId": tab_session, "method": "Target.setAutoAttach", "params": {
-        "waitForDebuggerOnStart": true, "flatten": true, "autoAttach": true, "filter": [{}]}}));
+    let step = h.send(
+        1,
+        json!({"id": 3, "sessionId": tab_session, "method": "Target.setAutoAttach", "params": {
+        "waitForDebuggerOnStart": true, "flatten": true, "autoAttach": true, "filter": [{}]}}),
+    );
     assert_eq!(step.methods(1), ["Target.attachedToTarget", "reply#3"]);
     let page = &step.to(1)[0];
     assert_eq!(page["sessionId"], tab_session, "page attaches on the tab session");
@@ -247,13 +274,17 @@ fn puppeteer_topology_attaches_tabs_then_pages_before_each_reply() {
     assert_eq!(page["params"]["targetInfo"]["browserContextId"], "CTX");
     assert_eq!(step.to(1)[1]["sessionId"], tab_session);
 
-    let step = h.send(1, json!({"id": 4, "sessionId": tab_session, "method": "Runtime.runIfWaitingForDebugger"}));
+    let step =
+        h.send(1, json!({"id": 4, "sessionId": tab_session, "method": "Runtime.runIfWaitingForDebugger"}));
     assert_eq!(step.only_reply(1)["result"], json!({}));
     assert!(step.extension.is_empty(), "tab sessions are answered locally");
     // A second setAutoAttach on the tab does not attach the page twice.
     let step = h.send(1, json!({"id": 5, "sessionId": tab_session, "method": "Target.setAutoAttach", "params": {"autoAttach": true, "flatten": true, "waitForDebuggerOnStart": true}}));
     assert_eq!(step.methods(1), ["reply#5"]);
-    let step = h.send(1, json!({"id": 6, "sessionId": tab_session, "method": "Page.navigate", "params": {"url": "x"}}));
+    let step = h.send(
+        1,
+        json!({"id": 6, "sessionId": tab_session, "method": "Page.navigate", "params": {"url": "x"}}),
+    );
     assert!(step.only_reply(1)["error"]["message"].as_str().unwrap().contains("Page.navigate"));
 }
 
@@ -296,7 +327,8 @@ fn get_target_info_without_params_is_the_browser() {
     assert_eq!(info["targetId"], BROWSER_ID);
     let step = h.send(1, json!({"id": 2, "method": "Target.getTargetInfo", "params": {"targetId": "PAGE1"}}));
     assert_eq!(step.only_reply(1)["result"]["targetInfo"]["url"], "http://127.0.0.1:8000/1.html");
-    let step = h.send(1, json!({"id": 3, "method": "Target.getTargetInfo", "params": {"targetId": "TAB-PAGE1"}}));
+    let step =
+        h.send(1, json!({"id": 3, "method": "Target.getTargetInfo", "params": {"targetId": "TAB-PAGE1"}}));
     assert_eq!(step.only_reply(1)["result"]["targetInfo"]["type"], "tab");
     let step = h.send(1, json!({"id": 4, "method": "Target.getTargetInfo", "params": {"targetId": "NOPE"}}));
     assert_eq!(step.only_reply(1)["error"]["message"], "No target with given id found");
@@ -329,9 +361,11 @@ fn get_targets_lists_the_shared_pages() {
 fn get_devtools_target_is_empty_for_known_targets() {
     let mut h = Harness::with_tabs(&[1]);
     h.connect(1);
-    let step = h.send(1, json!({"id": 1, "method": "Target.getDevToolsTarget", "params": {"targetId": "PAGE1"}}));
+    let step =
+        h.send(1, json!({"id": 1, "method": "Target.getDevToolsTarget", "params": {"targetId": "PAGE1"}}));
     assert_eq!(step.only_reply(1)["result"], json!({}));
-    let step = h.send(1, json!({"id": 2, "method": "Target.getDevToolsTarget", "params": {"targetId": "GONE"}}));
+    let step =
+        h.send(1, json!({"id": 2, "method": "Target.getDevToolsTarget", "params": {"targetId": "GONE"}}));
     assert_eq!(step.only_reply(1)["error"]["code"], -32602);
 }
 
@@ -360,13 +394,22 @@ fn page_commands_go_to_the_right_tab_with_params_untouched() {
     let mut h = Harness::with_tabs(&[1, 2]);
     h.connect(1);
     let pages = h.playwright_attach(1);
-    let text = format!(r#"{{"id":42,"method":"Runtime.evaluate","sessionId":"{}","params":{{"expression":"6 * 7" , "returnByValue":true}}}}"#, pages[1]);
+    let text = format!(
+        r#"{{"id":42,"method":"Runtime.evaluate","sessionId":"{}","params":{{"expression":"6 * 7" , "returnByValue":true}}}}"#,
+        pages[1]
+    );
     let step = h.send_text(1, &text);
     assert!(step.client.is_empty(), "no reply before the tab answers");
     let cmd = step.commands()[0];
-    assert_eq!((cmd.tab_id, cmd.method.as_str(), cmd.child_session_id.as_deref()), (2, "Runtime.evaluate", None));
+    assert_eq!(
+        (cmd.tab_id, cmd.method.as_str(), cmd.child_session_id.as_deref()),
+        (2, "Runtime.evaluate", None)
+    );
     assert_eq!(cmd.params.as_ref().unwrap().get(), r#"{"expression":"6 * 7" , "returnByValue":true}"#);
-    let step = h.ext(FromExtension::CommandResult(CommandResult::ok(cmd.id, raw(r#"{"result":{"type":"number","value":42}}"#))));
+    let step = h.ext(FromExtension::CommandResult(CommandResult::ok(
+        cmd.id,
+        raw(r#"{"result":{"type":"number","value":42}}"#),
+    )));
     let reply = step.only_reply(1);
     assert_eq!(reply["id"], 42);
     assert_eq!(reply["sessionId"], pages[1]);
@@ -424,7 +467,12 @@ fn events_are_tagged_with_each_attached_session() {
     assert_eq!(step.to(2)[0]["sessionId"], p2);
     assert_eq!(step.to(2)[0]["params"]["timestamp"], 12.5);
     assert!(step.to(3).is_empty());
-    let other = h.ext(FromExtension::Event(Event { tab_id: 9, child_session_id: None, method: "X.y".into(), params: raw("{}") }));
+    let other = h.ext(FromExtension::Event(Event {
+        tab_id: 9,
+        child_session_id: None,
+        method: "X.y".into(),
+        params: raw("{}"),
+    }));
     assert!(other.client.is_empty(), "events of unknown tabs are dropped");
 }
 
@@ -444,13 +492,19 @@ fn child_sessions_from_page_auto_attach_are_routed() {
     }));
     assert_eq!(step.to(1)[0]["sessionId"], page);
     assert_eq!(step.to(1)[0]["params"]["sessionId"], "CHILD1");
-    let step = h.send(1, json!({"id": 6, "sessionId": "CHILD1", "method": "Runtime.runIfWaitingForDebugger"}));
+    let step =
+        h.send(1, json!({"id": 6, "sessionId": "CHILD1", "method": "Runtime.runIfWaitingForDebugger"}));
     let cmd = step.commands()[0];
     assert_eq!(cmd.child_session_id.as_deref(), Some("CHILD1"));
     let id = cmd.id;
     let step = h.ext(FromExtension::CommandResult(CommandResult::ok(id, raw("{}"))));
     assert_eq!(step.only_reply(1)["sessionId"], "CHILD1");
-    let step = h.ext(FromExtension::Event(Event { tab_id: 1, child_session_id: Some("CHILD1".into()), method: "Runtime.consoleAPICalled".into(), params: raw(r#"{"type":"log"}"#) }));
+    let step = h.ext(FromExtension::Event(Event {
+        tab_id: 1,
+        child_session_id: Some("CHILD1".into()),
+        method: "Runtime.consoleAPICalled".into(),
+        params: raw(r#"{"type":"log"}"#),
+    }));
     assert_eq!(step.to(1)[0]["sessionId"], "CHILD1");
     let step = h.ext(FromExtension::Event(Event {
         tab_id: 1,
@@ -478,7 +532,12 @@ fn detaching_a_child_is_emulated_on_its_page_session() {
     assert_eq!(step.methods(1), ["Target.detachedFromTarget", "reply#8"]);
     assert_eq!(step.to(1)[0]["sessionId"], page);
     assert!(step.extension.is_empty(), "chrome.debugger refuses detachFromTarget; it is emulated");
-    let step = h.ext(FromExtension::Event(Event { tab_id: 1, child_session_id: Some("W1".into()), method: "Runtime.consoleAPICalled".into(), params: raw("{}") }));
+    let step = h.ext(FromExtension::Event(Event {
+        tab_id: 1,
+        child_session_id: Some("W1".into()),
+        method: "Runtime.consoleAPICalled".into(),
+        params: raw("{}"),
+    }));
     assert!(step.client.is_empty(), "a detached child's events stop");
 }
 
@@ -506,21 +565,36 @@ fn a_closed_tab_detaches_every_session_then_destroys_its_targets() {
     h.connect(2);
     let (tab_session, page_session) = h.puppeteer_attach(1, 1);
     let pw_page = h.playwright_attach(2)[0].clone();
-    let pending = h.send(2, json!({"id": 77, "sessionId": pw_page, "method": "Runtime.evaluate"})).commands()[0].id;
+    let pending =
+        h.send(2, json!({"id": 77, "sessionId": pw_page, "method": "Runtime.evaluate"})).commands()[0].id;
     let step = h.ext(FromExtension::TabUnshared { tab_id: 1, reason: UnshareReason::Closed });
     assert_eq!(
         step.methods(1),
-        ["Target.detachedFromTarget", "Target.detachedFromTarget", "Target.targetDestroyed", "Target.targetDestroyed"]
+        [
+            "Target.detachedFromTarget",
+            "Target.detachedFromTarget",
+            "Target.targetDestroyed",
+            "Target.targetDestroyed"
+        ]
     );
     let f = step.to(1);
-    assert_eq!((&f[0]["sessionId"], &f[0]["params"]["sessionId"], &f[0]["params"]["targetId"]), (&json!(tab_session), &json!(page_session), &json!("PAGE1")));
+    assert_eq!(
+        (&f[0]["sessionId"], &f[0]["params"]["sessionId"], &f[0]["params"]["targetId"]),
+        (&json!(tab_session), &json!(page_session), &json!("PAGE1"))
+    );
     assert!(f[1].get("sessionId").is_none());
-    assert_eq!((&f[1]["params"]["sessionId"], &f[1]["params"]["targetId"]), (&json!(tab_session), &json!("TAB-PAGE1")));
+    assert_eq!(
+        (&f[1]["params"]["sessionId"], &f[1]["params"]["targetId"]),
+        (&json!(tab_session), &json!("TAB-PAGE1"))
+    );
     assert_eq!(f[2]["params"]["targetId"], "PAGE1");
     assert_eq!(step.methods(2), ["Target.detachedFromTarget"], "no discovery, no targetDestroyed");
     assert_eq!(step.to(2)[0]["params"]["targetId"], "PAGE1");
     // The extension still answers the command that was in flight; the client hears it once.
-    let step = h.ext(FromExtension::CommandResult(CommandResult::err(pending, CdpError { code: -32000, message: "Detached while handling command.".into(), data: None })));
+    let step = h.ext(FromExtension::CommandResult(CommandResult::err(
+        pending,
+        CdpError { code: -32000, message: "Detached while handling command.".into(), data: None },
+    )));
     assert_eq!(step.only_reply(2)["id"], 77);
     let step = h.send(1, json!({"id": 9, "sessionId": page_session, "method": "Page.enable"}));
     assert_eq!(step.only_reply(1)["error"]["message"], "Session with given id not found.");
@@ -552,13 +626,20 @@ fn a_client_detach_leaves_the_tab_shared() {
     let mut h = Harness::with_tabs(&[1]);
     h.connect(1);
     let page = h.playwright_attach(1)[0].clone();
-    let step = h.send(1, json!({"id": 4, "method": "Target.detachFromTarget", "params": {"sessionId": page}}));
+    let step =
+        h.send(1, json!({"id": 4, "method": "Target.detachFromTarget", "params": {"sessionId": page}}));
     assert_eq!(step.methods(1), ["Target.detachedFromTarget", "reply#4"]);
     assert_eq!(step.to(1)[0]["params"]["targetId"], "PAGE1");
     assert!(step.extension.is_empty());
-    let step = h.ext(FromExtension::Event(Event { tab_id: 1, child_session_id: None, method: "Page.loadEventFired".into(), params: raw("{}") }));
+    let step = h.ext(FromExtension::Event(Event {
+        tab_id: 1,
+        child_session_id: None,
+        method: "Page.loadEventFired".into(),
+        params: raw("{}"),
+    }));
     assert!(step.client.is_empty());
-    let step = h.send(1, json!({"id": 5, "method": "Target.detachFromTarget", "params": {"sessionId": page}}));
+    let step =
+        h.send(1, json!({"id": 5, "method": "Target.detachFromTarget", "params": {"sessionId": page}}));
     assert_eq!(step.only_reply(1)["error"]["message"], "No session with given id");
     let step = h.send(1, json!({"id": 6, "method": "Target.getTargets"}));
     assert_eq!(step.only_reply(1)["result"]["targetInfos"][0]["targetId"], "PAGE1");
@@ -569,7 +650,8 @@ fn detaching_a_tab_session_by_target_id_detaches_its_page_first() {
     let mut h = Harness::with_tabs(&[1]);
     h.connect(1);
     let (tab_session, page_session) = h.puppeteer_attach(1, 1);
-    let step = h.send(1, json!({"id": 20, "method": "Target.detachFromTarget", "params": {"targetId": "TAB-PAGE1"}}));
+    let step = h
+        .send(1, json!({"id": 20, "method": "Target.detachFromTarget", "params": {"targetId": "TAB-PAGE1"}}));
     assert_eq!(step.methods(1), ["Target.detachedFromTarget", "Target.detachedFromTarget", "reply#20"]);
     assert_eq!(step.to(1)[0]["params"]["sessionId"], page_session);
     assert_eq!(step.to(1)[1]["params"]["sessionId"], tab_session);
@@ -625,7 +707,12 @@ fn a_disconnected_client_is_forgotten_and_others_carry_on() {
     h.core.client_disconnected(1);
     let step = h.ext(FromExtension::CommandResult(CommandResult::ok(id, raw("{}"))));
     assert!(step.client.is_empty());
-    let step = h.ext(FromExtension::Event(Event { tab_id: 1, child_session_id: None, method: "Page.frameNavigated".into(), params: raw("{}") }));
+    let step = h.ext(FromExtension::Event(Event {
+        tab_id: 1,
+        child_session_id: None,
+        method: "Page.frameNavigated".into(),
+        params: raw("{}"),
+    }));
     assert_eq!(step.client.len(), 1);
     assert_eq!(step.to(2)[0]["sessionId"], p2);
     let step = h.send(1, json!({"id": 2, "method": "Browser.getVersion"}));
@@ -642,7 +729,12 @@ fn a_page_endpoint_connection_talks_to_its_tab_without_session_ids() {
     let id = cmd.id;
     let step = h.ext(FromExtension::CommandResult(CommandResult::ok(id, raw("{}"))));
     assert!(step.only_reply(4).get("sessionId").is_none());
-    let step = h.ext(FromExtension::Event(Event { tab_id: 1, child_session_id: None, method: "Page.loadEventFired".into(), params: raw("{}") }));
+    let step = h.ext(FromExtension::Event(Event {
+        tab_id: 1,
+        child_session_id: None,
+        method: "Page.loadEventFired".into(),
+        params: raw("{}"),
+    }));
     assert_eq!(step.to(4).len(), 1);
     assert!(step.to(4)[0].get("sessionId").is_none());
 }

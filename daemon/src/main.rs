@@ -1,1 +1,185 @@
-fn main() {}
+//! `tabtunnel`: serve a CDP endpoint backed by the user's real Chrome tabs.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+use tabtunnel::launch::{self, Headless};
+use tabtunnel::{Running, ServeOptions, DEFAULT_PORT, EXTENSION_ID};
+
+#[derive(Parser)]
+#[command(version, about = "A CDP endpoint for AI agents and automation, backed by your real Chrome tabs.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the CDP endpoint and wait for the extension in your own Chrome to connect.
+    Serve(ServeArgs),
+    /// Serve, and start a local Chromium with the extension loaded and already paired.
+    Launch(LaunchArgs),
+    /// Print the client token (creating it on first use).
+    Token {
+        #[arg(long, value_name = "DIR")]
+        config_dir: Option<PathBuf>,
+    },
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    /// Port on 127.0.0.1 (0 picks a free one).
+    #[arg(long, default_value_t = DEFAULT_PORT)]
+    port: u16,
+    /// Accept clients without the token. This is the protection level of Chrome's own
+    /// --remote-debugging-port: any local process can drive the shared tabs. Host and Origin
+    /// checks stay on.
+    #[arg(long)]
+    no_token: bool,
+    /// Where the token is kept (default: the user's config dir, `tabtunnel/`).
+    #[arg(long, value_name = "DIR")]
+    config_dir: Option<PathBuf>,
+    /// The extension id allowed on the extension socket (default: the id our manifest key fixes).
+    #[arg(long, default_value = EXTENSION_ID)]
+    extension_id: String,
+    /// Write the endpoints as JSON to this file once listening.
+    #[arg(long, value_name = "PATH")]
+    ready_file: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct LaunchArgs {
+    #[command(flatten)]
+    serve: ServeArgs,
+    /// The Chromium binary (default: $TABTUNNEL_CHROMIUM, then chromium on PATH).
+    #[arg(long, value_name = "PATH")]
+    chromium: Option<PathBuf>,
+    /// Chromium's profile directory; kept between runs, so logins made there stay.
+    #[arg(long, value_name = "DIR")]
+    profile: Option<PathBuf>,
+    /// The built extension (default: $TABTUNNEL_EXTENSION_DIR, then ./extension).
+    #[arg(long, value_name = "DIR")]
+    extension_dir: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = Headless::Auto)]
+    headless: Headless,
+    /// Extra Chromium arguments, after `--`.
+    #[arg(last = true)]
+    chromium_args: Vec<String>,
+}
+
+fn main() -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("TABTUNNEL_LOG").unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
+    match runtime.block_on(run(cli.command)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("tabtunnel: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(command: Command) -> Result<(), String> {
+    match command {
+        Command::Serve(args) => serve(args).await,
+        Command::Launch(args) => launch(args).await,
+        Command::Token { config_dir } => {
+            let dir = config_dir.unwrap_or_else(tabtunnel::token::default_config_dir);
+            println!("{}", tabtunnel::token::load_or_create(&dir)?);
+            Ok(())
+        }
+    }
+}
+
+async fn start(args: &ServeArgs) -> Result<Running, String> {
+    tabtunnel::start(ServeOptions {
+        port: args.port,
+        require_token: !args.no_token,
+        config_dir: args.config_dir.clone().unwrap_or_else(tabtunnel::token::default_config_dir),
+        extension_id: args.extension_id.clone(),
+    })
+    .await
+}
+
+fn announce(running: &Running) {
+    println!("tabtunnel {} is listening on 127.0.0.1:{}", env!("CARGO_PKG_VERSION"), running.port);
+    println!("  CDP endpoint for clients:   {}", running.client_endpoint());
+    println!("  WebSocket endpoint:         {}", running.ws_endpoint());
+    println!("  Extension pairing URL:      {}", running.extension_url());
+    if running.token.is_none() {
+        println!("  (--no-token: any local process can use the shared tabs)");
+    }
+}
+
+fn write_ready_file(path: Option<&PathBuf>, info: &serde_json::Value) -> Result<(), String> {
+    let Some(path) = path else { return Ok(()) };
+    // Write then rename, so a reader never sees half a file.
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, info.to_string())
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+async fn serve(args: ServeArgs) -> Result<(), String> {
+    let mut running = start(&args).await?;
+    announce(&running);
+    println!("Open the tabtunnel side panel in Chrome and paste the pairing URL, then share a tab.");
+    write_ready_file(args.ready_file.as_ref(), &running.describe())?;
+    tokio::select! {
+        result = running.wait() => result.map_err(|e| e.to_string()),
+        _ = terminate() => Ok(()),
+    }
+}
+
+async fn launch(args: LaunchArgs) -> Result<(), String> {
+    let chromium = launch::find_chromium(args.chromium.as_deref())?;
+    let extension = launch::find_extension_dir(args.extension_dir.as_deref())?;
+    let profile = args.profile.clone().unwrap_or_else(launch::default_profile_dir);
+    std::fs::create_dir_all(&profile).map_err(|e| format!("cannot create {}: {e}", profile.display()))?;
+    let mut running = start(&args.serve).await?;
+    let staged = launch::stage_extension(&extension, &profile, &running.extension_url())?;
+    let headless = args.headless.resolve();
+    let mut child = tokio::process::Command::new(&chromium)
+        .args(launch::chromium_args(&profile, &staged, headless, &args.chromium_args))
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", chromium.display()))?;
+    announce(&running);
+    println!(
+        "  Chromium:                   {} ({}, profile {})",
+        chromium.display(),
+        if headless { "headless" } else { "windowed" },
+        profile.display()
+    );
+    println!("Share a tab from the tabtunnel side panel, then point a client at the CDP endpoint.");
+    let mut info = running.describe();
+    info["chromiumPid"] = serde_json::json!(child.id());
+    info["profileDir"] = serde_json::json!(profile);
+    write_ready_file(args.serve.ready_file.as_ref(), &info)?;
+    let outcome = tokio::select! {
+        status = child.wait() => match status {
+            Ok(status) => { println!("Chromium exited ({status}); stopping."); Ok(()) }
+            Err(e) => Err(format!("lost Chromium: {e}")),
+        },
+        result = running.wait() => result.map_err(|e| e.to_string()),
+        _ = terminate() => Ok(()),
+    };
+    let _ = child.start_kill();
+    let _ = child.wait().await;
+    outcome
+}
+
+/// Ctrl-C or SIGTERM (what test harnesses and service managers send).
+async fn terminate() {
+    let mut term =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+}

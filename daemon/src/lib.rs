@@ -1,0 +1,112 @@
+//! The tabtunnel daemon: the IO shell around [`tabtunnel_core`].
+
+pub mod gate;
+pub mod hub;
+pub mod launch;
+pub mod server;
+pub mod token;
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use tabtunnel_core::{Config, Core};
+use tabtunnel_wire::Welcome;
+use tokio::sync::oneshot;
+
+/// Our extension's id, fixed by the `key` in `extension/manifest.json`.
+pub const EXTENSION_ID: &str = "jmlcgbpniifikmbmclnhinffofckiihm";
+pub const DEFAULT_PORT: u16 = 9722;
+
+pub struct ServeOptions {
+    pub port: u16,
+    /// Off: no token is required (the protection level of Chrome's own debugging port).
+    pub require_token: bool,
+    pub config_dir: PathBuf,
+    pub extension_id: String,
+}
+
+/// A daemon that is listening.
+pub struct Running {
+    pub port: u16,
+    pub token: Option<String>,
+    pub browser_target_id: String,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Running {
+    /// `http://127.0.0.1:PORT[/<token>]`: what a CDP client is given.
+    pub fn client_endpoint(&self) -> String {
+        self.url("http", "")
+    }
+
+    pub fn ws_endpoint(&self) -> String {
+        self.url("ws", &format!("/devtools/browser/{}", self.browser_target_id))
+    }
+
+    /// What the extension is paired with.
+    pub fn extension_url(&self) -> String {
+        self.url("ws", gate::EXTENSION_PATH)
+    }
+
+    fn url(&self, scheme: &str, path: &str) -> String {
+        match &self.token {
+            Some(token) => format!("{scheme}://127.0.0.1:{}/{token}{path}", self.port),
+            None => format!("{scheme}://127.0.0.1:{}{path}", self.port),
+        }
+    }
+
+    /// The endpoints as JSON, for `--ready-file`.
+    pub fn describe(&self) -> serde_json::Value {
+        serde_json::json!({
+            "port": self.port,
+            "clientEndpoint": self.client_endpoint(),
+            "wsEndpoint": self.ws_endpoint(),
+            "extensionUrl": self.extension_url(),
+        })
+    }
+
+    /// Serves until the server fails or [`Running::stop`] is called.
+    pub async fn wait(&mut self) -> std::io::Result<()> {
+        (&mut self.task).await.unwrap_or_else(|e| Err(std::io::Error::other(e)))
+    }
+
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        let _ = self.wait().await;
+    }
+}
+
+/// Binds 127.0.0.1 and starts serving.
+pub async fn start(options: ServeOptions) -> Result<Running, String> {
+    let token = if options.require_token { Some(token::load_or_create(&options.config_dir)?) } else { None };
+    let listener = tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, options.port)))
+        .await
+        .map_err(|e| format!("cannot listen on 127.0.0.1:{}: {e}", options.port))?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    let browser_target_id = token::generate()[..32].to_ascii_uppercase();
+    let salt = u64::from_str_radix(&token::generate()[..16], 16).expect("hex");
+    let core = Core::new(Config { browser_target_id: browser_target_id.clone(), session_id_salt: salt });
+    let (shutdown, shutdown_rx) = oneshot::channel::<()>();
+    let mut running = Running {
+        port,
+        token: token.clone(),
+        browser_target_id: browser_target_id.clone(),
+        shutdown: Some(shutdown),
+        task: tokio::spawn(async { Ok(()) }),
+    };
+    let welcome = Welcome {
+        daemon_version: env!("CARGO_PKG_VERSION").into(),
+        client_endpoint: running.client_endpoint(),
+    };
+    let state = server::AppState {
+        hub: hub::spawn(core, welcome),
+        gate: gate::Gate { token, extension_origin: format!("chrome-extension://{}", options.extension_id) },
+        browser_target_id,
+    };
+    running.task = tokio::spawn(server::serve(listener, state, async move {
+        let _ = shutdown_rx.await;
+    }));
+    Ok(running)
+}

@@ -1,0 +1,307 @@
+//! The HTTP and WebSocket shell: discovery endpoints, client sockets and the extension socket,
+//! all behind the [`Gate`].
+
+use crate::gate::{Gate, EXTENSION_PATH};
+use crate::hub::{self, HubHandle, Input};
+use axum::body::Body;
+use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, Request, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use std::time::Duration;
+use tabtunnel_core::{AgentId, Root};
+use tabtunnel_wire::{FromExtension, ToExtension, HEARTBEAT_INTERVAL_MS};
+use tokio::sync::{mpsc, oneshot};
+
+/// Screenshots, traces and injected scripts are large; Chrome's own limit is 256 MiB.
+const MAX_MESSAGE_BYTES: usize = 256 << 20;
+/// An extension silent for this long (it sends a heartbeat every 15 s) is gone.
+const EXTENSION_SILENCE_LIMIT: Duration = Duration::from_millis(HEARTBEAT_INTERVAL_MS as u64 * 3);
+const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Clone)]
+pub struct AppState {
+    pub hub: HubHandle,
+    pub gate: Gate,
+    pub browser_target_id: String,
+}
+
+impl AppState {
+    /// Every connection acts for the default agent until agents are named in endpoint URLs.
+    fn agent(&self) -> AgentId {
+        AgentId::new("default")
+    }
+
+    /// `ws://<host>[/<token>]<path>`: the host the client used, so its URLs keep working.
+    fn ws_url(&self, host: &str, path: &str) -> String {
+        match &self.gate.token {
+            Some(token) => format!("ws://{host}/{token}{path}"),
+            None => format!("ws://{host}{path}"),
+        }
+    }
+}
+
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/json/version", get(version))
+        .route("/json/version/", get(version))
+        .route("/json", get(list))
+        .route("/json/", get(list))
+        .route("/json/list", get(list))
+        .route("/json/list/", get(list))
+        .route("/devtools/browser/{id}", get(browser_socket))
+        .route("/devtools/page/{id}", get(page_socket))
+        .route(EXTENSION_PATH, get(extension_socket))
+        .with_state(state)
+}
+
+/// Serves until `shutdown` resolves. The gate wraps the router, so it runs before routing (it
+/// rewrites `/<token>/...` paths to the routes above).
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    use tower_layer::Layer;
+    let gate = state.gate.clone();
+    let app = middleware::from_fn(move |req, next| admit(gate.clone(), req, next)).layer(router(state));
+    let service = axum::ServiceExt::<Request<Body>>::into_make_service(app);
+    axum::serve(listener, service).with_graceful_shutdown(shutdown).await
+}
+
+async fn admit(gate: Gate, mut req: Request<Body>, next: Next) -> Response {
+    match gate.check(req.uri(), req.headers()) {
+        Ok(Some(uri)) => *req.uri_mut() = uri,
+        Ok(None) => {}
+        Err(refusal) => {
+            tracing::info!(uri = %req.uri().path(), status = %refusal.status, reason = refusal.reason, "refused");
+            return (refusal.status, format!("tabtunnel: {}\n", refusal.reason)).into_response();
+        }
+    }
+    next.run(req).await
+}
+
+fn host(headers: &HeaderMap) -> &str {
+    headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("127.0.0.1")
+}
+
+fn unavailable(why: &str) -> Response {
+    (StatusCode::SERVICE_UNAVAILABLE, format!("tabtunnel: {why}\n")).into_response()
+}
+
+async fn version(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let Some(snapshot) = state.hub.snapshot(state.agent()).await else {
+        return unavailable("shutting down");
+    };
+    let Some(browser) = snapshot.browser else {
+        return unavailable(
+            "the tabtunnel extension has not connected yet; open Chrome with the extension loaded and paired",
+        );
+    };
+    let path = format!("/devtools/browser/{}", state.browser_target_id);
+    Json(json!({
+        "Browser": browser.product,
+        "Protocol-Version": browser.protocol_version,
+        "User-Agent": browser.user_agent,
+        "V8-Version": browser.js_version,
+        "WebKit-Version": "537.36",
+        "webSocketDebuggerUrl": state.ws_url(host(&headers), &path),
+    }))
+    .into_response()
+}
+
+async fn list(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let Some(snapshot) = state.hub.snapshot(state.agent()).await else {
+        return unavailable("shutting down");
+    };
+    let host = host(&headers);
+    let pages: Vec<Value> = snapshot
+        .pages
+        .iter()
+        .map(|tab| {
+            json!({
+                "description": "",
+                "devtoolsFrontendUrl": "",
+                "id": tab.target_id,
+                "title": tab.title,
+                "type": "page",
+                "url": tab.url,
+                "webSocketDebuggerUrl": state.ws_url(host, &format!("/devtools/page/{}", tab.target_id)),
+            })
+        })
+        .collect();
+    Json(Value::Array(pages)).into_response()
+}
+
+async fn browser_socket(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ws: WebSocketUpgrade,
+) -> Response {
+    if id != state.browser_target_id {
+        return (StatusCode::NOT_FOUND, "tabtunnel: no browser with that id; read /json/version\n")
+            .into_response();
+    }
+    let ws = ws.max_message_size(MAX_MESSAGE_BYTES).max_frame_size(MAX_MESSAGE_BYTES);
+    ws.on_upgrade(move |socket| client_session(state, socket, Root::Browser))
+}
+
+async fn page_socket(
+    State(state): State<AppState>,
+    Path(target_id): Path<String>,
+    ws: WebSocketUpgrade,
+) -> Response {
+    let Some(snapshot) = state.hub.snapshot(state.agent()).await else {
+        return unavailable("shutting down");
+    };
+    let Some(tab) = snapshot.pages.iter().find(|t| t.target_id == target_id).map(|t| t.tab_id) else {
+        return (StatusCode::NOT_FOUND, "tabtunnel: no shared page with that id; read /json/list\n")
+            .into_response();
+    };
+    let ws = ws.max_message_size(MAX_MESSAGE_BYTES).max_frame_size(MAX_MESSAGE_BYTES);
+    ws.on_upgrade(move |socket| client_session(state, socket, Root::Page(tab)))
+}
+
+/// One CDP client: its frames go to the hub, the hub's frames come back through its outbox.
+async fn client_session(state: AppState, socket: WebSocket, root: Root) {
+    let conn = state.hub.next_id();
+    let (outbox, mut rx) = mpsc::channel::<Utf8Bytes>(hub::CLIENT_OUTBOX);
+    let connected = Input::ClientConnected { conn, agent: state.agent(), root, outbox };
+    if state.hub.send(connected).await.is_err() {
+        return;
+    }
+    tracing::info!(conn, "client connected");
+    let (mut sink, mut stream) = socket.split();
+    let writer = tokio::spawn(async move {
+        while let Some(frame) = rx.recv().await {
+            if sink.send(Message::Text(frame)).await.is_err() {
+                return;
+            }
+        }
+        // The hub dropped us (too slow): say so before closing.
+        let _ = sink.send(Message::Close(None)).await;
+    });
+    while let Some(Ok(message)) = stream.next().await {
+        let text = match message {
+            Message::Text(text) => text,
+            // CDP is text; accept UTF-8 binary frames too, as Chrome does.
+            Message::Binary(bytes) => match Utf8Bytes::try_from(bytes) {
+                Ok(text) => text,
+                Err(_) => Utf8Bytes::from_static("<binary frame that is not UTF-8>"),
+            },
+            Message::Close(_) => break,
+            Message::Ping(_) | Message::Pong(_) => continue,
+        };
+        if state.hub.send(Input::ClientMessage { conn, text }).await.is_err() {
+            break;
+        }
+        if writer.is_finished() {
+            break;
+        }
+    }
+    writer.abort();
+    let _ = state.hub.send(Input::ClientDisconnected { conn }).await;
+    tracing::info!(conn, "client disconnected");
+}
+
+async fn extension_socket(State(state): State<AppState>, ws: WebSocketUpgrade) -> Response {
+    let ws = ws.max_message_size(MAX_MESSAGE_BYTES).max_frame_size(MAX_MESSAGE_BYTES);
+    ws.on_upgrade(move |socket| extension_session(state, socket))
+}
+
+fn parse_extension_frame(message: Message) -> Option<Result<FromExtension, String>> {
+    let text = match message {
+        Message::Text(text) => text,
+        Message::Binary(bytes) => Utf8Bytes::try_from(bytes).ok()?,
+        _ => return None,
+    };
+    Some(
+        serde_json::from_str(text.as_str())
+            .map_err(|e| format!("{e}: {}", text.as_str().chars().take(200).collect::<String>())),
+    )
+}
+
+/// The extension's socket: `Hello` first, then frames both ways and a heartbeat from us.
+async fn extension_session(state: AppState, mut socket: WebSocket) {
+    let socket_id = state.hub.next_id();
+    let hello = match tokio::time::timeout(HELLO_TIMEOUT, socket.next()).await {
+        Ok(Some(Ok(message))) => match parse_extension_frame(message) {
+            Some(Ok(FromExtension::Hello(hello))) => hello,
+            other => {
+                tracing::warn!("extension socket did not start with Hello: {other:?}");
+                return;
+            }
+        },
+        _ => return,
+    };
+    let (outbox, mut rx) = mpsc::channel::<Utf8Bytes>(hub::EXTENSION_OUTBOX);
+    let (accepted, verdict) = oneshot::channel();
+    let input = Input::ExtensionHello { socket: socket_id, hello, outbox, accepted };
+    if state.hub.send(input).await.is_err() {
+        return;
+    }
+    let welcome = match verdict.await {
+        Ok(Ok(welcome)) => welcome,
+        Ok(Err(reason)) => {
+            tracing::warn!("extension rejected: {reason}");
+            let _ = socket.send(Message::Text(ToExtension::Rejected { reason }.to_json().into())).await;
+            return;
+        }
+        Err(_) => return,
+    };
+    tracing::info!("extension connected");
+    let (mut sink, mut stream) = socket.split();
+    if sink.send(Message::Text(ToExtension::Welcome(welcome).to_json().into())).await.is_err() {
+        let _ = state.hub.send(Input::ExtensionClosed { socket: socket_id }).await;
+        return;
+    }
+    let writer = tokio::spawn(async move {
+        let mut heartbeat = tokio::time::interval(Duration::from_millis(HEARTBEAT_INTERVAL_MS as u64));
+        let heartbeat_frame: Utf8Bytes = ToExtension::Heartbeat.to_json().into();
+        loop {
+            let frame = tokio::select! {
+                frame = rx.recv() => match frame { Some(frame) => frame, None => break },
+                _ = heartbeat.tick() => heartbeat_frame.clone(),
+            };
+            if sink.send(Message::Text(frame)).await.is_err() {
+                return;
+            }
+        }
+        let _ = sink.send(Message::Close(None)).await;
+    });
+    loop {
+        let message = match tokio::time::timeout(EXTENSION_SILENCE_LIMIT, stream.next()).await {
+            Ok(Some(Ok(message))) => message,
+            Ok(_) => break,
+            Err(_) => {
+                tracing::warn!("extension silent for {EXTENSION_SILENCE_LIMIT:?}; dropping it");
+                break;
+            }
+        };
+        if matches!(message, Message::Close(_)) {
+            break;
+        }
+        let frame = match parse_extension_frame(message) {
+            Some(Ok(frame)) => frame,
+            Some(Err(e)) => {
+                tracing::warn!("ignoring a malformed frame from the extension: {e}");
+                continue;
+            }
+            None => continue,
+        };
+        if state.hub.send(Input::ExtensionFrame { socket: socket_id, frame }).await.is_err() {
+            break;
+        }
+        if writer.is_finished() {
+            break;
+        }
+    }
+    writer.abort();
+    let _ = state.hub.send(Input::ExtensionClosed { socket: socket_id }).await;
+    tracing::info!("extension disconnected");
+}

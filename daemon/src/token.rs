@@ -1,0 +1,107 @@
+//! The client token: generated once, kept in the user's config dir, readable by its owner only.
+
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+type Result<T> = std::result::Result<T, String>;
+
+const TOKEN_BYTES: usize = 32;
+
+pub fn default_config_dir() -> PathBuf {
+    dirs::config_dir().unwrap_or_else(std::env::temp_dir).join("tabtunnel")
+}
+
+/// Loads the token from `<dir>/token`, creating dir (0700) and file (0600) on first use. A
+/// token file others can read is tightened rather than trusted silently.
+pub fn load_or_create(dir: &Path) -> Result<String> {
+    let path = dir.join("token");
+    match fs::read_to_string(&path) {
+        Ok(text) => {
+            let token = text.trim().to_owned();
+            if !is_valid(&token) {
+                return Err(format!(
+                    "{} does not hold a tabtunnel token; delete it to get a new one",
+                    path.display()
+                ));
+            }
+            let mode = fs::metadata(&path).map_err(|e| e.to_string())?.permissions().mode();
+            if mode & 0o077 != 0 {
+                tracing::warn!("{} was readable by others; restricting it to its owner", path.display());
+                fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).map_err(|e| e.to_string())?;
+            }
+            Ok(token)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => create(dir, &path),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    }
+}
+
+fn create(dir: &Path, path: &Path) -> Result<String> {
+    fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let _ = fs::set_permissions(dir, fs::Permissions::from_mode(0o700));
+    let token = generate();
+    let mut file = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    writeln!(file, "{token}").map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(token)
+}
+
+/// 32 random bytes, hex: URL-safe in a path, a query and a header alike.
+pub fn generate() -> String {
+    let mut bytes = [0u8; TOKEN_BYTES];
+    getrandom::fill(&mut bytes).expect("the OS random source works");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn is_valid(token: &str) -> bool {
+    token.len() == TOKEN_BYTES * 2 && token.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Compares in time independent of where the strings differ.
+pub fn matches(expected: &str, presented: &str) -> bool {
+    expected.len() == presented.len()
+        && expected.bytes().zip(presented.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn creates_once_with_owner_only_permissions_then_reuses() {
+        let dir = tempfile::tempdir().unwrap();
+        let conf = dir.path().join("tabtunnel");
+        let first = load_or_create(&conf).unwrap();
+        assert!(is_valid(&first));
+        let mode = fs::metadata(conf.join("token")).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert_eq!(load_or_create(&conf).unwrap(), first);
+    }
+
+    #[test]
+    fn tightens_a_readable_token_file_and_rejects_garbage() {
+        let dir = tempfile::tempdir().unwrap();
+        let token = load_or_create(dir.path()).unwrap();
+        let path = dir.path().join("token");
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(load_or_create(dir.path()).unwrap(), token);
+        assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        fs::write(&path, "hello").unwrap();
+        assert!(load_or_create(dir.path()).is_err());
+    }
+
+    #[test]
+    fn generated_tokens_differ_and_compare() {
+        let (a, b) = (generate(), generate());
+        assert_ne!(a, b);
+        assert!(matches(&a, &a.clone()));
+        assert!(!matches(&a, &b));
+        assert!(!matches(&a, &a[1..]));
+    }
+}

@@ -1,0 +1,355 @@
+//! The daemon over real sockets, with a scripted fake extension in place of Chrome.
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use std::time::Duration;
+use tabtunnel::{Running, ServeOptions, EXTENSION_ID};
+use tabtunnel_wire::{
+    BrowserInfo, CommandResult, Event, FromExtension, Hello, RawValue, TabInfo, ToExtension, UnshareReason,
+};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+const WAIT: Duration = Duration::from_secs(10);
+const ORIGIN: &str = "chrome-extension://jmlcgbpniifikmbmclnhinffofckiihm";
+
+struct Daemon {
+    running: Running,
+    _config: tempfile::TempDir,
+}
+
+async fn daemon() -> Daemon {
+    let config = tempfile::tempdir().unwrap();
+    let running = tabtunnel::start(ServeOptions {
+        port: 0,
+        require_token: true,
+        config_dir: config.path().to_owned(),
+        extension_id: EXTENSION_ID.into(),
+    })
+    .await
+    .unwrap();
+    Daemon { running, _config: config }
+}
+
+fn tab(tab_id: i32) -> TabInfo {
+    TabInfo {
+        tab_id,
+        window_id: 1,
+        target_id: format!("PAGE{tab_id}"),
+        browser_context_id: "CTX".into(),
+        url: format!("http://127.0.0.1:1/{tab_id}"),
+        title: format!("Tab {tab_id}"),
+        opener_target_id: None,
+    }
+}
+
+fn hello(tabs: &[i32]) -> FromExtension {
+    FromExtension::Hello(Hello {
+        protocol_version: tabtunnel_wire::PROTOCOL_VERSION,
+        extension_version: "0.1.0".into(),
+        browser: BrowserInfo {
+            product: "HeadlessChrome/156.0.8078.73".into(),
+            user_agent: "Mozilla/5.0 HeadlessChrome/156.0.0.0 Safari/537.36".into(),
+            protocol_version: "1.3".into(),
+            js_version: "15.6.1".into(),
+        },
+        tabs: tabs.iter().map(|t| tab(*t)).collect(),
+    })
+}
+
+async fn ws(url: &str, origin: Option<&str>) -> Result<Socket, tokio_tungstenite::tungstenite::Error> {
+    let mut request = url.into_client_request().unwrap();
+    if let Some(origin) = origin {
+        request.headers_mut().insert("Origin", HeaderValue::from_str(origin).unwrap());
+    }
+    tokio_tungstenite::connect_async(request).await.map(|(s, _)| s)
+}
+
+/// A fake extension that has said Hello and read the Welcome.
+async fn extension(d: &Daemon, tabs: &[i32]) -> Socket {
+    let mut socket = ws(&d.running.extension_url(), Some(ORIGIN)).await.unwrap();
+    socket.send(Message::text(hello(tabs).to_json())).await.unwrap();
+    match next_ext(&mut socket).await {
+        ToExtension::Welcome(w) => assert_eq!(w.client_endpoint, d.running.client_endpoint()),
+        other => panic!("expected Welcome, got {other:?}"),
+    }
+    socket
+}
+
+async fn next_text(socket: &mut Socket) -> String {
+    loop {
+        let message =
+            tokio::time::timeout(WAIT, socket.next()).await.expect("a frame in time").expect("open").unwrap();
+        if let Message::Text(text) = message {
+            return text.to_string();
+        }
+    }
+}
+
+async fn next_ext(socket: &mut Socket) -> ToExtension {
+    loop {
+        match serde_json::from_str(&next_text(socket).await).unwrap() {
+            ToExtension::Heartbeat => continue,
+            frame => return frame,
+        }
+    }
+}
+
+async fn next_json(socket: &mut Socket) -> Value {
+    serde_json::from_str(&next_text(socket).await).unwrap()
+}
+
+async fn send(socket: &mut Socket, value: Value) {
+    socket.send(Message::text(value.to_string())).await.unwrap();
+}
+
+async fn ext_send(socket: &mut Socket, frame: FromExtension) {
+    socket.send(Message::text(frame.to_json())).await.unwrap();
+}
+
+/// Reads until the reply with `id`, returning it and the events before it.
+async fn until_reply(socket: &mut Socket, id: i64) -> (Value, Vec<Value>) {
+    let mut events = Vec::new();
+    loop {
+        let frame = next_json(socket).await;
+        if frame["id"] == id {
+            return (frame, events);
+        }
+        events.push(frame);
+    }
+}
+
+/// A plain HTTP/1.1 GET; returns (status, body).
+async fn get(port: u16, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let mut request = format!("GET {path} HTTP/1.1\r\nConnection: close\r\n");
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        request.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
+    }
+    for (k, v) in headers {
+        request.push_str(&format!("{k}: {v}\r\n"));
+    }
+    request.push_str("\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    let status = response[9..12].parse().unwrap();
+    let body = response.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
+    (status, body)
+}
+
+fn raw(s: &str) -> Box<RawValue> {
+    RawValue::from_string(s.to_owned()).unwrap()
+}
+
+async fn client(d: &Daemon) -> Socket {
+    ws(&d.running.ws_endpoint(), None).await.unwrap()
+}
+
+/// Playwright's root auto-attach; returns the page session of each tab.
+async fn attach_pages(client: &mut Socket) -> Vec<String> {
+    send(client, json!({"id": 1, "method": "Target.setAutoAttach", "params": {"autoAttach": true, "flatten": true, "waitForDebuggerOnStart": true}})).await;
+    let (_, events) = until_reply(client, 1).await;
+    events.iter().map(|e| e["params"]["sessionId"].as_str().unwrap().to_owned()).collect()
+}
+
+#[tokio::test]
+async fn discovery_names_the_real_browser_and_the_token_url() {
+    let d = daemon().await;
+    let token = d.running.token.clone().unwrap();
+    let (status, body) = get(d.running.port, &format!("/{token}/json/version"), &[]).await;
+    assert_eq!(status, 503, "no browser before the extension: {body}");
+    let _ext = extension(&d, &[3]).await;
+    for path in [
+        format!("/{token}/json/version"),
+        format!("/{token}/json/version/"),
+        format!("/json/version?token={token}"),
+    ] {
+        let (status, body) = get(d.running.port, &path, &[]).await;
+        assert_eq!(status, 200, "{path}: {body}");
+        let v: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["Browser"], "HeadlessChrome/156.0.8078.73");
+        assert_eq!(v["User-Agent"], "Mozilla/5.0 HeadlessChrome/156.0.0.0 Safari/537.36");
+        assert_eq!(v["webSocketDebuggerUrl"], d.running.ws_endpoint());
+    }
+    let bearer = format!("Bearer {token}");
+    let (status, body) = get(d.running.port, "/json/list", &[("Authorization", &bearer)]).await;
+    assert_eq!(status, 200);
+    let list: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(list[0]["id"], "PAGE3");
+    assert_eq!(
+        list[0]["webSocketDebuggerUrl"],
+        format!("ws://127.0.0.1:{}/{token}/devtools/page/PAGE3", d.running.port)
+    );
+}
+
+#[tokio::test]
+async fn strangers_are_refused() {
+    let d = daemon().await;
+    let port = d.running.port;
+    let token = d.running.token.clone().unwrap();
+    assert_eq!(get(port, "/json/version", &[]).await.0, 401);
+    assert_eq!(get(port, &format!("/{}/json/version", "0".repeat(64)), &[]).await.0, 401);
+    assert_eq!(
+        get(port, &format!("/{token}/json/version"), &[("Origin", "http://evil.example")]).await.0,
+        403
+    );
+    assert_eq!(get(port, &format!("/{token}/json/version"), &[("Host", "evil.example")]).await.0, 403);
+    let no_token_ws = format!("ws://127.0.0.1:{port}/devtools/browser/{}", d.running.browser_target_id);
+    assert!(ws(&no_token_ws, None).await.is_err());
+    assert!(ws(&d.running.ws_endpoint(), Some("http://evil.example")).await.is_err());
+    assert!(ws(&d.running.extension_url(), None).await.is_err(), "the extension socket needs our origin");
+    assert!(ws(&d.running.extension_url(), Some("chrome-extension://someoneelse")).await.is_err());
+    let wrong_browser = format!("ws://127.0.0.1:{port}/{token}/devtools/browser/NOPE");
+    assert!(ws(&wrong_browser, None).await.is_err());
+}
+
+#[tokio::test]
+async fn a_command_travels_to_the_tab_and_back_with_events() {
+    let d = daemon().await;
+    let mut ext = extension(&d, &[7]).await;
+    let mut c = client(&d).await;
+    let pages = attach_pages(&mut c).await;
+    assert_eq!(pages.len(), 1);
+    send(&mut c, json!({"id": 2, "sessionId": pages[0], "method": "Runtime.evaluate", "params": {"expression": "6*7", "returnByValue": true}})).await;
+    let ToExtension::Command(cmd) = next_ext(&mut ext).await else { panic!("expected a command") };
+    assert_eq!((cmd.tab_id, cmd.method.as_str()), (7, "Runtime.evaluate"));
+    assert_eq!(cmd.params.unwrap().get(), r#"{"expression":"6*7","returnByValue":true}"#);
+    ext_send(
+        &mut ext,
+        FromExtension::Event(Event {
+            tab_id: 7,
+            child_session_id: None,
+            method: "Runtime.consoleAPICalled".into(),
+            params: raw(r#"{"type":"log"}"#),
+        }),
+    )
+    .await;
+    ext_send(
+        &mut ext,
+        FromExtension::CommandResult(CommandResult::ok(
+            cmd.id,
+            raw(r#"{"result":{"type":"number","value":42}}"#),
+        )),
+    )
+    .await;
+    let (reply, events) = until_reply(&mut c, 2).await;
+    assert_eq!(reply["result"]["result"]["value"], 42);
+    assert_eq!(reply["sessionId"], pages[0]);
+    assert_eq!(events[0]["method"], "Runtime.consoleAPICalled");
+    assert_eq!(events[0]["sessionId"], pages[0]);
+    ext_send(&mut ext, FromExtension::TabUnshared { tab_id: 7, reason: UnshareReason::Closed }).await;
+    let detached = next_json(&mut c).await;
+    assert_eq!(detached["method"], "Target.detachedFromTarget");
+    assert_eq!(detached["params"]["targetId"], "PAGE7");
+}
+
+#[tokio::test]
+async fn bad_frames_get_errors_and_the_socket_stays_usable() {
+    let d = daemon().await;
+    let _ext = extension(&d, &[]).await;
+    let mut c = client(&d).await;
+    c.send(Message::text("{oops")).await.unwrap();
+    assert_eq!(next_json(&mut c).await["error"]["code"], -32700);
+    c.send(Message::text(r#"{"method":"Browser.getVersion"}"#)).await.unwrap();
+    assert_eq!(next_json(&mut c).await["error"]["code"], -32600);
+    send(&mut c, json!({"id": 5, "sessionId": "NOPE", "method": "Page.enable"})).await;
+    assert_eq!(next_json(&mut c).await["error"]["code"], -32001);
+    send(&mut c, json!({"id": 6, "method": "Browser.getVersion"})).await;
+    assert_eq!(next_json(&mut c).await["result"]["product"], "HeadlessChrome/156.0.8078.73");
+}
+
+#[tokio::test]
+async fn a_lost_extension_fails_what_is_in_flight_and_a_new_one_takes_over() {
+    let d = daemon().await;
+    let mut ext = extension(&d, &[1]).await;
+    let mut c = client(&d).await;
+    let pages = attach_pages(&mut c).await;
+    send(&mut c, json!({"id": 9, "sessionId": pages[0], "method": "Page.reload"})).await;
+    let ToExtension::Command(_) = next_ext(&mut ext).await else { panic!() };
+    drop(ext);
+    let (reply, _) = until_reply(&mut c, 9).await;
+    assert!(reply["error"]["message"].as_str().unwrap().contains("disconnected"), "{reply}");
+    let detached = next_json(&mut c).await;
+    assert_eq!(detached["method"], "Target.detachedFromTarget");
+    let mut ext2 = extension(&d, &[1]).await;
+    let attached = next_json(&mut c).await;
+    assert_eq!(attached["method"], "Target.attachedToTarget", "the auto-attaching client gets the tab back");
+    let session = attached["params"]["sessionId"].as_str().unwrap().to_owned();
+    send(&mut c, json!({"id": 10, "sessionId": session, "method": "Page.enable"})).await;
+    let ToExtension::Command(cmd) = next_ext(&mut ext2).await else { panic!() };
+    ext_send(&mut ext2, FromExtension::CommandResult(CommandResult::ok(cmd.id, raw("{}")))).await;
+    assert_eq!(until_reply(&mut c, 10).await.0["result"], json!({}));
+}
+
+#[tokio::test]
+async fn a_client_that_stops_reading_is_dropped_without_stalling_others() {
+    let d = daemon().await;
+    let mut ext = extension(&d, &[1]).await;
+    let mut slow = client(&d).await;
+    attach_pages(&mut slow).await;
+    let mut fast = client(&d).await;
+    let params = format!(r#"{{"data":"{}"}}"#, "x".repeat(4096));
+    // Far more than the slow client's outbox plus its socket buffers.
+    for _ in 0..(tabtunnel::hub::CLIENT_OUTBOX * 4) {
+        ext_send(
+            &mut ext,
+            FromExtension::Event(Event {
+                tab_id: 1,
+                child_session_id: None,
+                method: "Network.dataReceived".into(),
+                params: raw(&params),
+            }),
+        )
+        .await;
+    }
+    send(&mut fast, json!({"id": 1, "method": "Browser.getVersion"})).await;
+    assert!(next_json(&mut fast).await["result"]["product"].is_string());
+    // The slow client's socket was closed by the daemon: draining it ends.
+    let drained = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(Ok(message)) = slow.next().await {
+            if message.is_close() {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(drained.is_ok(), "the slow client was disconnected");
+}
+
+#[tokio::test]
+async fn a_page_endpoint_drives_its_tab_directly() {
+    let d = daemon().await;
+    let mut ext = extension(&d, &[4]).await;
+    let url =
+        format!("ws://127.0.0.1:{}/{}/devtools/page/PAGE4", d.running.port, d.running.token.clone().unwrap());
+    let mut page = ws(&url, None).await.unwrap();
+    send(&mut page, json!({"id": 1, "method": "Page.enable"})).await;
+    let ToExtension::Command(cmd) = next_ext(&mut ext).await else { panic!() };
+    assert_eq!(cmd.tab_id, 4);
+    ext_send(&mut ext, FromExtension::CommandResult(CommandResult::ok(cmd.id, raw("{}")))).await;
+    let reply = next_json(&mut page).await;
+    assert_eq!(reply["id"], 1);
+    assert!(reply.get("sessionId").is_none());
+    let missing =
+        format!("ws://127.0.0.1:{}/{}/devtools/page/NOPE", d.running.port, d.running.token.clone().unwrap());
+    assert!(ws(&missing, None).await.is_err());
+}
+
+#[tokio::test]
+async fn an_extension_of_another_protocol_version_is_told_why() {
+    let d = daemon().await;
+    let mut socket = ws(&d.running.extension_url(), Some(ORIGIN)).await.unwrap();
+    let FromExtension::Hello(mut h) = hello(&[]) else { unreachable!() };
+    h.protocol_version += 1;
+    socket.send(Message::text(FromExtension::Hello(h).to_json())).await.unwrap();
+    match next_ext(&mut socket).await {
+        ToExtension::Rejected { reason } => assert!(reason.contains("protocol"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+}
