@@ -214,8 +214,13 @@ impl Core {
         };
         match session_id {
             Some(id) if !id.is_empty() && connection.sessions.contains_key(&id) => {
+                let tab = connection.sessions[&id].kind.tab();
+                let was_attached = tab.is_some_and(|t| self.tab_has_clients(t));
                 self.detach_session(conn, &id);
                 self.reply(conn, cmd, "{}");
+                if let Some(tab) = tab.filter(|t| was_attached && !self.tab_has_clients(*t)) {
+                    self.reset_tab(tab);
+                }
             }
             _ => self.reply_error(conn, cmd, &errors::no_session()),
         }

@@ -154,12 +154,20 @@ impl Core {
         if self.conns.remove(&conn).is_none() {
             return;
         }
-        for state in self.tabs.values_mut() {
+        let mut released = Vec::new();
+        for (tab, state) in self.tabs.iter_mut() {
+            let before = state.page_sessions.len();
             state.page_sessions.retain(|(c, _)| *c != conn);
+            if before > 0 && state.page_sessions.is_empty() {
+                released.push(*tab);
+            }
             state.children.retain(|_, conns| {
                 conns.retain(|c| *c != conn);
                 !conns.is_empty()
             });
+        }
+        for tab in released {
+            self.reset_tab(tab);
         }
         // Answers still in flight for this connection are dropped when they arrive.
         self.pending.retain(|_, p| p.conn != conn);
@@ -307,6 +315,21 @@ impl Core {
     fn emit(&mut self, conn: ConnId, session_id: &str, method: &str, params: &serde_json::Value) {
         let frame = frames::event(method, &params.to_string(), session_id);
         self.send(conn, frame);
+    }
+
+    pub(crate) fn tab_has_clients(&self, tab_id: TabId) -> bool {
+        self.tabs.get(&tab_id).is_some_and(|t| !t.page_sessions.is_empty())
+    }
+
+    /// The tab's last client session is gone. In Chrome a closed session takes its state
+    /// (enabled domains, injected scripts, overrides) with it; here one debugger session
+    /// outlives its clients, so the extension re-attaches it to give the next client that same
+    /// clean start. Without this, a reconnecting client's `Runtime.enable` would report no
+    /// execution contexts, since the domain is still enabled.
+    pub(crate) fn reset_tab(&mut self, tab_id: TabId) {
+        if self.extension_connected && self.tabs.contains_key(&tab_id) {
+            self.out.push_back(Output::ToExtension(ToExtension::ResetTab { tab_id }));
+        }
     }
 
     fn mint_session_id(&mut self) -> String {

@@ -630,7 +630,7 @@ fn a_client_detach_leaves_the_tab_shared() {
         h.send(1, json!({"id": 4, "method": "Target.detachFromTarget", "params": {"sessionId": page}}));
     assert_eq!(step.methods(1), ["Target.detachedFromTarget", "reply#4"]);
     assert_eq!(step.to(1)[0]["params"]["targetId"], "PAGE1");
-    assert!(step.extension.is_empty());
+    assert!(matches!(step.extension[..], [ToExtension::ResetTab { tab_id: 1 }]), "{:?}", step.extension);
     let step = h.ext(FromExtension::Event(Event {
         tab_id: 1,
         child_session_id: None,
@@ -776,4 +776,40 @@ fn commands_while_the_extension_is_away_fail_at_once() {
     let step = h.send(1, json!({"id": 1, "method": "Page.enable"}));
     assert_eq!(step.only_reply(1)["error"]["code"], -32000);
     assert!(step.extension.is_empty());
+}
+
+#[test]
+fn the_last_session_leaving_a_tab_resets_its_debugger_session() {
+    let mut h = Harness::with_tabs(&[1, 2]);
+    h.connect(1);
+    h.connect(2);
+    h.playwright_attach(1);
+    h.send(2, json!({"id": 1, "method": "Target.setAutoAttach", "params": {"autoAttach": true, "flatten": true, "waitForDebuggerOnStart": true, "filter": [{"type": "page", "exclude": true}, {}]}}));
+    // Connection 2 has only tab sessions, no page sessions: it holds no debugger state.
+    h.core.client_disconnected(2);
+    assert!(h.drain().extension.is_empty());
+    h.connect(3);
+    h.puppeteer_attach(3, 1);
+    h.core.client_disconnected(1);
+    let step = h.drain();
+    assert!(
+        matches!(step.extension[..], [ToExtension::ResetTab { tab_id: 2 }]),
+        "tab 1 still has a client: {:?}",
+        step.extension
+    );
+    h.core.client_disconnected(3);
+    let step = h.drain();
+    assert!(matches!(step.extension[..], [ToExtension::ResetTab { tab_id: 1 }]), "{:?}", step.extension);
+}
+
+#[test]
+fn a_closed_tab_or_a_lost_extension_is_not_reset() {
+    let mut h = Harness::with_tabs(&[1, 2]);
+    h.connect(1);
+    h.playwright_attach(1);
+    let step = h.ext(FromExtension::TabUnshared { tab_id: 1, reason: UnshareReason::Closed });
+    assert!(step.extension.is_empty());
+    h.core.extension_disconnected();
+    h.core.client_disconnected(1);
+    assert!(h.drain().extension.is_empty());
 }

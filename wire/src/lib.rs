@@ -36,6 +36,15 @@ pub enum ToExtension {
     Rejected { reason: String },
     /// Run one CDP command on a shared tab with `chrome.debugger.sendCommand`.
     Command(Command),
+    /// The last client session on this tab is gone: detach and re-attach its debugger, so the
+    /// next client starts from a clean session (no enabled domains, scripts or overrides left
+    /// behind), as it would on a fresh CDP connection. The tab stays shared; commands that
+    /// arrive meanwhile wait for the re-attach. A failed re-attach unshares the tab
+    /// (`TabUnshared { reason: Detached }`).
+    ResetTab {
+        #[serde(rename = "tabId")]
+        tab_id: TabId,
+    },
     /// Keeps the service worker alive; no answer expected.
     Heartbeat,
 }
@@ -257,6 +266,7 @@ mod tests {
     fn unit_frames_and_unshare_reasons_have_stable_spellings() {
         assert_eq!(ToExtension::Heartbeat.to_json(), r#""heartbeat""#);
         assert_eq!(FromExtension::Heartbeat.to_json(), r#""heartbeat""#);
+        assert_eq!(ToExtension::ResetTab { tab_id: 2 }.to_json(), r#"{"resetTab":{"tabId":2}}"#);
         let f = FromExtension::TabUnshared { tab_id: 4, reason: UnshareReason::CanceledByUser };
         assert_eq!(f.to_json(), r#"{"tabUnshared":{"tabId":4,"reason":"canceledByUser"}}"#);
     }
