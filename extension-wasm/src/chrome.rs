@@ -1,0 +1,226 @@
+//! Hand-written bindings for the chrome.* APIs we use, plus thin typed wrappers. Promise-based
+//! calls are `async` imports with `catch`, so a rejection (e.g. `chrome.runtime.lastError`)
+//! becomes an `Err` instead of an exception.
+
+use serde::{Deserialize, Serialize};
+use tabtunnel_wire::{TabId, WindowId};
+use wasm_bindgen::prelude::*;
+
+use crate::js::{error_message, from_js, to_js};
+
+#[wasm_bindgen]
+extern "C" {
+    // chrome.debugger
+    #[wasm_bindgen(js_namespace = ["chrome", "debugger"], js_name = attach, catch)]
+    async fn debugger_attach(target: &JsValue, version: &str) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "debugger"], js_name = detach, catch)]
+    async fn debugger_detach(target: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "debugger"], js_name = sendCommand, catch)]
+    async fn debugger_send_command(
+        target: &JsValue,
+        method: &str,
+        params: &JsValue,
+    ) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "debugger", "onEvent"], js_name = addListener)]
+    pub fn on_debugger_event(cb: &Closure<dyn FnMut(JsValue, String, JsValue)>);
+    #[wasm_bindgen(js_namespace = ["chrome", "debugger", "onDetach"], js_name = addListener)]
+    pub fn on_debugger_detach(cb: &Closure<dyn FnMut(JsValue, String)>);
+
+    // chrome.tabs
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = get, catch)]
+    async fn tabs_get(tab_id: TabId) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = query, catch)]
+    async fn tabs_query(query: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs", "onRemoved"], js_name = addListener)]
+    pub fn on_tab_removed(cb: &Closure<dyn FnMut(TabId, JsValue)>);
+    /// `(tabId, changeInfo, tab)`
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs", "onUpdated"], js_name = addListener)]
+    pub fn on_tab_updated(cb: &Closure<dyn FnMut(TabId, JsValue, JsValue)>);
+    /// `(tabId, {newWindowId, newPosition})`: the tab moved to another window.
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs", "onAttached"], js_name = addListener)]
+    pub fn on_tab_attached(cb: &Closure<dyn FnMut(TabId, JsValue)>);
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs", "onActivated"], js_name = addListener)]
+    pub fn on_tab_activated(cb: &Closure<dyn FnMut(JsValue)>);
+
+    // chrome.windows
+    #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = getCurrent, catch)]
+    async fn windows_get_current() -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = getLastFocused, catch)]
+    async fn windows_get_last_focused(options: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "windows", "onFocusChanged"], js_name = addListener)]
+    pub fn on_window_focus_changed(cb: &Closure<dyn FnMut(WindowId)>);
+
+    // chrome.runtime
+    #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = getURL)]
+    pub fn runtime_get_url(path: &str) -> String;
+    #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = getManifest)]
+    fn runtime_get_manifest() -> JsValue;
+    #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = sendMessage, catch)]
+    async fn runtime_send_message(message: &JsValue) -> Result<JsValue, JsValue>;
+    /// `(message, sender, sendResponse) -> keepChannelOpen`
+    #[wasm_bindgen(js_namespace = ["chrome", "runtime", "onMessage"], js_name = addListener)]
+    pub fn on_runtime_message(cb: &Closure<dyn FnMut(JsValue, JsValue, js_sys::Function) -> bool>);
+
+    // chrome.storage
+    #[wasm_bindgen(js_namespace = ["chrome", "storage", "local"], js_name = get, catch)]
+    async fn storage_local_get(keys: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "storage", "local"], js_name = set, catch)]
+    async fn storage_local_set(items: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "storage", "session"], js_name = get, catch)]
+    async fn storage_session_get(keys: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "storage", "session"], js_name = set, catch)]
+    async fn storage_session_set(items: &JsValue) -> Result<JsValue, JsValue>;
+
+    // chrome.sidePanel
+    #[wasm_bindgen(js_namespace = ["chrome", "sidePanel"], js_name = setPanelBehavior, catch)]
+    async fn side_panel_set_panel_behavior(behavior: &JsValue) -> Result<JsValue, JsValue>;
+
+    // Not chrome.*, but browser globals the worker needs.
+    #[wasm_bindgen(js_namespace = ["navigator", "userAgentData"], js_name = getHighEntropyValues, catch)]
+    async fn ua_high_entropy_values(hints: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = fetch, catch)]
+    async fn global_fetch(url: &str) -> Result<JsValue, JsValue>;
+}
+
+/// What we read from `chrome.tabs.Tab`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tab {
+    pub id: Option<TabId>,
+    pub window_id: WindowId,
+    #[serde(default)]
+    pub url: String,
+    /// Set while a navigation is committing; the URL the tab is about to show.
+    #[serde(default)]
+    pub pending_url: String,
+    #[serde(default)]
+    pub title: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Window {
+    pub id: Option<WindowId>,
+    #[serde(rename = "type", default)]
+    pub kind: String,
+}
+
+/// The `source` of debugger events: the tab, and the child session for OOPIFs and workers.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DebuggerSource {
+    pub tab_id: Option<TabId>,
+    pub session_id: Option<String>,
+}
+
+/// The `target` of chrome.debugger calls: a tab, or one of its flat child sessions.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Debuggee<'a> {
+    tab_id: TabId,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    session_id: Option<&'a str>,
+}
+
+fn debuggee(tab_id: TabId, session_id: Option<&str>) -> JsValue {
+    to_js(&Debuggee { tab_id, session_id })
+}
+
+pub type Result<T, E = String> = std::result::Result<T, E>;
+
+fn unit(r: Result<JsValue, JsValue>) -> Result<()> {
+    r.map(drop).map_err(|e| error_message(&e))
+}
+
+fn typed<T: serde::de::DeserializeOwned>(r: Result<JsValue, JsValue>, what: &str) -> Result<T> {
+    let value = r.map_err(|e| error_message(&e))?;
+    from_js(&value).ok_or_else(|| format!("unexpected {what} from Chrome"))
+}
+
+pub async fn attach(tab_id: TabId) -> Result<()> {
+    unit(debugger_attach(&debuggee(tab_id, None), "1.3").await)
+}
+
+pub async fn detach(tab_id: TabId) -> Result<()> {
+    unit(debugger_detach(&debuggee(tab_id, None)).await)
+}
+
+/// Runs a CDP command. `Err` keeps the raw JS error: its message may carry a CDP error object.
+pub async fn send_command(
+    tab_id: TabId,
+    session_id: Option<&str>,
+    method: &str,
+    params: &JsValue,
+) -> Result<JsValue, JsValue> {
+    debugger_send_command(&debuggee(tab_id, session_id), method, params).await
+}
+
+pub async fn get_tab(tab_id: TabId) -> Result<Tab> {
+    typed(tabs_get(tab_id).await, "tab")
+}
+
+/// The active tab of a window.
+pub async fn active_tab(window_id: WindowId) -> Result<Option<Tab>> {
+    let query = serde_json::json!({ "active": true, "windowId": window_id });
+    let tabs: Vec<Tab> = typed(tabs_query(&to_js(&query)).await, "tab list")?;
+    Ok(tabs.into_iter().next())
+}
+
+pub async fn current_window() -> Result<Window> {
+    typed(windows_get_current().await, "window")
+}
+
+pub async fn last_focused_normal_window() -> Result<Window> {
+    let options = serde_json::json!({ "windowTypes": ["normal"] });
+    typed(windows_get_last_focused(&to_js(&options)).await, "window")
+}
+
+pub fn manifest_version() -> String {
+    js_sys::Reflect::get(&runtime_get_manifest(), &"version".into())
+        .ok()
+        .and_then(|v| v.as_string())
+        .unwrap_or_default()
+}
+
+/// Sends to the extension's other pages (or, from a page, to the worker) and awaits the reply.
+pub async fn send_message(message: &JsValue) -> Result<JsValue> {
+    runtime_send_message(message).await.map_err(|e| error_message(&e))
+}
+
+pub async fn local_get(keys: &[&str]) -> Result<JsValue> {
+    storage_local_get(&to_js(keys)).await.map_err(|e| error_message(&e))
+}
+
+pub async fn local_set(items: &JsValue) -> Result<()> {
+    unit(storage_local_set(items).await)
+}
+
+pub async fn session_get(keys: &[&str]) -> Result<JsValue> {
+    storage_session_get(&to_js(keys)).await.map_err(|e| error_message(&e))
+}
+
+pub async fn session_set(items: &JsValue) -> Result<()> {
+    unit(storage_session_set(items).await)
+}
+
+pub async fn open_panel_on_action_click() -> Result<()> {
+    let behavior = serde_json::json!({ "openPanelOnActionClick": true });
+    unit(side_panel_set_panel_behavior(&to_js(&behavior)).await)
+}
+
+/// `navigator.userAgentData.getHighEntropyValues(hints)`; `Err` where it does not exist.
+pub async fn high_entropy_values(hints: &[&str]) -> Result<JsValue> {
+    ua_high_entropy_values(&to_js(hints)).await.map_err(|e| error_message(&e))
+}
+
+/// The text of a file packaged with the extension; `Err` when it is missing.
+pub async fn read_packaged_file(path: &str) -> Result<String> {
+    use wasm_bindgen::JsCast;
+    let response: web_sys::Response =
+        global_fetch(&runtime_get_url(path)).await.map_err(|e| error_message(&e))?.unchecked_into();
+    if !response.ok() {
+        return Err(format!("HTTP {}", response.status()));
+    }
+    let text = response.text().map_err(|e| error_message(&e))?;
+    let text = wasm_bindgen_futures::JsFuture::from(text).await.map_err(|e| error_message(&e))?;
+    Ok(text.as_string().unwrap_or_default())
+}

@@ -1,0 +1,54 @@
+//! Small helpers at the Rust/JS boundary.
+
+use serde::{de::DeserializeOwned, Serialize};
+use wasm_bindgen::{prelude::*, JsCast};
+
+macro_rules! log {
+    ($($t:tt)*) => { web_sys::console::log_1(&format!("[tabtunnel] {}", format_args!($($t)*)).into()) };
+}
+
+macro_rules! warn {
+    ($($t:tt)*) => { web_sys::console::warn_1(&format!("[tabtunnel] {}", format_args!($($t)*)).into()) };
+}
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_name = setTimeout)]
+    fn set_timeout(handler: &js_sys::Function, ms: i32) -> JsValue;
+}
+
+/// A serde value as a plain JS object. Through JSON text on purpose: serde-wasm-bindgen would
+/// produce `Map`s, which chrome.* APIs do not accept as objects.
+pub fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
+    let text = serde_json::to_string(value).expect("plain data always serializes");
+    js_sys::JSON::parse(&text).expect("serde_json writes valid JSON")
+}
+
+/// A JS value read into a serde type; `None` when it does not fit.
+pub fn from_js<T: DeserializeOwned>(value: &JsValue) -> Option<T> {
+    serde_json::from_str(&json_text(value)?).ok()
+}
+
+/// `JSON.stringify(value)`; `None` for `undefined` and what JSON cannot represent.
+pub fn json_text(value: &JsValue) -> Option<String> {
+    if value.is_undefined() {
+        return None;
+    }
+    js_sys::JSON::stringify(value).ok()?.as_string()
+}
+
+/// The message of a thrown value or rejected promise (chrome.* reject with `Error`s).
+pub fn error_message(err: &JsValue) -> String {
+    if let Some(e) = err.dyn_ref::<js_sys::Error>() {
+        return e.message().into();
+    }
+    err.as_string().or_else(|| json_text(err)).unwrap_or_else(|| "unknown error".into())
+}
+
+/// Resolves after `ms` milliseconds (setTimeout exists in both the worker and the page).
+pub async fn sleep(ms: u32) {
+    let promise = js_sys::Promise::new(&mut |resolve, _reject| {
+        set_timeout(&resolve, ms as i32);
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+}

@@ -1,0 +1,104 @@
+//! Messages between the side panel and the service worker (`chrome.runtime.sendMessage`).
+//! The worker owns all state; the panel asks for changes and renders what it is told.
+
+use serde::{Deserialize, Serialize};
+use tabtunnel_wire::TabId;
+
+/// Panel → worker. The worker answers each with a [`PanelReply`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum PanelRequest {
+    GetState,
+    Share {
+        tab_id: TabId,
+    },
+    Unshare {
+        tab_id: TabId,
+    },
+    /// An empty URL clears it.
+    SetDaemonUrl {
+        url: String,
+    },
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PanelReply {
+    pub state: PanelState,
+    /// Why the request could not be done, for the user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Worker → every open panel, after each state change.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum WorkerBroadcast {
+    State { state: PanelState },
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PanelState {
+    pub daemon: DaemonState,
+    /// A line explaining `daemon` (retry countdown, rejection reason, missing URL).
+    #[serde(default)]
+    pub detail: Option<String>,
+    #[serde(default)]
+    pub daemon_url: Option<String>,
+    /// From the daemon's `Welcome`: what users give their CDP clients.
+    #[serde(default)]
+    pub client_endpoint: Option<String>,
+    #[serde(default)]
+    pub shared_tabs: Vec<SharedTab>,
+    /// Tabs being attached right now.
+    #[serde(default)]
+    pub pending_tabs: Vec<TabId>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DaemonState {
+    #[default]
+    Disconnected,
+    Connecting,
+    Connected,
+    Rejected,
+}
+
+impl DaemonState {
+    /// The `data-state` value the e2e tests read.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DaemonState::Disconnected => "disconnected",
+            DaemonState::Connecting => "connecting",
+            DaemonState::Connected => "connected",
+            DaemonState::Rejected => "rejected",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SharedTab {
+    pub tab_id: TabId,
+    pub title: String,
+    pub url: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_are_small_tagged_objects() {
+        let share = PanelRequest::Share { tab_id: 5 };
+        assert_eq!(serde_json::to_string(&share).unwrap(), r#"{"type":"share","tabId":5}"#);
+        let back: PanelRequest = serde_json::from_str(r#"{"type":"setDaemonUrl","url":"ws://x"}"#).unwrap();
+        assert_eq!(back, PanelRequest::SetDaemonUrl { url: "ws://x".into() });
+        // A broadcast is not a request, so the worker ignores the panel's traffic and vice versa.
+        let broadcast = WorkerBroadcast::State { state: PanelState::default() };
+        let text = serde_json::to_string(&broadcast).unwrap();
+        assert!(serde_json::from_str::<PanelRequest>(&text).is_err());
+    }
+}

@@ -1,0 +1,169 @@
+//! The side panel: renders the worker's state and turns clicks into [`PanelRequest`]s. It keeps
+//! no state of its own beyond which tab is active and the last error to show.
+
+mod view;
+
+use std::cell::RefCell;
+
+use wasm_bindgen::{prelude::*, JsCast};
+use wasm_bindgen_futures::spawn_local;
+
+use crate::chrome;
+use crate::js::{from_js, to_js};
+use crate::messages::{PanelReply, PanelRequest, PanelState, WorkerBroadcast};
+use view::{ActiveTab, View};
+
+struct Panel {
+    view: View,
+    state: PanelState,
+    active: Option<ActiveTab>,
+    notice: Option<String>,
+}
+
+thread_local! {
+    static PANEL: RefCell<Option<Panel>> = const { RefCell::new(None) };
+}
+
+/// Changes the panel and re-renders it.
+fn update(f: impl FnOnce(&mut Panel)) {
+    PANEL.with_borrow_mut(|panel| {
+        if let Some(p) = panel {
+            f(p);
+            p.view.render(&p.state, p.active.as_ref(), p.notice.as_deref());
+            p.view.show_daemon_url(p.state.daemon_url.as_deref());
+        }
+    });
+}
+
+fn read<R>(f: impl FnOnce(&Panel) -> R) -> Option<R> {
+    PANEL.with_borrow(|panel| panel.as_ref().map(f))
+}
+
+pub fn start() {
+    let doc = web_sys::window().and_then(|w| w.document()).expect("the panel is a page");
+    let view = View::build(doc);
+    wire_dom(&view);
+    PANEL.set(Some(Panel { view, state: PanelState::default(), active: None, notice: None }));
+    update(|_| {});
+    listen_to_chrome();
+    spawn_local(async {
+        request(PanelRequest::GetState).await;
+        refresh_active_tab().await;
+    });
+}
+
+/// Sends a request to the worker and shows its answer.
+async fn request(request: PanelRequest) {
+    let reply = chrome::send_message(&to_js(&request)).await;
+    update(|p| match reply.map(|v| from_js::<PanelReply>(&v)) {
+        Ok(Some(reply)) => {
+            p.state = reply.state;
+            p.notice = reply.error;
+        }
+        Ok(None) => p.notice = Some("The service worker gave no answer.".into()),
+        Err(e) => p.notice = Some(format!("The service worker did not answer: {e}")),
+    });
+}
+
+fn on(target: &web_sys::EventTarget, event: &str, f: impl FnMut(web_sys::Event) + 'static) {
+    let cb = Closure::<dyn FnMut(web_sys::Event)>::new(f);
+    target.add_event_listener_with_callback(event, cb.as_ref().unchecked_ref()).expect("addEventListener");
+    cb.forget(); // lives as long as the page
+}
+
+fn wire_dom(view: &View) {
+    on(&view.toggle, "change", |_| {
+        let Some((Some(tab_id), checked)) =
+            read(|p| (p.active.as_ref().map(|t| t.id), p.view.toggle.checked()))
+        else {
+            return;
+        };
+        update(|p| p.notice = None);
+        spawn_local(request(if checked {
+            PanelRequest::Share { tab_id }
+        } else {
+            PanelRequest::Unshare { tab_id }
+        }));
+    });
+
+    // One listener for every row's "Stop" button.
+    on(&view.list, "click", |event| {
+        let tab_id = event
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .and_then(|el| el.closest("button.unshare").ok().flatten())
+            .and_then(|button| button.get_attribute("data-tab-id"))
+            .and_then(|id| id.parse().ok());
+        if let Some(tab_id) = tab_id {
+            spawn_local(request(PanelRequest::Unshare { tab_id }));
+        }
+    });
+
+    on(&view.save, "click", |_| {
+        if let Some(url) = read(|p| p.view.url_input.value()) {
+            spawn_local(request(PanelRequest::SetDaemonUrl { url }));
+        }
+    });
+
+    on(&view.copy, "click", |_| {
+        let Some(Some(endpoint)) = read(|p| p.state.client_endpoint.clone()) else {
+            return;
+        };
+        let Some(window) = web_sys::window() else { return };
+        let promise = window.navigator().clipboard().write_text(&endpoint);
+        spawn_local(async move {
+            let copied = wasm_bindgen_futures::JsFuture::from(promise).await.is_ok();
+            read(|p| p.view.copy.set_text_content(Some(if copied { "Copied" } else { "Select and copy" })));
+            crate::js::sleep(1500).await;
+            read(|p| p.view.copy.set_text_content(Some("Copy")));
+        });
+    });
+}
+
+fn listen_to_chrome() {
+    let on_message = Closure::<dyn FnMut(JsValue, JsValue, js_sys::Function) -> bool>::new(
+        |message: JsValue, _sender: JsValue, _respond: js_sys::Function| {
+            if let Some(WorkerBroadcast::State { state }) = from_js(&message) {
+                update(|p| p.state = state);
+            }
+            false
+        },
+    );
+    chrome::on_runtime_message(&on_message);
+    on_message.forget();
+
+    let on_activated = Closure::<dyn FnMut(JsValue)>::new(|_| spawn_local(refresh_active_tab()));
+    chrome::on_tab_activated(&on_activated);
+    on_activated.forget();
+
+    let on_updated =
+        Closure::<dyn FnMut(i32, JsValue, JsValue)>::new(|_, _, _| spawn_local(refresh_active_tab()));
+    chrome::on_tab_updated(&on_updated);
+    on_updated.forget();
+
+    // Matters when the panel is a popup window: "active" follows the last focused normal window.
+    let on_focus = Closure::<dyn FnMut(i32)>::new(|_| spawn_local(refresh_active_tab()));
+    chrome::on_window_focus_changed(&on_focus);
+    on_focus.forget();
+}
+
+async fn refresh_active_tab() {
+    let active = active_tab().await;
+    update(|p| {
+        if p.active.as_ref().map(|t| t.id) != active.as_ref().map(|t| t.id) {
+            p.notice = None; // it was about another tab
+        }
+        p.active = active;
+    });
+}
+
+/// The panel's own window's active tab when that is a normal window; otherwise (the panel was
+/// opened as a popup) the active tab of the last focused normal window.
+async fn active_tab() -> Option<ActiveTab> {
+    let window = match chrome::current_window().await {
+        Ok(w) if w.kind == "normal" => w,
+        _ => chrome::last_focused_normal_window().await.ok()?,
+    };
+    let tab = chrome::active_tab(window.id?).await.ok()??;
+    Some(ActiveTab { id: tab.id?, title: tab.title, url: tab.url })
+}

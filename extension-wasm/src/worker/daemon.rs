@@ -1,0 +1,218 @@
+//! The WebSocket to the daemon: dial, `Hello`, heartbeats, incoming frames, reconnect with
+//! backoff. Every outgoing frame goes through [`send`].
+
+use tabtunnel_wire::{FromExtension, Hello, ToExtension, HEARTBEAT_INTERVAL_MS, PROTOCOL_VERSION};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::spawn_local;
+use web_sys::{CloseEvent, MessageEvent, WebSocket};
+
+use super::{broadcast, relay, settings, sharing, with};
+use crate::messages::DaemonState;
+use crate::{browser_info, chrome, js::sleep};
+
+/// One connection attempt. Dropping it detaches the handlers and closes the socket.
+pub struct Socket {
+    ws: WebSocket,
+    /// Frames other than `Hello` wait for it, so the daemon always hears `Hello` first.
+    hello_sent: bool,
+    _on_open: Closure<dyn FnMut()>,
+    _on_message: Closure<dyn FnMut(MessageEvent)>,
+    _on_close: Closure<dyn FnMut(CloseEvent)>,
+}
+
+impl Drop for Socket {
+    fn drop(&mut self) {
+        self.ws.set_onopen(None);
+        self.ws.set_onmessage(None);
+        self.ws.set_onclose(None);
+        let _ = self.ws.close();
+    }
+}
+
+/// Drops the current connection (if any) and dials again at once: at start and when the URL
+/// changes.
+pub fn reconnect_now() {
+    let generation = with(|w| {
+        w.generation += 1;
+        w.backoff.reset();
+        w.rejection = None;
+        drop_later(w.socket.take());
+        w.generation
+    });
+    spawn_local(connect(generation));
+}
+
+/// Sends a frame on the current connection once `Hello` went out; dropped otherwise (the next
+/// `Hello` carries the state that matters).
+pub fn send(frame: &FromExtension) {
+    with(|w| match &w.socket {
+        Some(s) if s.hello_sent && s.ws.ready_state() == WebSocket::OPEN => {
+            if let Err(e) = s.ws.send_with_str(&frame.to_json()) {
+                warn!("send failed: {e:?}");
+            }
+        }
+        _ => {}
+    });
+}
+
+/// Like [`send`], but only if `generation` is still the current connection: answers to commands
+/// must not reach a later connection, whose request ids mean something else.
+pub fn send_on(generation: u64, frame: &FromExtension) {
+    if with(|w| w.generation) == generation {
+        send(frame);
+    }
+}
+
+fn is_current(generation: u64) -> bool {
+    with(|w| w.generation == generation)
+}
+
+fn set_status(state: DaemonState, detail: Option<String>) {
+    with(|w| {
+        w.daemon = state;
+        w.detail = detail;
+    });
+    broadcast();
+}
+
+async fn connect(generation: u64) {
+    let url = settings::daemon_url().await;
+    let browser = browser_info::get().await;
+    if !is_current(generation) {
+        return;
+    }
+    with(|w| w.daemon_url = url.clone());
+    let Some(url) = url else {
+        with(|w| w.rejection = None);
+        set_status(DaemonState::Disconnected, Some("No daemon URL set.".into()));
+        return;
+    };
+    let ws = match WebSocket::new(&url) {
+        Ok(ws) => ws,
+        Err(e) => {
+            let why = crate::js::error_message(&e);
+            set_status(DaemonState::Disconnected, Some(format!("Invalid daemon URL: {why}")));
+            return;
+        }
+    };
+    let on_open = Closure::<dyn FnMut()>::new(move || {
+        // Snapshot the tabs and mark Hello sent in one step, so no TabShared can fall between.
+        let hello = with(|w| {
+            let socket = w.socket.as_mut()?;
+            socket.hello_sent = true;
+            Some(FromExtension::Hello(Hello {
+                protocol_version: PROTOCOL_VERSION,
+                extension_version: chrome::manifest_version(),
+                browser: browser.clone(),
+                tabs: w.shared.values().cloned().collect(),
+            }))
+        });
+        if let Some(hello) = hello {
+            send(&hello);
+            spawn_local(heartbeat(generation));
+        }
+    });
+    let on_message =
+        Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| match event.data().as_string() {
+            Some(text) => receive(generation, &text),
+            None => warn!("ignoring a binary frame from the daemon"),
+        });
+    let on_close = Closure::<dyn FnMut(CloseEvent)>::new(move |event: CloseEvent| {
+        closed(generation, event.code(), &event.reason());
+    });
+    ws.set_onopen(Some(on_open.as_ref().unchecked_ref()));
+    ws.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    ws.set_onclose(Some(on_close.as_ref().unchecked_ref()));
+    with(|w| {
+        w.socket = Some(Socket {
+            ws,
+            hello_sent: false,
+            _on_open: on_open,
+            _on_message: on_message,
+            _on_close: on_close,
+        })
+    });
+    // A rejection stays visible while we keep retrying.
+    if with(|w| w.rejection.is_none()) {
+        set_status(DaemonState::Connecting, Some(format!("Connecting to {url}")));
+    }
+}
+
+fn receive(generation: u64, text: &str) {
+    if !is_current(generation) {
+        return;
+    }
+    match serde_json::from_str::<ToExtension>(text) {
+        Ok(ToExtension::Command(command)) => {
+            // Taken now, in arrival order: a command waits only for resets sent before it.
+            let gate = sharing::reset_gate(command.tab_id);
+            spawn_local(relay::run_command(generation, command, gate));
+        }
+        Ok(ToExtension::ResetTab { tab_id }) => sharing::reset(tab_id),
+        Ok(ToExtension::Heartbeat) => {}
+        Ok(ToExtension::Welcome(welcome)) => {
+            log!("daemon {} welcomed us", welcome.daemon_version);
+            with(|w| {
+                w.backoff.reset();
+                w.rejection = None;
+                w.client_endpoint = Some(welcome.client_endpoint);
+            });
+            set_status(DaemonState::Connected, None);
+        }
+        Ok(ToExtension::Rejected { reason }) => {
+            warn!("daemon rejected us: {reason}");
+            with(|w| w.rejection = Some(reason.clone()));
+            set_status(DaemonState::Rejected, Some(reason));
+            // The close handler schedules the retry.
+            with(|w| {
+                if let Some(s) = &w.socket {
+                    let _ = s.ws.close();
+                }
+            });
+        }
+        Err(e) => warn!("unreadable frame from the daemon ({e}): {text:.200}"),
+    }
+}
+
+fn closed(generation: u64, code: u16, reason: &str) {
+    if !is_current(generation) {
+        return;
+    }
+    let (retry_generation, delay, rejection) = with(|w| {
+        w.generation += 1;
+        drop_later(w.socket.take());
+        w.client_endpoint = None;
+        (w.generation, w.backoff.next_delay(), w.rejection.clone())
+    });
+    log!("daemon socket closed (code {code} {reason}); retrying in {delay} ms");
+    let retry = format!("retrying in {:.1} s", f64::from(delay) / 1000.0);
+    if let Some(reason) = rejection {
+        set_status(DaemonState::Rejected, Some(format!("{reason} ({retry})")));
+    } else {
+        set_status(DaemonState::Disconnected, Some(format!("Not connected; {retry}.")));
+    }
+    spawn_local(async move {
+        sleep(delay).await;
+        if is_current(retry_generation) {
+            connect(retry_generation).await;
+        }
+    });
+}
+
+/// A data frame every interval: it keeps the MV3 worker alive, where WebSocket pings do not.
+async fn heartbeat(generation: u64) {
+    loop {
+        sleep(HEARTBEAT_INTERVAL_MS).await;
+        if !is_current(generation) {
+            return;
+        }
+        send(&FromExtension::Heartbeat);
+    }
+}
+
+/// We may be inside one of the socket's own handlers; drop it after the handler returns.
+fn drop_later(socket: Option<Socket>) {
+    if let Some(socket) = socket {
+        spawn_local(async move { drop(socket) });
+    }
+}

@@ -1,0 +1,119 @@
+//! The service worker: one daemon socket, the shared tabs, and the panel's requests. All state
+//! lives in one thread-local [`Worker`]; handlers borrow it briefly and never across an await.
+
+mod daemon;
+mod relay;
+mod settings;
+mod sharing;
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+
+use tabtunnel_wire::{TabId, TabInfo};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::spawn_local;
+
+use crate::backoff::Backoff;
+use crate::chrome;
+use crate::js::{from_js, to_js};
+use crate::messages::{DaemonState, PanelReply, PanelRequest, PanelState, SharedTab, WorkerBroadcast};
+
+#[derive(Default)]
+struct Worker {
+    daemon: DaemonState,
+    /// The daemon's last `Rejected` reason; kept (and shown) while we retry.
+    rejection: Option<String>,
+    detail: Option<String>,
+    daemon_url: Option<String>,
+    client_endpoint: Option<String>,
+    /// Bumped on every connection attempt; callbacks of older sockets and timers see they are
+    /// stale and do nothing.
+    generation: u64,
+    socket: Option<daemon::Socket>,
+    backoff: Backoff,
+    shared: BTreeMap<TabId, TabInfo>,
+    attaching: BTreeSet<TabId>,
+    /// Tabs whose debugger session is being reset; each promise resolves when that is done.
+    resetting: BTreeMap<TabId, js_sys::Promise>,
+}
+
+thread_local! {
+    static WORKER: RefCell<Worker> = RefCell::new(Worker::default());
+}
+
+fn with<R>(f: impl FnOnce(&mut Worker) -> R) -> R {
+    WORKER.with_borrow_mut(f)
+}
+
+pub fn start() {
+    log!("service worker starting");
+    relay::listen();
+    sharing::listen();
+    listen_to_panel();
+    spawn_local(async {
+        if let Err(e) = chrome::open_panel_on_action_click().await {
+            warn!("sidePanel.setPanelBehavior failed: {e}");
+        }
+        // Re-attach before dialing, so the first Hello lists the tabs that survived a restart.
+        sharing::restore().await;
+        daemon::reconnect_now();
+    });
+}
+
+fn listen_to_panel() {
+    let cb = Closure::<dyn FnMut(JsValue, JsValue, js_sys::Function) -> bool>::new(
+        |message: JsValue, _sender: JsValue, send_response: js_sys::Function| {
+            let Some(request) = from_js::<PanelRequest>(&message) else {
+                return false; // not ours (e.g. another panel's broadcast)
+            };
+            spawn_local(async move {
+                let error = handle(request).await.err();
+                let reply = PanelReply { state: snapshot(), error };
+                let _ = send_response.call1(&JsValue::NULL, &to_js(&reply));
+            });
+            true // the answer comes asynchronously
+        },
+    );
+    chrome::on_runtime_message(&cb);
+    cb.forget();
+}
+
+async fn handle(request: PanelRequest) -> Result<(), String> {
+    match request {
+        PanelRequest::GetState => Ok(()),
+        PanelRequest::Share { tab_id } => sharing::share(tab_id).await,
+        PanelRequest::Unshare { tab_id } => {
+            sharing::unshare_by_user(tab_id).await;
+            Ok(())
+        }
+        PanelRequest::SetDaemonUrl { url } => {
+            let url = Some(url.trim().to_owned()).filter(|u| !u.is_empty());
+            settings::save_daemon_url(url.as_deref()).await?;
+            daemon::reconnect_now();
+            Ok(())
+        }
+    }
+}
+
+fn snapshot() -> PanelState {
+    with(|w| PanelState {
+        daemon: w.daemon,
+        detail: w.detail.clone(),
+        daemon_url: w.daemon_url.clone(),
+        client_endpoint: w.client_endpoint.clone(),
+        shared_tabs: w
+            .shared
+            .values()
+            .map(|t| SharedTab { tab_id: t.tab_id, title: t.title.clone(), url: t.url.clone() })
+            .collect(),
+        pending_tabs: w.attaching.iter().copied().collect(),
+    })
+}
+
+/// Tells every open panel. Fails harmlessly when none is open.
+fn broadcast() {
+    let message = to_js(&WorkerBroadcast::State { state: snapshot() });
+    spawn_local(async move {
+        let _ = chrome::send_message(&message).await;
+    });
+}

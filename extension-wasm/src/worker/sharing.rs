@@ -1,0 +1,296 @@
+//! Which tabs are shared: attaching `chrome.debugger`, describing tabs as CDP targets, following
+//! them (navigation, close, detach), and remembering them across worker restarts.
+
+use serde::Deserialize;
+use tabtunnel_wire::{FromExtension, TabId, TabInfo, UnshareReason, WindowId};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::spawn_local;
+
+use super::{broadcast, daemon, with};
+use crate::chrome;
+use crate::js::{error_message, from_js, sleep, to_js};
+use crate::restricted::check_debuggable;
+
+/// `chrome.storage.session` key: shared tab ids. Session storage outlives the worker (not the
+/// browser), like the debugger sessions themselves.
+const STORAGE_KEY: &str = "sharedTabs";
+/// After `target_closed` on a living tab (e.g. it navigated to a restricted page), wait this long
+/// before trying to re-attach.
+const REATTACH_DELAY_MS: u32 = 150;
+
+pub fn listen() {
+    let on_detach = Closure::<dyn FnMut(JsValue, String)>::new(|source: JsValue, reason: String| {
+        let Some(chrome::DebuggerSource { tab_id: Some(tab_id), session_id: None }) = from_js(&source) else {
+            return;
+        };
+        if !is_shared(tab_id) {
+            return;
+        }
+        log!("debugger detached from tab {tab_id}: {reason}");
+        match reason.as_str() {
+            "canceled_by_user" => unshare(tab_id, UnshareReason::CanceledByUser),
+            "target_closed" => spawn_local(reattach(tab_id)),
+            _ => unshare(tab_id, UnshareReason::Detached),
+        }
+    });
+    chrome::on_debugger_detach(&on_detach);
+    on_detach.forget();
+
+    let on_removed = Closure::<dyn FnMut(TabId, JsValue)>::new(|tab_id: TabId, _info: JsValue| {
+        if is_shared(tab_id) {
+            unshare(tab_id, UnshareReason::Closed);
+        }
+    });
+    chrome::on_tab_removed(&on_removed);
+    on_removed.forget();
+
+    let on_updated =
+        Closure::<dyn FnMut(TabId, JsValue, JsValue)>::new(|tab_id: TabId, change: JsValue, tab: JsValue| {
+            let relevant =
+                ["url", "title"].iter().any(|k| js_sys::Reflect::has(&change, &(*k).into()).unwrap_or(false));
+            if relevant && is_shared(tab_id) {
+                if let Some(tab) = from_js::<chrome::Tab>(&tab) {
+                    changed(tab_id, |info| {
+                        info.url = tab.url;
+                        info.title = tab.title;
+                    });
+                }
+            }
+        });
+    chrome::on_tab_updated(&on_updated);
+    on_updated.forget();
+
+    let on_attached = Closure::<dyn FnMut(TabId, JsValue)>::new(|tab_id: TabId, info: JsValue| {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct AttachInfo {
+            new_window_id: WindowId,
+        }
+        if let Some(AttachInfo { new_window_id }) = from_js(&info) {
+            changed(tab_id, |info| info.window_id = new_window_id);
+        }
+    });
+    chrome::on_tab_attached(&on_attached);
+    on_attached.forget();
+}
+
+fn is_shared(tab_id: TabId) -> bool {
+    with(|w| w.shared.contains_key(&tab_id))
+}
+
+/// Shares a tab at the user's request.
+pub async fn share(tab_id: TabId) -> Result<(), String> {
+    if with(|w| w.shared.contains_key(&tab_id) || !w.attaching.insert(tab_id)) {
+        return Ok(()); // already shared, or being attached
+    }
+    broadcast();
+    let outcome = attach_and_describe(tab_id, true).await;
+    with(|w| w.attaching.remove(&tab_id));
+    match outcome {
+        Ok(info) => {
+            log!("sharing tab {tab_id} ({})", info.url);
+            add(info);
+            Ok(())
+        }
+        Err(e) => {
+            broadcast();
+            Err(e)
+        }
+    }
+}
+
+/// Stops sharing at the user's request. Our own `detach()` fires no `onDetach`.
+pub async fn unshare_by_user(tab_id: TabId) {
+    if !is_shared(tab_id) {
+        return;
+    }
+    if let Err(e) = chrome::detach(tab_id).await {
+        warn!("detach from tab {tab_id}: {e}");
+    }
+    unshare(tab_id, UnshareReason::StoppedByUser);
+}
+
+/// Re-attaches the tabs shared before the worker restarted.
+pub async fn restore() {
+    let ids: Vec<TabId> = match chrome::session_get(&[STORAGE_KEY]).await {
+        Ok(v) => js_sys::Reflect::get(&v, &STORAGE_KEY.into())
+            .ok()
+            .and_then(|ids| from_js(&ids))
+            .unwrap_or_default(),
+        Err(e) => {
+            warn!("storage.session.get failed: {e}");
+            return;
+        }
+    };
+    for tab_id in ids {
+        match attach_and_describe(tab_id, false).await {
+            Ok(info) => {
+                log!("re-attached tab {tab_id}");
+                with(|w| w.shared.insert(tab_id, info));
+            }
+            Err(e) => log!("tab {tab_id} is no longer shared: {e}"),
+        }
+    }
+    persist();
+    broadcast();
+}
+
+/// The daemon's `ResetTab`: the tab's last client left, so detach and re-attach to give the next
+/// client a clean session. Commands received meanwhile wait on [`reset_gate`]; resets queue.
+pub fn reset(tab_id: TabId) {
+    let mut resolve = None;
+    let done = js_sys::Promise::new(&mut |res, _| resolve = Some(res));
+    let previous = with(|w| w.resetting.insert(tab_id, done.clone()));
+    spawn_local(async move {
+        if let Some(previous) = previous {
+            let _ = wasm_bindgen_futures::JsFuture::from(previous).await;
+        }
+        if is_shared(tab_id) {
+            reset_session(tab_id).await;
+        }
+        with(|w| {
+            if w.resetting.get(&tab_id).is_some_and(|p| js_sys::Object::is(p, &done)) {
+                w.resetting.remove(&tab_id);
+            }
+        });
+        if let Some(resolve) = resolve {
+            let _ = resolve.call0(&JsValue::NULL);
+        }
+    });
+}
+
+/// The reset of this tab a command arriving now must wait for, if any.
+pub fn reset_gate(tab_id: TabId) -> Option<js_sys::Promise> {
+    with(|w| w.resetting.get(&tab_id).cloned())
+}
+
+async fn reset_session(tab_id: TabId) {
+    if let Err(e) = chrome::detach(tab_id).await {
+        warn!("reset: detach from tab {tab_id}: {e}");
+    }
+    reattach_or_unshare(tab_id, "after a reset").await;
+}
+
+/// `target_closed` on a tab that may live on: re-attach once, else report why it is gone.
+async fn reattach(tab_id: TabId) {
+    sleep(REATTACH_DELAY_MS).await;
+    if !is_shared(tab_id) {
+        return; // onRemoved got there first
+    }
+    if chrome::get_tab(tab_id).await.is_err() {
+        unshare(tab_id, UnshareReason::Closed);
+        return;
+    }
+    reattach_or_unshare(tab_id, "after target_closed").await;
+}
+
+/// Attaches a still-shared tab again; if Chrome refuses, the tab is unshared as `Detached`.
+async fn reattach_or_unshare(tab_id: TabId, when: &str) {
+    match attach_and_describe(tab_id, false).await {
+        Ok(info) if is_shared(tab_id) => {
+            log!("re-attached tab {tab_id} {when}");
+            changed(tab_id, |old| *old = info);
+        }
+        Ok(_) => {
+            let _ = chrome::detach(tab_id).await; // unshared meanwhile
+        }
+        Err(e) => {
+            log!("could not re-attach tab {tab_id} {when}: {e}");
+            unshare(tab_id, UnshareReason::Detached);
+        }
+    }
+}
+
+/// Attaches (or confirms our existing attachment) and describes the tab. `check_url` refuses
+/// pages Chrome will not let us debug, with a message for the user.
+async fn attach_and_describe(tab_id: TabId, check_url: bool) -> Result<TabInfo, String> {
+    let tab = chrome::get_tab(tab_id).await.map_err(|e| format!("No such tab: {e}"))?;
+    if check_url {
+        let url = if tab.pending_url.is_empty() { &tab.url } else { &tab.pending_url };
+        check_debuggable(url)?;
+    }
+    match chrome::attach(tab_id).await {
+        Ok(()) => {}
+        // After a worker restart our session is still there; describe() proves it is ours.
+        Err(e) if e.contains("Another debugger is already attached") => {}
+        Err(e) => return Err(format!("Chrome refused to attach: {e}")),
+    }
+    match describe(tab_id).await {
+        Ok(info) => Ok(info),
+        Err(e) => {
+            let _ = chrome::detach(tab_id).await;
+            Err(e)
+        }
+    }
+}
+
+async fn describe(tab_id: TabId) -> Result<TabInfo, String> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct TargetInfo {
+        target_id: String,
+        #[serde(default)]
+        browser_context_id: String,
+        opener_id: Option<String>,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Reply {
+        target_info: TargetInfo,
+    }
+    let reply = chrome::send_command(tab_id, None, "Target.getTargetInfo", &JsValue::UNDEFINED)
+        .await
+        .map_err(|e| error_message(&e))?;
+    let target = from_js::<Reply>(&reply).ok_or("unexpected Target.getTargetInfo reply")?.target_info;
+    let tab = chrome::get_tab(tab_id).await?;
+    Ok(TabInfo {
+        tab_id,
+        window_id: tab.window_id,
+        target_id: target.target_id,
+        browser_context_id: target.browser_context_id,
+        url: tab.url,
+        title: tab.title,
+        opener_target_id: target.opener_id,
+    })
+}
+
+fn add(info: TabInfo) {
+    with(|w| w.shared.insert(info.tab_id, info.clone()));
+    daemon::send(&FromExtension::TabShared(info));
+    persist();
+    broadcast();
+}
+
+fn changed(tab_id: TabId, update: impl FnOnce(&mut TabInfo)) {
+    let info = with(|w| {
+        let info = w.shared.get_mut(&tab_id)?;
+        let before = info.clone();
+        update(info);
+        (*info != before).then(|| info.clone())
+    });
+    if let Some(info) = info {
+        daemon::send(&FromExtension::TabChanged(info));
+        broadcast();
+    }
+}
+
+fn unshare(tab_id: TabId, reason: UnshareReason) {
+    if with(|w| w.shared.remove(&tab_id)).is_none() {
+        return;
+    }
+    log!("tab {tab_id} unshared: {reason:?}");
+    daemon::send(&FromExtension::TabUnshared { tab_id, reason });
+    persist();
+    broadcast();
+}
+
+fn persist() {
+    let ids: Vec<TabId> = with(|w| w.shared.keys().copied().collect());
+    let items = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&items, &STORAGE_KEY.into(), &to_js(&ids));
+    spawn_local(async move {
+        if let Err(e) = chrome::session_set(&items).await {
+            warn!("storage.session.set failed: {e}");
+        }
+    });
+}
