@@ -168,7 +168,7 @@ async fn reset_session(tab_id: TabId) {
     if let Err(e) = chrome::detach(tab_id).await {
         warn!("reset: detach from tab {tab_id}: {e}");
     }
-    reattach_or_unshare(tab_id, "after a reset").await;
+    reattach_or_unshare(tab_id, "after a reset", false).await;
 }
 
 /// `target_closed` on a tab that may live on: re-attach once, else report why it is gone.
@@ -181,12 +181,21 @@ async fn reattach(tab_id: TabId) {
         unshare(tab_id, UnshareReason::Closed);
         return;
     }
-    reattach_or_unshare(tab_id, "after target_closed").await;
+    reattach_or_unshare(tab_id, "after target_closed", true).await;
 }
 
 /// Attaches a still-shared tab again; if Chrome refuses, the tab is unshared as `Detached`.
-async fn reattach_or_unshare(tab_id: TabId, when: &str) {
+/// `clients_lost_state`: the old session died under its clients (`target_closed`), so they are
+/// told the tab detached and came back, rather than left believing their domains are enabled.
+async fn reattach_or_unshare(tab_id: TabId, when: &str, clients_lost_state: bool) {
     match attach_and_describe(tab_id, false).await {
+        Ok(info) if is_shared(tab_id) && clients_lost_state => {
+            log!("re-attached tab {tab_id} {when}; its clients start over");
+            daemon::send(&FromExtension::TabUnshared { tab_id, reason: UnshareReason::Detached });
+            with(|w| w.shared.insert(tab_id, info.clone()));
+            daemon::send(&FromExtension::TabShared(info));
+            broadcast();
+        }
         Ok(info) if is_shared(tab_id) => {
             log!("re-attached tab {tab_id} {when}");
             changed(tab_id, |old| *old = info);
