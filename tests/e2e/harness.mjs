@@ -1,0 +1,595 @@
+// Shared end-to-end harness.
+//
+// One harness = one fresh world:
+//   * a localhost HTTP server (port 0) with the test pages,
+//   * `tabtunnel launch` (the product: daemon + headless Chromium with the built extension),
+//   * a puppeteer-core connection straight to the *real* browser (Chromium's own
+//     `--remote-debugging-port`). That connection is the test's hands, not the product under test:
+//     it opens the test page, opens the extension's side panel page in a popup window and clicks
+//     "share" there, like a user would.
+//
+// Tests then talk to the product through `h.clientEndpoint` / `h.wsEndpoint` only.
+//
+// Every wait is bounded; every failure message carries the daemon's recent output.
+// `h.close()` always kills Chromium and the daemon and removes the temp dirs.
+
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import puppeteer from 'puppeteer-core';
+import WebSocket from 'ws';
+
+export const EXTENSION_ID = 'jmlcgbpniifikmbmclnhinffofckiihm';
+export const EXTENSION_ORIGIN = `chrome-extension://${EXTENSION_ID}`;
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+const READY_TIMEOUT_MS = 60_000;
+const STEP_TIMEOUT_MS = 30_000;
+
+// ---------------------------------------------------------------------------------------------
+// Test pages
+
+export const FORM_TITLE = 'tabtunnel test form';
+export const greetingFor = (name) => `Hello, ${name}!`;
+
+const PAGES = {
+  '/form.html': `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>${FORM_TITLE}</title>
+<style>body{font:16px sans-serif;margin:2em;background:#f4f7ff} #out{color:#063;font-weight:bold}</style>
+</head>
+<body>
+  <h1>tabtunnel test form</h1>
+  <label for="name">Name</label>
+  <input id="name" type="text" autocomplete="off">
+  <button id="go" type="button">Greet</button>
+  <p id="out"></p>
+  <script>
+    document.getElementById('go').addEventListener('click', () => {
+      const name = document.getElementById('name').value;
+      document.getElementById('out').textContent = 'Hello, ' + name + '!';
+    });
+  </script>
+</body>
+</html>
+`,
+  '/other.html': `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>tabtunnel other page</title></head>
+<body><p id="other">another page, never shared</p></body></html>
+`,
+};
+
+function startPageServer() {
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://localhost');
+    const body = PAGES[url.pathname];
+    if (body === undefined) {
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      res.end('not found');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+    res.end(body);
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve(server));
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small helpers
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Rejects with `what` (plus `detail()` when given) if `promise` has not settled in `ms`. */
+export async function withTimeout(promise, ms, what, detail) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`timed out after ${ms} ms: ${what}${detail ? `\n${detail()}` : ''}`)),
+      ms,
+    );
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Polls `fn` until it returns a truthy value or `ms` pass. */
+async function pollFor(fn, ms, what, detail) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${ms} ms: ${what}${detail ? `\n${detail()}` : ''}`);
+    }
+    await sleep(50);
+  }
+}
+
+function which(cmd) {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (!dir) continue;
+    const p = path.join(dir, cmd);
+    try {
+      fs.accessSync(p, fs.constants.X_OK);
+      if (fs.statSync(p).isFile()) return p;
+    } catch {
+      /* not here */
+    }
+  }
+  return null;
+}
+
+/** The daemon binary. `./dev test` exports TABTUNNEL_BIN; by hand, fall back to the usual places. */
+export function daemonBinary() {
+  const candidates = [];
+  if (process.env.TABTUNNEL_BIN) candidates.push(process.env.TABTUNNEL_BIN);
+  else {
+    if (process.env.CARGO_TARGET_DIR) {
+      candidates.push(path.join(process.env.CARGO_TARGET_DIR, 'release', 'tabtunnel'));
+    }
+    candidates.push(path.join(os.homedir(), '.cache', 'tabtunnel', 'target', 'release', 'tabtunnel'));
+    candidates.push(path.join(REPO_ROOT, 'target', 'release', 'tabtunnel'));
+  }
+  const found = candidates.find((p) => fs.existsSync(p));
+  if (!found) {
+    throw new Error(
+      `tabtunnel daemon binary not found (looked at: ${candidates.join(', ')}). ` +
+        'Build it with `./dev test` (or set TABTUNNEL_BIN).',
+    );
+  }
+  return found;
+}
+
+/** Chromium. E2E must fail, not skip, when it is missing. */
+export function chromiumBinary() {
+  const p = process.env.TABTUNNEL_CHROMIUM || process.env.CHROMIUM || which('chromium') || which('chromium-browser');
+  if (!p) {
+    throw new Error('Chromium not found on PATH (nor $TABTUNNEL_CHROMIUM). `./dev test` installs it with apt-get.');
+  }
+  return p;
+}
+
+function extensionDir() {
+  const dir = process.env.TABTUNNEL_EXTENSION_DIR || path.join(REPO_ROOT, 'extension');
+  if (!fs.existsSync(path.join(dir, 'manifest.json')) || !fs.existsSync(path.join(dir, 'pkg'))) {
+    throw new Error(
+      `built extension not found in ${dir} (needs manifest.json and pkg/). ` +
+        'Build it with `cargo run -p xtask --release -- build-extension` (./dev test does).',
+    );
+  }
+  return dir;
+}
+
+// Last resort: if the test process dies without running close(), kill what we started.
+const live = new Set();
+process.on('exit', () => {
+  for (const h of live) h.killNow();
+});
+
+// ---------------------------------------------------------------------------------------------
+// The harness
+
+/**
+ * Starts everything and (unless `share: false`) shares the test page through the side panel.
+ *
+ * Returns an object with:
+ *   pageUrl, pageServerUrl            the test page (http://127.0.0.1:P/form.html)
+ *   ready                              the daemon's ready file (port, clientEndpoint, wsEndpoint, ...)
+ *   port, token, clientEndpoint, wsEndpoint, extensionUrl
+ *   browser                            the harness's own puppeteer connection to the real browser
+ *   testPage, panel, tabId             harness-side handles
+ *   logs()                             the daemon's recent stdout/stderr
+ *   close()                            teardown (idempotent)
+ */
+export async function startHarness({ share = true, name = 'e2e' } = {}) {
+  const h = new Harness(name);
+  live.add(h);
+  try {
+    await h.start();
+    if (share) await h.shareTestPage();
+    return h;
+  } catch (err) {
+    await h.close();
+    throw err;
+  }
+}
+
+class Harness {
+  constructor(name) {
+    this.name = name;
+    this.tmp = fs.mkdtempSync(path.join(os.tmpdir(), `tabtunnel-${name}-`));
+    this.profileDir = path.join(this.tmp, 'profile');
+    this.readyFile = path.join(this.tmp, 'ready.json');
+    this.output = '';
+    this.daemon = null;
+    this.daemonExit = null;
+    this.server = null;
+    this.browser = null;
+    this.closed = false;
+  }
+
+  logs() {
+    return this.output.length > 12_000 ? `...${this.output.slice(-12_000)}` : this.output;
+  }
+
+  detail = () => `--- tabtunnel output (tail) ---\n${this.logs() || '(none)'}\n--- end ---`;
+
+  async start() {
+    const bin = daemonBinary();
+    const chromium = chromiumBinary();
+    const extDir = extensionDir();
+
+    this.server = await startPageServer();
+    this.pageServerUrl = `http://127.0.0.1:${this.server.address().port}`;
+    this.pageUrl = `${this.pageServerUrl}/form.html`;
+
+    const args = [
+      'launch',
+      '--port', '0',
+      '--chromium', chromium,
+      '--profile', this.profileDir,
+      '--extension-dir', extDir,
+      '--headless', 'always',
+      '--ready-file', this.readyFile,
+      '--',
+      '--remote-debugging-port=0',
+    ];
+    this.commandLine = `${bin} ${args.join(' ')}`;
+    this.daemon = spawn(bin, args, {
+      // Own process group: teardown kills the daemon and everything it started in one go.
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        // Keep the token file (and any other config) out of the real home directory.
+        XDG_CONFIG_HOME: path.join(this.tmp, 'config'),
+        RUST_BACKTRACE: '1',
+      },
+    });
+    const collect = (chunk) => {
+      this.output += chunk.toString();
+      if (this.output.length > 200_000) this.output = this.output.slice(-100_000);
+    };
+    this.daemon.stdout.on('data', collect);
+    this.daemon.stderr.on('data', collect);
+    this.daemonExit = new Promise((resolve) => {
+      this.daemon.once('exit', (code, signal) => {
+        this.exited = { code, signal };
+        resolve(this.exited);
+      });
+      this.daemon.once('error', (err) => {
+        this.output += `\n[harness] spawn error: ${err.message}\n`;
+        this.exited = { code: null, signal: null, error: err };
+        resolve(this.exited);
+      });
+    });
+
+    // 1. The ready file.
+    this.ready = await pollFor(
+      () => {
+        if (this.exited) {
+          throw new Error(
+            `tabtunnel exited early (${JSON.stringify(this.exited)}) before writing its ready file\n` +
+              `command: ${this.commandLine}\n${this.detail()}`,
+          );
+        }
+        try {
+          return JSON.parse(fs.readFileSync(this.readyFile, 'utf8'));
+        } catch {
+          return null; // not there yet, or half written
+        }
+      },
+      READY_TIMEOUT_MS,
+      `ready file ${this.readyFile} from \`${this.commandLine}\``,
+      this.detail,
+    );
+    for (const key of ['port', 'clientEndpoint', 'wsEndpoint', 'extensionUrl']) {
+      if (this.ready[key] === undefined) {
+        throw new Error(`ready file lacks "${key}": ${JSON.stringify(this.ready)}`);
+      }
+    }
+    this.port = this.ready.port;
+    this.clientEndpoint = this.ready.clientEndpoint;
+    this.wsEndpoint = this.ready.wsEndpoint;
+    this.extensionUrl = this.ready.extensionUrl;
+    this.token = new URL(this.clientEndpoint).pathname.split('/').filter(Boolean)[0] ?? null;
+    this.chromiumPid = this.ready.chromiumPid ?? null;
+    if (this.ready.profileDir) this.profileDir = this.ready.profileDir;
+
+    // 2. The real browser's own debugging port (for the harness only).
+    const activePort = path.join(this.profileDir, 'DevToolsActivePort');
+    const [chromePort, chromePath] = await pollFor(
+      () => {
+        if (this.exited) throw new Error(`tabtunnel exited (${JSON.stringify(this.exited)})\n${this.detail()}`);
+        try {
+          const lines = fs.readFileSync(activePort, 'utf8').split('\n');
+          return lines.length >= 2 && lines[0] && lines[1] ? lines : null;
+        } catch {
+          return null;
+        }
+      },
+      STEP_TIMEOUT_MS,
+      `Chromium's ${activePort} (is --remote-debugging-port=0 passed through to Chromium?)`,
+      this.detail,
+    );
+    this.browser = await withTimeout(
+      puppeteer.connect({
+        browserWSEndpoint: `ws://127.0.0.1:${chromePort}${chromePath}`,
+        defaultViewport: null,
+        protocolTimeout: STEP_TIMEOUT_MS,
+      }),
+      STEP_TIMEOUT_MS,
+      'harness puppeteer.connect to the real browser',
+      this.detail,
+    );
+
+    // 3. The extension's service worker (loaded by `launch`).
+    const swTarget = await withTimeout(
+      this.browser.waitForTarget(
+        (t) => t.type() === 'service_worker' && t.url().startsWith(`${EXTENSION_ORIGIN}/`),
+        { timeout: STEP_TIMEOUT_MS },
+      ),
+      STEP_TIMEOUT_MS + 1000,
+      `the extension's service worker (${EXTENSION_ORIGIN})`,
+      () => `targets: ${JSON.stringify(this.browser.targets().map((t) => [t.type(), t.url()]))}\n${this.detail()}`,
+    );
+    this.worker = await swTarget.worker();
+
+    // 4. The test page, in a normal tab, active and focused.
+    this.testPage = await this.browser.newPage();
+    await this.testPage.goto(this.pageUrl, { waitUntil: 'load', timeout: STEP_TIMEOUT_MS });
+    const pageUrl = this.pageUrl;
+    const tab = await this.sw(async (url) => {
+      const tabs = await chrome.tabs.query({});
+      const t = tabs.find((x) => x.url === url);
+      if (!t) return null;
+      await chrome.tabs.update(t.id, { active: true });
+      await chrome.windows.update(t.windowId, { focused: true });
+      return { id: t.id, windowId: t.windowId };
+    }, pageUrl);
+    if (!tab) throw new Error(`chrome.tabs.query does not list the test page ${pageUrl}`);
+    this.tabId = tab.id;
+    this.windowId = tab.windowId;
+  }
+
+  /** Evaluates `fn(...args)` in the extension's service worker. */
+  async sw(fn, ...args) {
+    return withTimeout(this.worker.evaluate(fn, ...args), STEP_TIMEOUT_MS, 'evaluate in the extension service worker', this.detail);
+  }
+
+  /** Opens the side panel page (in a popup window) and waits for the daemon connection. */
+  async openPanel() {
+    if (this.panel && !this.panel.isClosed()) return this.panel;
+    const panelUrl = `${EXTENSION_ORIGIN}/sidepanel.html`;
+    await this.sw(
+      () => chrome.windows.create({ url: chrome.runtime.getURL('sidepanel.html'), type: 'popup' }).then((w) => w.id),
+    );
+    const target = await this.browser.waitForTarget((t) => t.url() === panelUrl, { timeout: STEP_TIMEOUT_MS });
+    this.panel = (await target.page()) ?? (await target.asPage());
+    await this.panel.waitForSelector('#daemon-status', { timeout: STEP_TIMEOUT_MS });
+    try {
+      await this.panel.waitForSelector('#daemon-status[data-state="connected"]', { timeout: STEP_TIMEOUT_MS });
+    } catch (err) {
+      const state = await this.panelState();
+      throw new Error(`side panel never showed the daemon as connected: ${err.message}\npanel: ${state}\n${this.detail()}`);
+    }
+    return this.panel;
+  }
+
+  async panelState() {
+    try {
+      return await this.panel.evaluate(() => {
+        const q = (s) => document.querySelector(s);
+        return JSON.stringify({
+          daemonStatus: q('#daemon-status') && { state: q('#daemon-status').dataset.state, text: q('#daemon-status').textContent.trim() },
+          shareToggle: q('#share-toggle') && { tabId: q('#share-toggle').dataset.tabId, checked: q('#share-toggle').checked, disabled: q('#share-toggle').disabled },
+          sharedTabs: [...document.querySelectorAll('#shared-tabs li')].map((li) => ({ tabId: li.dataset.tabId, text: li.textContent.trim() })),
+          clientEndpoint: q('#client-endpoint')?.textContent?.trim(),
+        });
+      });
+    } catch (err) {
+      return `(could not read the panel: ${err.message})`;
+    }
+  }
+
+  /** Shares the test page by clicking `#share-toggle` in the side panel, as a user would. */
+  async shareTestPage() {
+    const panel = await this.openPanel();
+    const toggle = `#share-toggle[data-tab-id="${this.tabId}"]`;
+    try {
+      await panel.waitForSelector(toggle, { timeout: STEP_TIMEOUT_MS });
+    } catch (err) {
+      throw new Error(
+        `#share-toggle never targeted the test page (tab ${this.tabId}, the active tab of the last focused normal window): ${err.message}\n` +
+          `panel: ${await this.panelState()}`,
+      );
+    }
+    if (await panel.$eval(toggle, (el) => el.checked)) {
+      throw new Error(`#share-toggle is already checked before sharing: ${await this.panelState()}`);
+    }
+    await panel.click(toggle);
+    try {
+      await panel.waitForSelector(`#shared-tabs li[data-tab-id="${this.tabId}"]`, { timeout: STEP_TIMEOUT_MS });
+    } catch (err) {
+      throw new Error(`the test page (tab ${this.tabId}) never appeared in #shared-tabs: ${err.message}\npanel: ${await this.panelState()}\n${this.detail()}`);
+    }
+  }
+
+  /** Synchronous last-resort kill (process exit handler). */
+  killNow() {
+    const kill = (pid, sig) => {
+      try {
+        process.kill(pid, sig);
+      } catch {
+        /* already gone */
+      }
+    };
+    if (this.daemon?.pid && !this.exited) kill(-this.daemon.pid, 'SIGKILL');
+    if (this.chromiumPid) kill(this.chromiumPid, 'SIGKILL');
+  }
+
+  async close() {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      if (this.browser) {
+        await withTimeout(Promise.resolve(this.browser.disconnect()), 5000, 'harness disconnect').catch(() => {});
+      }
+    } finally {
+      const kill = (pid, sig) => {
+        try {
+          process.kill(pid, sig);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      // Ask nicely, then insist. The daemon has its own process group (detached), which normally
+      // holds Chromium too; Chromium's pid from the ready file is killed explicitly in any case.
+      if (this.daemon?.pid && !this.exited) {
+        kill(-this.daemon.pid, 'SIGTERM');
+        await withTimeout(this.daemonExit, 5000, 'daemon exit').catch(() => {});
+        kill(-this.daemon.pid, 'SIGKILL');
+        await withTimeout(this.daemonExit, 5000, 'daemon exit after SIGKILL').catch(() => {});
+      }
+      if (this.chromiumPid) {
+        if (kill(this.chromiumPid, 'SIGTERM')) {
+          const deadline = Date.now() + 5000;
+          while (Date.now() < deadline && kill(this.chromiumPid, 0)) await sleep(50);
+          kill(this.chromiumPid, 'SIGKILL');
+        }
+      }
+      if (this.server) {
+        this.server.closeAllConnections?.();
+        await new Promise((r) => this.server.close(() => r()));
+      }
+      live.delete(this);
+      await fsp.rm(this.tmp, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }).catch(() => {});
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Raw HTTP / WebSocket helpers for the security tests
+
+/** GET with full control over headers (incl. Host and Origin). Resolves {status, headers, body, json}. */
+export function rawGet(port, pathAndQuery, headers = {}) {
+  return withTimeout(
+    new Promise((resolve, reject) => {
+      const req = http.request(
+        { host: '127.0.0.1', port, path: pathAndQuery, method: 'GET', headers, agent: false },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (c) => (body += c));
+          res.on('end', () => {
+            let json;
+            try {
+              json = JSON.parse(body);
+            } catch {
+              json = undefined;
+            }
+            resolve({ status: res.statusCode, headers: res.headers, body, json });
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    }),
+    10_000,
+    `GET ${pathAndQuery}`,
+  );
+}
+
+/**
+ * Tries a WebSocket upgrade. Resolves {opened: true, ws} or {opened: false, status, error}.
+ * `headers` may carry Origin, Host, Authorization.
+ */
+export function tryWebSocket(url, headers = {}) {
+  return withTimeout(
+    new Promise((resolve) => {
+      const ws = new WebSocket(url, { headers, perMessageDeflate: false, handshakeTimeout: 10_000 });
+      ws.once('open', () => resolve({ opened: true, ws }));
+      ws.once('unexpected-response', (_req, res) => {
+        resolve({ opened: false, status: res.statusCode });
+        res.resume();
+        ws.terminate();
+      });
+      ws.once('error', (err) => resolve({ opened: false, status: null, error: err.message }));
+    }),
+    15_000,
+    `WebSocket upgrade to ${url}`,
+  );
+}
+
+/** A raw CDP connection over `ws`: send frames, await replies by id, with bounded waits. */
+export class RawCdp {
+  static async open(url, headers = {}) {
+    const r = await tryWebSocket(url, headers);
+    if (!r.opened) throw new Error(`CDP WebSocket ${url} refused: status ${r.status} ${r.error ?? ''}`);
+    return new RawCdp(r.ws);
+  }
+
+  constructor(ws) {
+    this.ws = ws;
+    this.messages = [];
+    this.waiters = [];
+    ws.on('message', (data) => {
+      let msg;
+      try {
+        msg = JSON.parse(data.toString());
+      } catch {
+        msg = { unparseable: data.toString() };
+      }
+      const w = this.waiters.find((x) => x.pred(msg));
+      if (w) {
+        this.waiters.splice(this.waiters.indexOf(w), 1);
+        w.resolve(msg);
+      } else {
+        this.messages.push(msg);
+      }
+    });
+    this.closed = new Promise((resolve) => ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+  }
+
+  /** The next message (already received or future) matching `pred`; consumes it. */
+  next(pred, what = 'a CDP message', ms = 10_000) {
+    const i = this.messages.findIndex(pred);
+    if (i >= 0) return Promise.resolve(this.messages.splice(i, 1)[0]);
+    let waiter;
+    const p = new Promise((resolve) => {
+      waiter = { pred, resolve };
+      this.waiters.push(waiter);
+    });
+    return withTimeout(p, ms, what, () => `unclaimed messages: ${JSON.stringify(this.messages).slice(0, 2000)}`).finally(() => {
+      const j = this.waiters.indexOf(waiter);
+      if (j >= 0) this.waiters.splice(j, 1);
+    });
+  }
+
+  sendRaw(text) {
+    this.ws.send(text);
+  }
+
+  async send(id, method, params = {}, sessionId) {
+    const msg = { id, method, params };
+    if (sessionId) msg.sessionId = sessionId;
+    this.ws.send(JSON.stringify(msg));
+    return this.next((m) => m.id === id, `reply to ${method} (id ${id})`);
+  }
+
+  close() {
+    this.ws.terminate();
+  }
+}
