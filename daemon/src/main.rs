@@ -144,8 +144,16 @@ async fn launch(args: LaunchArgs) -> Result<(), String> {
     let mut running = start(&args.serve).await?;
     let staged = launch::stage_extension(&extension, &profile, &running.extension_url())?;
     let headless = args.headless.resolve();
+    // Chromium is chatty on stderr (D-Bus, GPU probes); keep its output out of the terminal.
+    let log_path = profile.join("chromium.log");
+    let log =
+        std::fs::File::create(&log_path).map_err(|e| format!("cannot create {}: {e}", log_path.display()))?;
+    let log_err = log.try_clone().map_err(|e| e.to_string())?;
     let mut child = tokio::process::Command::new(&chromium)
         .args(launch::chromium_args(&profile, &staged, headless, &args.chromium_args))
+        .stdin(std::process::Stdio::null())
+        .stdout(log)
+        .stderr(log_err)
         .kill_on_drop(true)
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", chromium.display()))?;
@@ -156,6 +164,7 @@ async fn launch(args: LaunchArgs) -> Result<(), String> {
         if headless { "headless" } else { "windowed" },
         profile.display()
     );
+    println!("  Chromium log:               {}", log_path.display());
     println!("Share a tab from the tabtunnel side panel, then point a client at the CDP endpoint.");
     let mut info = running.describe();
     info["chromiumPid"] = serde_json::json!(child.id());

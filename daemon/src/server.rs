@@ -104,15 +104,18 @@ async fn version(State(state): State<AppState>, headers: HeaderMap) -> Response 
         );
     };
     let path = format!("/devtools/browser/{}", state.browser_target_id);
-    Json(json!({
+    let mut version = json!({
         "Browser": browser.product,
         "Protocol-Version": browser.protocol_version,
         "User-Agent": browser.user_agent,
-        "V8-Version": browser.js_version,
         "WebKit-Version": "537.36",
         "webSocketDebuggerUrl": state.ws_url(host(&headers), &path),
-    }))
-    .into_response()
+    });
+    // The extension cannot always learn V8's version; better absent than empty.
+    if !browser.js_version.is_empty() {
+        version["V8-Version"] = json!(browser.js_version);
+    }
+    Json(version).into_response()
 }
 
 async fn list(State(state): State<AppState>, headers: HeaderMap) -> Response {

@@ -92,8 +92,14 @@ fn build_extension(debug: bool) -> Result<()> {
     Ok(())
 }
 
+/// The checkout this xtask was run from. `cargo run` sets CARGO_MANIFEST_DIR at run time too;
+/// prefer that to the compile-time value, since a build cache shared by several checkouts may
+/// hand us a binary compiled in another one.
 fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
+    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    manifest_dir.parent().expect("xtask lives in the workspace").to_path_buf()
 }
 
 /// `CARGO_TARGET_DIR` if set, else what `cargo metadata` says (it honours `.cargo/config` too).
