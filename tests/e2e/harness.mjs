@@ -104,7 +104,7 @@ export async function withTimeout(promise, ms, what, detail) {
 }
 
 /** Polls `fn` until it returns a truthy value or `ms` pass. */
-async function pollFor(fn, ms, what, detail) {
+export async function pollFor(fn, ms, what, detail) {
   const deadline = Date.now() + ms;
   for (;;) {
     const v = await fn();
@@ -323,9 +323,10 @@ class Harness {
       `Chromium's ${activePort} (is --remote-debugging-port=0 passed through to Chromium?)`,
       this.detail,
     );
+    this.realBrowserWsEndpoint = `ws://127.0.0.1:${chromePort}${chromePath}`;
     this.browser = await withTimeout(
       puppeteer.connect({
-        browserWSEndpoint: `ws://127.0.0.1:${chromePort}${chromePath}`,
+        browserWSEndpoint: this.realBrowserWsEndpoint,
         defaultViewport: null,
         protocolTimeout: STEP_TIMEOUT_MS,
       }),

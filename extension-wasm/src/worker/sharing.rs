@@ -220,8 +220,12 @@ async fn attach_and_describe(tab_id: TabId, check_url: bool) -> Result<TabInfo, 
     }
     match chrome::attach(tab_id).await {
         Ok(()) => {}
-        // After a worker restart our session is still there; describe() proves it is ours.
-        Err(e) if e.contains("Another debugger is already attached") => {}
+        // After a worker restart our old session is still there, with whatever its clients
+        // enabled: start a clean one, as the daemon's clients were all dropped with the worker.
+        Err(e) if e.contains("Another debugger is already attached") => {
+            let _ = chrome::detach(tab_id).await;
+            chrome::attach(tab_id).await.map_err(|e| format!("Chrome refused to attach: {e}"))?;
+        }
         Err(e) => return Err(format!("Chrome refused to attach: {e}")),
     }
     match describe(tab_id).await {

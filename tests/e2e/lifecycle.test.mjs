@@ -1,0 +1,144 @@
+// Shared tabs coming and going while a client is connected through tabtunnel: unsharing from
+// the side panel, closing the tab, and the extension's service worker restarting.
+
+import assert from 'node:assert/strict';
+import { after, afterEach, describe, test } from 'node:test';
+
+import puppeteer from 'puppeteer-core';
+
+import { EXTENSION_ID, FORM_TITLE, RawCdp, pollFor, sleep, startHarness, withTimeout } from './harness.mjs';
+
+const WAIT_MS = 20_000;
+
+async function connect(h) {
+  const browser = await withTimeout(
+    puppeteer.connect({ browserURL: h.clientEndpoint, defaultViewport: null, protocolTimeout: 30_000 }),
+    30_000,
+    'puppeteer.connect through tabtunnel',
+    h.detail,
+  );
+  return browser;
+}
+
+/** Resolves when the client's browser loses the page target with `url`. */
+function pageGone(browser, url) {
+  return new Promise((resolve) => {
+    browser.on('targetdestroyed', (target) => {
+      if (target.type() === 'page' && target.url() === url) resolve();
+    });
+  });
+}
+
+async function listedPages(h) {
+  const response = await fetch(`${h.clientEndpoint}/json/list`);
+  assert.equal(response.status, 200);
+  return (await response.json()).map((p) => p.url);
+}
+
+describe('shared tabs coming and going', { timeout: 240_000 }, () => {
+  const harnesses = [];
+  const browsers = [];
+
+  afterEach(async () => {
+    for (const b of browsers.splice(0)) await b.disconnect().catch(() => {});
+  });
+
+  after(async () => {
+    for (const h of harnesses) await h.close();
+  });
+
+  async function harness(name) {
+    const h = await startHarness({ name });
+    harnesses.push(h);
+    return h;
+  }
+
+  test('turning "Share this tab" off detaches connected clients', async () => {
+    const h = await harness('unshare');
+    const browser = await connect(h);
+    browsers.push(browser);
+    const [page] = await browser.pages();
+    assert.equal(await page.title(), FORM_TITLE);
+    const gone = pageGone(browser, h.pageUrl);
+
+    const toggle = `#share-toggle[data-tab-id="${h.tabId}"]`;
+    assert.equal(await h.panel.$eval(toggle, (el) => el.checked), true);
+    await h.panel.click(toggle);
+
+    await withTimeout(gone, WAIT_MS, 'the client losing the unshared page', h.detail);
+    await h.panel.waitForSelector(`#shared-tabs li[data-tab-id="${h.tabId}"]`, { hidden: true, timeout: WAIT_MS });
+    assert.deepEqual(await listedPages(h), []);
+    assert.deepEqual((await browser.pages()).map((p) => p.url()), []);
+    // The tab itself lives on for the user.
+    assert.equal(await h.testPage.evaluate(() => document.title), FORM_TITLE);
+  });
+
+  test('closing a shared tab detaches connected clients', async () => {
+    const h = await harness('close');
+    const browser = await connect(h);
+    browsers.push(browser);
+    assert.equal((await browser.pages()).length, 1);
+    const gone = pageGone(browser, h.pageUrl);
+    await h.testPage.close();
+    await withTimeout(gone, WAIT_MS, 'the client losing the closed page', h.detail);
+    assert.deepEqual(await listedPages(h), []);
+  });
+
+  test('a restarted service worker reconnects and re-attaches what was shared, with a clean session', async () => {
+    const h = await harness('restart');
+    // A first client leaves state behind in the tab's debugger session (Runtime enabled...).
+    const first = await connect(h);
+    browsers.push(first);
+    const [page] = await first.pages();
+    assert.equal(await page.evaluate(() => 1 + 1), 2);
+    const gone = pageGone(first, h.pageUrl);
+
+    // The harness's own puppeteer connection auto-attaches new workers paused; stop the worker
+    // over a plain CDP socket instead, so it restarts exactly as it would for a user.
+    const worker = await h.browser.waitForTarget((t) => t.type() === 'service_worker' && t.url().includes(EXTENSION_ID));
+    const workerId = worker._targetId;
+    const pageTargetId = h.testPage.target()._targetId;
+    await h.browser.disconnect();
+    h.browser = null;
+    const raw = await RawCdp.open(h.realBrowserWsEndpoint);
+    try {
+      assert.deepEqual((await raw.send(1, 'Target.closeTarget', { targetId: workerId })).result, { success: true });
+      await withTimeout(gone, WAIT_MS, 'clients hearing that the extension went away', h.detail);
+
+      // Any extension event wakes the worker again; a reload of the shared tab is one.
+      const attached = await raw.send(2, 'Target.attachToTarget', { targetId: pageTargetId, flatten: true });
+      await raw.send(3, 'Page.reload', {}, attached.result.sessionId);
+      await pollFor(
+        async () => ((await listedPages(h)).includes(h.pageUrl) ? true : null),
+        WAIT_MS,
+        'the shared tab back in /json/list after the worker restarted',
+        h.detail,
+      );
+    } finally {
+      raw.close();
+    }
+
+    const second = await connect(h);
+    browsers.push(second);
+    const pages = await second.pages();
+    assert.deepEqual(pages.map((p) => p.url()), [h.pageUrl]);
+    // Needs the page's execution contexts, which only a clean debugger session reports.
+    assert.equal(await withTimeout(pages[0].evaluate(() => 6 * 7), 15_000, 'evaluate after the restart', h.detail), 42);
+    assert.equal(await pages[0].title(), FORM_TITLE);
+  });
+
+  test('a client reconnecting to the same tab starts from a clean session', async () => {
+    const h = await harness('reconnect');
+    for (let round = 1; round <= 3; round += 1) {
+      const browser = await connect(h);
+      const [page] = await browser.pages();
+      await page.evaluate((n) => {
+        window.round = n;
+      }, round);
+      assert.equal(await withTimeout(page.evaluate(() => window.round), 15_000, `evaluate in round ${round}`, h.detail), round);
+      await browser.disconnect();
+      // Give the daemon a moment to see the socket close before the next round connects.
+      await sleep(100);
+    }
+  });
+});
