@@ -19,12 +19,14 @@
 //! - a connection only names its own sessions, and only sees tabs visible to its agent;
 //! - forwarded params, results and events stay raw JSON text.
 
+mod domains;
 mod emulation;
 pub mod frames;
 mod lifecycle;
 pub mod session;
 pub mod targets;
 
+use domains::{DomainSet, ExecutionContexts, PageSession, Toggle};
 use frames::{errors, BadFrame, ClientCommand};
 pub use session::{ConnId, Root, SessionKind, Topology};
 use session::{Connection, Session};
@@ -70,16 +72,38 @@ struct Pending {
     conn: ConnId,
     client_id: i64,
     session_id: String,
+    /// A `Runtime.enable` on a tab whose Runtime was already on: replay this tab's contexts
+    /// before the reply.
+    replay_contexts_of: Option<TabId>,
 }
 
 /// A tab and who is listening to it.
 struct TabState {
     tab: Tab,
-    /// Every (connection, session) attached to this tab's page; its events go to each.
-    page_sessions: Vec<(ConnId, String)>,
+    /// Every client session attached to this tab's page; its events go to each that wants them.
+    page_sessions: Vec<PageSession>,
     /// Chrome's child sessionIds (OOPIFs, workers) of this tab and the connections that know
     /// them.
     children: HashMap<String, Vec<ConnId>>,
+    /// Gated domains enabled on the tab's real debugger session.
+    real_domains: DomainSet,
+    contexts: ExecutionContexts,
+}
+
+impl TabState {
+    fn new(tab: Tab) -> Self {
+        TabState {
+            tab,
+            page_sessions: Vec::new(),
+            children: HashMap::new(),
+            real_domains: DomainSet::default(),
+            contexts: ExecutionContexts::default(),
+        }
+    }
+
+    fn page_session_mut(&mut self, conn: ConnId, session_id: &str) -> Option<&mut PageSession> {
+        self.page_sessions.iter_mut().find(|p| p.conn == conn && p.session_id == session_id)
+    }
 }
 
 pub struct Core {
@@ -145,7 +169,7 @@ impl Core {
         self.conns.insert(conn, Connection::new(agent, root));
         if let SessionKind::Page { tab } = root {
             if let Some(state) = self.tabs.get_mut(&tab) {
-                state.page_sessions.push((conn, String::new()));
+                state.page_sessions.push(PageSession::new(conn, String::new()));
             }
         }
     }
@@ -157,7 +181,7 @@ impl Core {
         let mut released = Vec::new();
         for (tab, state) in self.tabs.iter_mut() {
             let before = state.page_sessions.len();
-            state.page_sessions.retain(|(c, _)| *c != conn);
+            state.page_sessions.retain(|p| p.conn != conn);
             if before > 0 && state.page_sessions.is_empty() {
                 released.push(*tab);
             }
@@ -217,7 +241,12 @@ impl Core {
             FromExtension::CommandResult(result) => {
                 let Some(pending) = self.pending.remove(&result.id) else { return };
                 let frame = match result.into_outcome() {
-                    Ok(raw) => frames::response(pending.client_id, &pending.session_id, raw.get()),
+                    Ok(raw) => {
+                        if let Some(tab) = pending.replay_contexts_of {
+                            self.replay_contexts(tab, pending.conn, &pending.session_id);
+                        }
+                        frames::response(pending.client_id, &pending.session_id, raw.get())
+                    }
                     Err(e) => frames::error_response(Some(pending.client_id), &pending.session_id, &e),
                 };
                 self.send(pending.conn, frame);
@@ -230,6 +259,10 @@ impl Core {
     // ---- routing of client commands ----
 
     fn page_session_command(&mut self, conn: ConnId, cmd: &ClientCommand, tab: TabId) {
+        if !self.tabs.contains_key(&tab) {
+            // Only a page socket outlives its tab: its root session has nothing to talk to.
+            return self.reply_error(conn, cmd, &errors::session_not_found());
+        }
         match cmd.method {
             // Pages are never paused by us, so there is nothing to resume.
             "Runtime.runIfWaitingForDebugger" => self.reply(conn, cmd, "{}"),
@@ -242,7 +275,50 @@ impl Core {
             m if m.starts_with("Browser.") || m.starts_with("Target.") => {
                 self.browser_session_command(conn, cmd)
             }
-            _ => self.forward(conn, cmd, tab, None),
+            method => match domains::toggle(method) {
+                Some(Toggle::Enable(domain)) => self.enable_domain(conn, cmd, tab, domain),
+                Some(Toggle::Disable(domain)) => self.disable_domain(conn, cmd, tab, domain),
+                None => self.forward(conn, cmd, tab, None),
+            },
+        }
+    }
+
+    /// `X.enable` always reaches the tab (its params may matter), and marks the session as
+    /// wanting `X`'s events.
+    fn enable_domain(&mut self, conn: ConnId, cmd: &ClientCommand, tab: TabId, domain: domains::Domain) {
+        let state = self.tabs.get_mut(&tab).expect("a page session's tab is known");
+        let Some(session) = state.page_session_mut(conn, cmd.session_id) else {
+            return self.forward(conn, cmd, tab, None);
+        };
+        let first_in_session = !session.domains.contains(domain);
+        session.domains.insert(domain);
+        let replay = domain == domains::RUNTIME && first_in_session && state.real_domains.contains(domain);
+        state.real_domains.insert(domain);
+        self.forward_then(conn, cmd, tab, None, replay.then_some(tab));
+    }
+
+    /// `X.disable` reaches the tab only when no other session still wants `X`.
+    fn disable_domain(&mut self, conn: ConnId, cmd: &ClientCommand, tab: TabId, domain: domains::Domain) {
+        let state = self.tabs.get_mut(&tab).expect("a page session's tab is known");
+        if let Some(session) = state.page_session_mut(conn, cmd.session_id) {
+            session.domains.remove(domain);
+        }
+        if state.page_sessions.iter().any(|p| p.domains.contains(domain)) {
+            return self.reply(conn, cmd, "{}");
+        }
+        state.real_domains.remove(domain);
+        if domain == domains::RUNTIME {
+            state.contexts.clear();
+        }
+        self.forward(conn, cmd, tab, None);
+    }
+
+    fn replay_contexts(&mut self, tab: TabId, conn: ConnId, session_id: &str) {
+        let Core { tabs, out, .. } = self;
+        let Some(state) = tabs.get(&tab) else { return };
+        for params in state.contexts.announcements() {
+            let frame = frames::event("Runtime.executionContextCreated", params.get(), session_id);
+            out.push_back(Output::ToClient { conn, frame });
         }
     }
 
@@ -273,12 +349,24 @@ impl Core {
     /// Sends a command to the tab's debugger session; the reply comes with the extension's
     /// answer.
     fn forward(&mut self, conn: ConnId, cmd: &ClientCommand, tab: TabId, child: Option<String>) {
+        self.forward_then(conn, cmd, tab, child, None);
+    }
+
+    fn forward_then(
+        &mut self,
+        conn: ConnId,
+        cmd: &ClientCommand,
+        tab: TabId,
+        child: Option<String>,
+        replay_contexts_of: Option<TabId>,
+    ) {
         if !self.extension_connected {
             return self.reply_error(conn, cmd, &errors::extension_gone());
         }
         let id = self.next_request;
         self.next_request += 1;
-        self.pending.insert(id, Pending { conn, client_id: cmd.id, session_id: cmd.session_id.to_owned() });
+        let session_id = cmd.session_id.to_owned();
+        self.pending.insert(id, Pending { conn, client_id: cmd.id, session_id, replay_contexts_of });
         self.out.push_back(Output::ToExtension(ToExtension::Command(Command {
             id,
             tab_id: tab,
@@ -327,7 +415,11 @@ impl Core {
     /// clean start. Without this, a reconnecting client's `Runtime.enable` would report no
     /// execution contexts, since the domain is still enabled.
     pub(crate) fn reset_tab(&mut self, tab_id: TabId) {
-        if self.extension_connected && self.tabs.contains_key(&tab_id) {
+        let Some(state) = self.tabs.get_mut(&tab_id) else { return };
+        // The re-attached session starts with nothing enabled.
+        state.real_domains = DomainSet::default();
+        state.contexts.clear();
+        if self.extension_connected {
             self.out.push_back(Output::ToExtension(ToExtension::ResetTab { tab_id }));
         }
     }

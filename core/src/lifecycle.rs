@@ -1,6 +1,7 @@
 //! Tabs coming and going, sessions attaching and detaching, and the tabs' events fanning out
 //! to the sessions attached to them.
 
+use crate::domains::PageSession;
 use crate::frames::{self, errors};
 use crate::session::{ConnId, Session, SessionKind, Topology};
 use crate::targets::Tab;
@@ -53,7 +54,7 @@ impl Core {
         }
         let tab_id = info.tab_id;
         let tab = Tab::new(info);
-        self.tabs.insert(tab_id, TabState { tab, page_sessions: Vec::new(), children: Default::default() });
+        self.tabs.insert(tab_id, TabState::new(tab));
         for conn in self.conns_seeing(tab_id) {
             if self.conns[&conn].discover {
                 self.announce_created(conn, tab_id);
@@ -140,7 +141,7 @@ impl Core {
         let kind = SessionKind::Page { tab: tab_id };
         self.insert_session(conn, id.clone(), Session { kind, parent: parent.to_owned() });
         let state = self.tabs.get_mut(&tab_id).expect("attach to a known tab");
-        state.page_sessions.push((conn, id.clone()));
+        state.page_sessions.push(PageSession::new(conn, id.clone()));
         let info = state.tab.page_target_info();
         self.emit_attached(conn, parent, &id, info);
         id
@@ -174,7 +175,7 @@ impl Core {
         if let Some(state) = session.kind.tab().and_then(|tab| self.tabs.get_mut(&tab)) {
             match session.kind {
                 SessionKind::Page { .. } => {
-                    state.page_sessions.retain(|(c, s)| !(*c == conn && s == session_id))
+                    state.page_sessions.retain(|p| !(p.conn == conn && p.session_id == session_id))
                 }
                 SessionKind::Child { .. } => {
                     if let Some(conns) = state.children.get_mut(session_id) {
@@ -195,6 +196,11 @@ impl Core {
     /// source. The only events parsed are the rare child attach/detach ones, which add and
     /// remove child sessions.
     pub(crate) fn tab_event(&mut self, event: Event) {
+        if event.child_session_id.is_none() {
+            if let Some(state) = self.tabs.get_mut(&event.tab_id) {
+                state.contexts.observe(&event.method, &event.params);
+            }
+        }
         self.deliver(&event);
         match event.method.as_str() {
             "Target.attachedToTarget" => self.child_attached(&event),
@@ -213,7 +219,11 @@ impl Core {
             out.push_back(Output::ToClient { conn, frame });
         };
         match &event.child_session_id {
-            None => state.page_sessions.iter().for_each(|(conn, session)| send(*conn, session)),
+            None => state
+                .page_sessions
+                .iter()
+                .filter(|p| p.wants(&event.method))
+                .for_each(|p| send(p.conn, &p.session_id)),
             Some(child) => {
                 state.children.get(child).into_iter().flatten().for_each(|conn| send(*conn, child))
             }
@@ -227,7 +237,7 @@ impl Core {
         let tab_id = event.tab_id;
         let Some(state) = self.tabs.get(&tab_id) else { return };
         let recipients: Vec<(ConnId, String)> = match &event.child_session_id {
-            None => state.page_sessions.clone(),
+            None => state.page_sessions.iter().map(|p| (p.conn, p.session_id.clone())).collect(),
             Some(parent) => {
                 state.children.get(parent).into_iter().flatten().map(|c| (*c, parent.clone())).collect()
             }

@@ -456,6 +456,8 @@ fn events_are_tagged_with_each_attached_session() {
     h.connect(3); // attached to nothing
     let p1 = h.playwright_attach(1);
     let (_, p2) = h.puppeteer_attach(2, 1);
+    h.send(1, json!({"id": 7, "sessionId": p1[0], "method": "Page.enable"}));
+    h.send(2, json!({"id": 7, "sessionId": p2, "method": "Page.enable"}));
     let step = h.ext(FromExtension::Event(Event {
         tab_id: 1,
         child_session_id: None,
@@ -703,6 +705,8 @@ fn a_disconnected_client_is_forgotten_and_others_carry_on() {
     h.connect(2);
     let p1 = h.playwright_attach(1)[0].clone();
     let p2 = h.playwright_attach(2)[0].clone();
+    h.send(1, json!({"id": 7, "sessionId": p1, "method": "Page.enable"}));
+    h.send(2, json!({"id": 7, "sessionId": p2, "method": "Page.enable"}));
     let id = h.send(1, json!({"id": 1, "sessionId": p1, "method": "Runtime.evaluate"})).commands()[0].id;
     h.core.client_disconnected(1);
     let step = h.ext(FromExtension::CommandResult(CommandResult::ok(id, raw("{}"))));
@@ -729,6 +733,7 @@ fn a_page_endpoint_connection_talks_to_its_tab_without_session_ids() {
     let id = cmd.id;
     let step = h.ext(FromExtension::CommandResult(CommandResult::ok(id, raw("{}"))));
     assert!(step.only_reply(4).get("sessionId").is_none());
+    h.send(4, json!({"id": 2, "method": "Page.enable"}));
     let step = h.ext(FromExtension::Event(Event {
         tab_id: 1,
         child_session_id: None,
@@ -769,12 +774,12 @@ fn malformed_frames_get_errors_and_the_connection_lives_on() {
 
 #[test]
 fn commands_while_the_extension_is_away_fail_at_once() {
-    let mut h = Harness::with_tabs(&[]);
+    let mut h = Harness::with_tabs(&[3]);
     h.core.client_connected(1, AgentId::new("default"), Root::Page(3));
     h.core.extension_disconnected();
     h.drain();
     let step = h.send(1, json!({"id": 1, "method": "Page.enable"}));
-    assert_eq!(step.only_reply(1)["error"]["code"], -32000);
+    assert_eq!(step.only_reply(1)["error"]["code"], -32001, "the tab went with the extension");
     assert!(step.extension.is_empty());
 }
 
@@ -812,4 +817,126 @@ fn a_closed_tab_or_a_lost_extension_is_not_reset() {
     h.core.extension_disconnected();
     h.core.client_disconnected(1);
     assert!(h.drain().extension.is_empty());
+}
+
+// ---- per-session domain state ----
+
+fn runtime_event(method: &str, params: &str) -> FromExtension {
+    FromExtension::Event(Event {
+        tab_id: 1,
+        child_session_id: None,
+        method: method.into(),
+        params: raw(params),
+    })
+}
+
+/// Sends `method` on `session` and answers it `{}` from the tab if it was forwarded.
+fn call(h: &mut Harness, conn: ConnId, session: &str, id: i64, method: &str) -> Step {
+    let step = h.send(conn, json!({"id": id, "sessionId": session, "method": method}));
+    if step.client.is_empty() {
+        let request = step.commands()[0].id;
+        h.ext(FromExtension::CommandResult(CommandResult::ok(request, raw("{}"))))
+    } else {
+        step
+    }
+}
+
+#[test]
+fn a_domains_events_go_only_to_sessions_that_enabled_it() {
+    let mut h = Harness::with_tabs(&[1]);
+    h.connect(1);
+    h.connect(2);
+    let p1 = h.playwright_attach(1)[0].clone();
+    let p2 = h.playwright_attach(2)[0].clone();
+    call(&mut h, 1, &p1, 1, "Network.enable");
+    let step = h.ext(runtime_event("Network.requestWillBeSent", r#"{"requestId":"1"}"#));
+    assert_eq!(step.to(1).len(), 1);
+    assert!(step.to(2).is_empty(), "session 2 never enabled Network");
+    let step = h.ext(runtime_event("Target.targetCrashed", "{}"));
+    assert_eq!((step.to(1).len(), step.to(2).len()), (1, 1), "ungated events go to everyone");
+    let _ = p2;
+}
+
+#[test]
+fn a_disable_reaches_the_tab_only_when_no_other_session_wants_the_domain() {
+    let mut h = Harness::with_tabs(&[1]);
+    h.connect(1);
+    h.connect(2);
+    let p1 = h.playwright_attach(1)[0].clone();
+    let p2 = h.playwright_attach(2)[0].clone();
+    call(&mut h, 1, &p1, 1, "Log.enable");
+    call(&mut h, 2, &p2, 1, "Log.enable");
+    let step = h.send(2, json!({"id": 2, "sessionId": p2, "method": "Log.disable"}));
+    assert!(step.extension.is_empty(), "session 1 still has Log on");
+    assert_eq!(step.only_reply(2)["result"], json!({}));
+    let step = h.ext(runtime_event("Log.entryAdded", r#"{"entry":{}}"#));
+    assert_eq!((step.to(1).len(), step.to(2).len()), (1, 0));
+    let step = h.send(1, json!({"id": 3, "sessionId": p1, "method": "Log.disable"}));
+    assert_eq!(step.commands()[0].method, "Log.disable", "the last one out turns it off");
+}
+
+#[test]
+fn a_late_runtime_enable_gets_the_live_contexts_before_its_reply() {
+    let mut h = Harness::with_tabs(&[1]);
+    h.connect(1);
+    h.connect(2);
+    let p1 = h.playwright_attach(1)[0].clone();
+    let p2 = h.playwright_attach(2)[0].clone();
+    let id = h.send(1, json!({"id": 1, "sessionId": p1, "method": "Runtime.enable"})).commands()[0].id;
+    // Chrome reports existing contexts to the first enable itself.
+    let step = h.ext(runtime_event(
+        "Runtime.executionContextCreated",
+        r#"{"context":{"id":1,"auxData":{"isDefault":true}}}"#,
+    ));
+    assert_eq!((step.to(1).len(), step.to(2).len()), (1, 0));
+    h.ext(runtime_event("Runtime.executionContextCreated", r#"{"context":{"id":2,"name":"utility"}}"#));
+    h.ext(runtime_event("Runtime.executionContextCreated", r#"{"context":{"id":3}}"#));
+    h.ext(runtime_event("Runtime.executionContextDestroyed", r#"{"executionContextId":3}"#));
+    let step = h.ext(FromExtension::CommandResult(CommandResult::ok(id, raw("{}"))));
+    assert_eq!(step.methods(1), ["reply#1"], "the first enable is not replayed to");
+
+    let step = call(&mut h, 2, &p2, 5, "Runtime.enable");
+    assert_eq!(
+        step.methods(2),
+        ["Runtime.executionContextCreated", "Runtime.executionContextCreated", "reply#5"]
+    );
+    assert_eq!(step.to(2)[0]["params"]["context"]["id"], 1);
+    assert_eq!(step.to(2)[1]["params"]["context"]["id"], 2);
+    assert_eq!(step.to(2)[0]["sessionId"], p2);
+    // Enabling twice in one session reports nothing new, as in Chrome.
+    let step = call(&mut h, 2, &p2, 6, "Runtime.enable");
+    assert_eq!(step.methods(2), ["reply#6"]);
+    // A navigation clears the contexts for everyone who listens.
+    let step = h.ext(runtime_event("Runtime.executionContextsCleared", "{}"));
+    assert_eq!((step.to(1).len(), step.to(2).len()), (1, 1));
+    h.connect(3);
+    let p3 = h.playwright_attach(3)[0].clone();
+    let step = call(&mut h, 3, &p3, 1, "Runtime.enable");
+    assert_eq!(step.methods(3), ["reply#1"]);
+}
+
+#[test]
+fn after_a_reset_the_tab_reports_its_own_contexts_again() {
+    let mut h = Harness::with_tabs(&[1]);
+    h.connect(1);
+    let p1 = h.playwright_attach(1)[0].clone();
+    call(&mut h, 1, &p1, 1, "Runtime.enable");
+    h.ext(runtime_event("Runtime.executionContextCreated", r#"{"context":{"id":1}}"#));
+    h.core.client_disconnected(1);
+    h.drain();
+    h.connect(2);
+    let p2 = h.playwright_attach(2)[0].clone();
+    let step = call(&mut h, 2, &p2, 1, "Runtime.enable");
+    assert_eq!(step.methods(2), ["reply#1"], "a fresh debugger session reports contexts itself");
+}
+
+#[test]
+fn a_page_socket_whose_tab_went_away_gets_errors() {
+    let mut h = Harness::with_tabs(&[1]);
+    h.core.client_connected(4, AgentId::new("default"), Root::Page(1));
+    h.ext(FromExtension::TabUnshared { tab_id: 1, reason: UnshareReason::Closed });
+    for method in ["Runtime.enable", "Runtime.evaluate", "Runtime.runIfWaitingForDebugger"] {
+        let step = h.send(4, json!({"id": 1, "method": method}));
+        assert_eq!(step.only_reply(4)["error"]["code"], -32001, "{method}");
+    }
 }

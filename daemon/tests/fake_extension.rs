@@ -216,6 +216,10 @@ async fn a_command_travels_to_the_tab_and_back_with_events() {
     let mut c = client(&d).await;
     let pages = attach_pages(&mut c).await;
     assert_eq!(pages.len(), 1);
+    send(&mut c, json!({"id": 3, "sessionId": pages[0], "method": "Runtime.enable"})).await;
+    let ToExtension::Command(enable) = next_ext(&mut ext).await else { panic!("expected a command") };
+    ext_send(&mut ext, FromExtension::CommandResult(CommandResult::ok(enable.id, raw("{}")))).await;
+    assert_eq!(until_reply(&mut c, 3).await.0["result"], json!({}));
     send(&mut c, json!({"id": 2, "sessionId": pages[0], "method": "Runtime.evaluate", "params": {"expression": "6*7", "returnByValue": true}})).await;
     let ToExtension::Command(cmd) = next_ext(&mut ext).await else { panic!("expected a command") };
     assert_eq!((cmd.tab_id, cmd.method.as_str()), (7, "Runtime.evaluate"));
@@ -292,7 +296,9 @@ async fn a_client_that_stops_reading_is_dropped_without_stalling_others() {
     let d = daemon().await;
     let mut ext = extension(&d, &[1]).await;
     let mut slow = client(&d).await;
-    attach_pages(&mut slow).await;
+    let pages = attach_pages(&mut slow).await;
+    send(&mut slow, json!({"id": 2, "sessionId": pages[0], "method": "Network.enable"})).await;
+    let ToExtension::Command(_) = next_ext(&mut ext).await else { panic!("expected Network.enable") };
     let mut fast = client(&d).await;
     let params = format!(r#"{{"data":"{}"}}"#, "x".repeat(4096));
     // Far more than the slow client's outbox plus its socket buffers.

@@ -127,6 +127,28 @@ describe('shared tabs coming and going', { timeout: 240_000 }, () => {
     assert.equal(await pages[0].title(), FORM_TITLE);
   });
 
+  test('two clients at once on one tab each get their execution contexts', async () => {
+    const h = await harness('together');
+    const first = await connect(h);
+    browsers.push(first);
+    const [firstPage] = await first.pages();
+    assert.equal(await firstPage.evaluate(() => 1 + 1), 2);
+
+    // The second client's Runtime.enable reaches a tab whose Runtime is already on: Chrome
+    // would report no contexts to it, tabtunnel replays them.
+    const second = await connect(h);
+    browsers.push(second);
+    const [secondPage] = await second.pages();
+    assert.equal(await withTimeout(secondPage.evaluate(() => 2 + 2), 15_000, 'evaluate in the second client', h.detail), 4);
+
+    await second.disconnect();
+    // The first client is unaffected by the second leaving (no reset, its domains still on).
+    await firstPage.click('#go');
+    assert.equal(await withTimeout(firstPage.evaluate(() => 3 + 3), 15_000, 'evaluate in the first client', h.detail), 6);
+    await firstPage.reload();
+    assert.equal(await withTimeout(firstPage.evaluate(() => document.title), 15_000, 'evaluate after a reload', h.detail), FORM_TITLE);
+  });
+
   test('a client reconnecting to the same tab starts from a clean session', async () => {
     const h = await harness('reconnect');
     for (let round = 1; round <= 3; round += 1) {

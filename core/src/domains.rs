@@ -1,0 +1,198 @@
+//! Per-session domain state on a shared tab.
+//!
+//! In Chrome every session has its own agents: enabling `Runtime` on one session reports the
+//! page's execution contexts to it, and disabling it there leaves other sessions untouched.
+//! Here all client sessions on a tab share one `chrome.debugger` session, so the core keeps
+//! that separation itself:
+//! - each page session records which event-gated domains it enabled, and a domain's events
+//!   go only to the sessions that enabled it;
+//! - `X.disable` reaches the tab only when no other session still has `X` enabled;
+//! - a `Runtime.enable` on a tab whose Runtime is already on gets the live execution contexts
+//!   replayed before its reply, since Chrome reports them only to the first enable.
+
+use crate::session::ConnId;
+use serde_json::value::RawValue;
+
+/// Domains whose events Chrome sends only to a session that enabled them.
+const GATED_DOMAINS: [&str; 18] = [
+    "Accessibility",
+    "Animation",
+    "Audits",
+    "CSS",
+    "DOM",
+    "DOMStorage",
+    "Debugger",
+    "Fetch",
+    "LayerTree",
+    "Log",
+    "Media",
+    "Network",
+    "Overlay",
+    "Page",
+    "Performance",
+    "Profiler",
+    "Runtime",
+    "WebAuthn",
+];
+
+/// Index of `Runtime` in [`GATED_DOMAINS`].
+pub const RUNTIME: Domain = Domain(16);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Domain(u8);
+
+/// The domain of a method or event name, if its events are gated by `enable`.
+pub fn gated_domain(method: &str) -> Option<Domain> {
+    let name = method.split_once('.').map_or(method, |(domain, _)| domain);
+    GATED_DOMAINS.iter().position(|d| *d == name).map(|i| Domain(i as u8))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Toggle {
+    Enable(Domain),
+    Disable(Domain),
+}
+
+/// `X.enable` / `X.disable` of a gated domain.
+pub fn toggle(method: &str) -> Option<Toggle> {
+    let (_, verb) = method.split_once('.')?;
+    let domain = gated_domain(method)?;
+    match verb {
+        "enable" => Some(Toggle::Enable(domain)),
+        "disable" => Some(Toggle::Disable(domain)),
+        _ => None,
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DomainSet(u32);
+
+impl DomainSet {
+    pub fn contains(self, domain: Domain) -> bool {
+        self.0 & (1 << domain.0) != 0
+    }
+
+    pub fn insert(&mut self, domain: Domain) {
+        self.0 |= 1 << domain.0;
+    }
+
+    pub fn remove(&mut self, domain: Domain) {
+        self.0 &= !(1 << domain.0);
+    }
+}
+
+/// One client session attached to a tab's page.
+#[derive(Debug, Clone)]
+pub struct PageSession {
+    pub conn: ConnId,
+    pub session_id: String,
+    pub domains: DomainSet,
+}
+
+impl PageSession {
+    pub fn new(conn: ConnId, session_id: String) -> Self {
+        PageSession { conn, session_id, domains: DomainSet::default() }
+    }
+
+    /// Whether an event of `method` is for this session.
+    pub fn wants(&self, method: &str) -> bool {
+        gated_domain(method).is_none_or(|d| self.domains.contains(d))
+    }
+}
+
+/// The tab's live execution contexts, as the `executionContextCreated` params that announced
+/// them, kept while the tab's Runtime is enabled.
+#[derive(Debug, Default)]
+pub struct ExecutionContexts {
+    live: Vec<(i64, Box<RawValue>)>,
+}
+
+impl ExecutionContexts {
+    /// Follows the three Runtime events that change the set; parses only those.
+    pub fn observe(&mut self, method: &str, params: &RawValue) {
+        #[derive(serde::Deserialize)]
+        struct Created {
+            context: Id,
+        }
+        #[derive(serde::Deserialize)]
+        struct Id {
+            id: i64,
+        }
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Destroyed {
+            execution_context_id: i64,
+        }
+        match method {
+            "Runtime.executionContextCreated" => {
+                if let Ok(created) = serde_json::from_str::<Created>(params.get()) {
+                    self.live.retain(|(id, _)| *id != created.context.id);
+                    self.live.push((created.context.id, params.to_owned()));
+                }
+            }
+            "Runtime.executionContextDestroyed" => {
+                if let Ok(destroyed) = serde_json::from_str::<Destroyed>(params.get()) {
+                    self.live.retain(|(id, _)| *id != destroyed.execution_context_id);
+                }
+            }
+            "Runtime.executionContextsCleared" => self.live.clear(),
+            _ => {}
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.live.clear();
+    }
+
+    /// The `executionContextCreated` params of every live context, oldest first.
+    pub fn announcements(&self) -> impl Iterator<Item = &RawValue> {
+        self.live.iter().map(|(_, params)| params.as_ref())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(s: &str) -> Box<RawValue> {
+        RawValue::from_string(s.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn classifies_gated_domains_and_toggles() {
+        assert_eq!(gated_domain("Runtime.consoleAPICalled"), Some(RUNTIME));
+        assert!(gated_domain("Target.attachedToTarget").is_none());
+        assert!(gated_domain("Inspector.detached").is_none());
+        assert_eq!(toggle("Runtime.enable"), Some(Toggle::Enable(RUNTIME)));
+        assert_eq!(toggle("Runtime.disable"), Some(Toggle::Disable(RUNTIME)));
+        assert!(toggle("Runtime.evaluate").is_none());
+        assert!(toggle("Inspector.enable").is_none());
+        assert!(matches!(toggle("Network.enable"), Some(Toggle::Enable(_))));
+    }
+
+    #[test]
+    fn a_session_wants_only_events_of_domains_it_enabled() {
+        let mut s = PageSession::new(1, "S".into());
+        assert!(!s.wants("Runtime.executionContextCreated"));
+        assert!(s.wants("Target.attachedToTarget"), "ungated events go to every session");
+        s.domains.insert(RUNTIME);
+        assert!(s.wants("Runtime.executionContextCreated"));
+        assert!(!s.wants("Network.requestWillBeSent"));
+        s.domains.remove(RUNTIME);
+        assert!(!s.wants("Runtime.consoleAPICalled"));
+    }
+
+    #[test]
+    fn follows_execution_contexts() {
+        let mut c = ExecutionContexts::default();
+        c.observe("Runtime.executionContextCreated", &raw(r#"{"context":{"id":1,"name":""}}"#));
+        c.observe("Runtime.executionContextCreated", &raw(r#"{"context":{"id":2,"name":"w"}}"#));
+        c.observe("Runtime.consoleAPICalled", &raw(r#"{"executionContextId":1}"#));
+        assert_eq!(c.announcements().count(), 2);
+        c.observe("Runtime.executionContextDestroyed", &raw(r#"{"executionContextId":1}"#));
+        let left: Vec<&str> = c.announcements().map(RawValue::get).collect();
+        assert_eq!(left, [r#"{"context":{"id":2,"name":"w"}}"#]);
+        c.observe("Runtime.executionContextsCleared", &raw("{}"));
+        assert_eq!(c.announcements().count(), 0);
+    }
+}
