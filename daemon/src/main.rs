@@ -72,6 +72,7 @@ fn main() -> std::process::ExitCode {
             tracing_subscriber::EnvFilter::try_from_env("TABTUNNEL_LOG").unwrap_or_else(|_| "info".into()),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let cli = Cli::parse();
     let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
