@@ -6,66 +6,37 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-
-import { startHarness, withTimeout } from './harness.mjs';
+import { greetingFor, startHarness } from './harness.mjs';
+import { startMcpServer } from './mcp.mjs';
 
 const require = createRequire(import.meta.url);
 const MCP_PACKAGE_DIR = path.dirname(require.resolve('chrome-devtools-mcp/package.json'));
 const MCP_VERSION = require('chrome-devtools-mcp/package.json').version;
 const MCP_BIN = path.join(MCP_PACKAGE_DIR, 'build', 'src', 'bin', 'chrome-devtools-mcp.js');
 
-function textOf(result) {
-  return (result.content ?? [])
-    .filter((c) => c.type === 'text')
-    .map((c) => c.text)
-    .join('\n');
-}
-
 describe(`chrome-devtools-mcp ${MCP_VERSION} through tabtunnel`, { timeout: 240_000 }, () => {
   let h;
-  let client;
-  let transport;
-  let mcpStderr = '';
-  const detail = () => `--- chrome-devtools-mcp stderr ---\n${mcpStderr.slice(-6000)}\n${h.detail()}`;
-
-  async function call(name, args = {}) {
-    const result = await withTimeout(
-      client.callTool({ name, arguments: args }),
-      60_000,
-      `MCP tool ${name}`,
-      detail,
-    );
-    const text = textOf(result);
-    assert.ok(!result.isError, `${name} failed: ${text}\n${detail()}`);
-    return text;
-  }
+  let mcp;
+  const call = (tool, args) => mcp.call(tool, args);
 
   before(async () => {
     assert.equal(MCP_VERSION, '1.11.0', 'tests pin chrome-devtools-mcp 1.11.0');
     h = await startHarness({ name: 'mcp' });
-    transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [MCP_BIN, '--wsEndpoint', h.wsEndpoint, '--usageStatistics=false', '--no-performance-crux'],
+    mcp = await startMcpServer(h, {
+      name: 'chrome-devtools-mcp',
+      script: MCP_BIN,
+      args: ['--wsEndpoint', h.wsEndpoint, '--usageStatistics=false', '--no-performance-crux'],
+      // Stay offline and quiet: no usage statistics, no update check, no config discovery.
       env: {
-        ...process.env,
-        // Stay offline and quiet: no usage statistics, no update check, no config discovery.
         CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS: '1',
         CHROME_DEVTOOLS_MCP_NO_UPDATE_CHECKS: '1',
         CHROME_DEVTOOLS_MCP_NO_CONFIG_DISCOVERY: '1',
       },
-      stderr: 'pipe',
     });
-    transport.stderr?.on('data', (d) => {
-      mcpStderr += d.toString();
-    });
-    client = new Client({ name: 'tabtunnel-e2e', version: '0.0.0' });
-    await withTimeout(client.connect(transport), 30_000, 'MCP initialize', detail);
   });
 
   after(async () => {
-    await client?.close().catch(() => {});
+    await mcp?.close();
     await h?.close();
   });
 
@@ -88,5 +59,27 @@ describe(`chrome-devtools-mcp ${MCP_VERSION} through tabtunnel`, { timeout: 240_
     assert.match(text, /textbox "Name"/, `snapshot has no "Name" textbox (the #name input):\n${text}`);
     assert.match(text, /button "Greet"/, `snapshot has no "Greet" button:\n${text}`);
     assert.match(text, /tabtunnel test form/, `snapshot lacks the page heading:\n${text}`);
+  });
+
+  test('fill, click, evaluate_script and take_screenshot drive the shared tab', async () => {
+    assert.ok(pageId !== undefined, 'list_pages gave no page id');
+    const snapshot = await call('take_snapshot', { pageId });
+    const uidOf = (pattern) => {
+      const line = snapshot.split('\n').find((l) => pattern.test(l));
+      const m = line && /uid=(\S+)/.exec(line);
+      assert.ok(m, `no uid for ${pattern} in:\n${snapshot}`);
+      return m[1];
+    };
+    await call('fill', { pageId, uid: uidOf(/textbox "Name"/), value: 'Grace' });
+    await call('click', { pageId, uid: uidOf(/button "Greet"/) });
+    const out = await call('evaluate_script', { pageId, function: "() => document.querySelector('#out').textContent" });
+    assert.ok(out.includes(greetingFor('Grace')), `evaluate_script did not read the greeting:\n${out}`);
+    const shot = await mcp.callRaw('take_screenshot', { pageId });
+    const image = (shot.content ?? []).find((c) => c.type === 'image');
+    assert.ok(image, `take_screenshot returned no image: ${JSON.stringify(shot).slice(0, 500)}`);
+    assert.equal(image.mimeType, 'image/png');
+    const png = Buffer.from(image.data, 'base64');
+    assert.equal(png.subarray(1, 4).toString('ascii'), 'PNG', 'take_screenshot image is not a PNG');
+    assert.ok(png.length > 2_000, `screenshot is only ${png.length} bytes`);
   });
 });
