@@ -41,6 +41,12 @@ pub const RUNTIME: Domain = Domain(16);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Domain(u8);
 
+impl Domain {
+    pub fn name(self) -> &'static str {
+        GATED_DOMAINS[self.0 as usize]
+    }
+}
+
 /// The domain of a method or event name, if its events are gated by `enable`.
 pub fn gated_domain(method: &str) -> Option<Domain> {
     let name = method.split_once('.').map_or(method, |(domain, _)| domain);
@@ -79,6 +85,14 @@ impl DomainSet {
     pub fn remove(&mut self, domain: Domain) {
         self.0 &= !(1 << domain.0);
     }
+
+    pub fn union(self, other: DomainSet) -> DomainSet {
+        DomainSet(self.0 | other.0)
+    }
+
+    pub fn iter(self) -> impl Iterator<Item = Domain> {
+        (0..GATED_DOMAINS.len() as u8).map(Domain).filter(move |d| self.contains(*d))
+    }
 }
 
 /// One client session attached to a tab's page.
@@ -87,16 +101,21 @@ pub struct PageSession {
     pub conn: ConnId,
     pub session_id: String,
     pub domains: DomainSet,
+    /// It called `Log.startViolationsReport`: `violation` log entries are for it.
+    pub violations: bool,
 }
 
 impl PageSession {
     pub fn new(conn: ConnId, session_id: String) -> Self {
-        PageSession { conn, session_id, domains: DomainSet::default() }
+        PageSession { conn, session_id, domains: DomainSet::default(), violations: false }
     }
 
-    /// Whether an event of `method` is for this session.
-    pub fn wants(&self, method: &str) -> bool {
-        gated_domain(method).is_none_or(|d| self.domains.contains(d))
+    /// Whether an event of `method` is for this session. Only a violation report's entries
+    /// look at the params (a substring test, no parse).
+    pub fn wants(&self, method: &str, params: &str) -> bool {
+        let gated_in = gated_domain(method).is_none_or(|d| self.domains.contains(d));
+        gated_in
+            && (self.violations || method != "Log.entryAdded" || !params.contains(r#""source":"violation""#))
     }
 }
 
@@ -173,13 +192,31 @@ mod tests {
     #[test]
     fn a_session_wants_only_events_of_domains_it_enabled() {
         let mut s = PageSession::new(1, "S".into());
-        assert!(!s.wants("Runtime.executionContextCreated"));
-        assert!(s.wants("Target.attachedToTarget"), "ungated events go to every session");
+        assert!(!s.wants("Runtime.executionContextCreated", "{}"));
+        assert!(s.wants("Target.attachedToTarget", "{}"), "ungated events go to every session");
         s.domains.insert(RUNTIME);
-        assert!(s.wants("Runtime.executionContextCreated"));
-        assert!(!s.wants("Network.requestWillBeSent"));
+        assert!(s.wants("Runtime.executionContextCreated", "{}"));
+        assert!(!s.wants("Network.requestWillBeSent", "{}"));
         s.domains.remove(RUNTIME);
-        assert!(!s.wants("Runtime.consoleAPICalled"));
+        assert!(!s.wants("Runtime.consoleAPICalled", "{}"));
+        let log = gated_domain("Log.enable").unwrap();
+        s.domains.insert(log);
+        let violation = r#"{"entry":{"source":"violation","level":"verbose"}}"#;
+        assert!(s.wants("Log.entryAdded", r#"{"entry":{"source":"network"}}"#));
+        assert!(!s.wants("Log.entryAdded", violation), "violations only for who asked");
+        s.violations = true;
+        assert!(s.wants("Log.entryAdded", violation));
+    }
+
+    #[test]
+    fn domain_sets_iterate_and_unite() {
+        let mut a = DomainSet::default();
+        a.insert(RUNTIME);
+        let mut b = DomainSet::default();
+        b.insert(gated_domain("Page.enable").unwrap());
+        let names: Vec<&str> = a.union(b).iter().map(Domain::name).collect();
+        assert_eq!(names, ["Page", "Runtime"]);
+        assert_eq!(DomainSet::default().iter().count(), 0);
     }
 
     #[test]

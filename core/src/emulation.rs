@@ -43,11 +43,8 @@ impl Core {
             "Target.getTargets" => self.get_targets(conn, cmd),
             "Target.getDevToolsTarget" => self.get_devtools_target(conn, cmd),
             "Target.detachFromTarget" => self.detach_from_target(conn, cmd),
-            "Target.attachToTarget" | "Target.attachToBrowserTarget" => self.reply_error(
-                conn,
-                cmd,
-                &errors::not_supported(cmd.method, "extra sessions on a tab are not available yet"),
-            ),
+            "Target.attachToTarget" => self.attach_to_target(conn, cmd),
+            "Target.attachToBrowserTarget" => self.attach_to_browser_target(conn, cmd),
             "Target.createTarget" | "Target.closeTarget" | "Target.activateTarget" => self.reply_error(
                 conn,
                 cmd,
@@ -157,6 +154,52 @@ impl Core {
         self.reply(conn, cmd, "{}");
     }
 
+    /// An extra session on a tab (puppeteer's `createCDPSession`, chrome-devtools-mcp's
+    /// DevTools universe, Playwright's `newCDPSession`): one more page session on the same
+    /// debugger session, with its own domain state. Its `attachedToTarget` comes before the
+    /// reply, on the session that asked.
+    fn attach_to_target(&mut self, conn: ConnId, cmd: &ClientCommand) {
+        let p = params(cmd);
+        if p["flatten"] != true {
+            return self.reply_error(
+                conn,
+                cmd,
+                &errors::not_supported(cmd.method, "only flatten:true sessions are available"),
+            );
+        }
+        let Some(target_id) = p["targetId"].as_str() else {
+            return self.reply_error(
+                conn,
+                cmd,
+                &errors::invalid_params(cmd.method, "targetId: string expected"),
+            );
+        };
+        if target_id == self.config.browser_target_id {
+            return self.attach_to_browser_target(conn, cmd);
+        }
+        let agent = &self.conns[&conn].agent;
+        let Some(tab) = self.visible_tab_by_target(agent, target_id) else {
+            return self.reply_error(conn, cmd, &errors::no_target());
+        };
+        let session_id = self.attach_page(conn, tab, cmd.session_id);
+        self.reply_json(conn, cmd, &json!({ "sessionId": session_id }));
+    }
+
+    /// A session on the browser target, answered by the emulation like the root.
+    fn attach_to_browser_target(&mut self, conn: ConnId, cmd: &ClientCommand) {
+        let id = self.mint_session_id();
+        let session = Session { kind: SessionKind::Browser, parent: cmd.session_id.to_owned() };
+        self.insert_session(conn, id.clone(), session);
+        let info = browser_target_info(&self.config.browser_target_id);
+        self.emit(
+            conn,
+            cmd.session_id,
+            "Target.attachedToTarget",
+            &json!({ "sessionId": id, "targetInfo": info, "waitingForDebugger": false }),
+        );
+        self.reply_json(conn, cmd, &json!({ "sessionId": id }));
+    }
+
     fn get_target_info(&mut self, conn: ConnId, cmd: &ClientCommand) {
         let target_id = params(cmd)["targetId"].as_str().map(str::to_owned);
         let info = match target_id.as_deref() {
@@ -214,13 +257,8 @@ impl Core {
         };
         match session_id {
             Some(id) if !id.is_empty() && connection.sessions.contains_key(&id) => {
-                let tab = connection.sessions[&id].kind.tab();
-                let was_attached = tab.is_some_and(|t| self.tab_has_clients(t));
                 self.detach_session(conn, &id);
                 self.reply(conn, cmd, "{}");
-                if let Some(tab) = tab.filter(|t| was_attached && !self.tab_has_clients(*t)) {
-                    self.reset_tab(tab);
-                }
             }
             _ => self.reply_error(conn, cmd, &errors::no_session()),
         }
@@ -233,6 +271,9 @@ impl Core {
     }
 
     pub(crate) fn session_target_id(&self, session: &Session) -> Option<String> {
+        if session.kind == SessionKind::Browser {
+            return Some(self.config.browser_target_id.clone());
+        }
         let tab = &self.tabs.get(&session.kind.tab()?)?.tab;
         match session.kind {
             SessionKind::Tab { .. } => Some(tab.tab_target_id()),

@@ -24,6 +24,7 @@ mod emulation;
 pub mod frames;
 mod lifecycle;
 pub mod session;
+mod tab_sessions;
 pub mod targets;
 
 use domains::{DomainSet, ExecutionContexts, PageSession, Toggle};
@@ -68,7 +69,13 @@ pub struct Config {
 }
 
 /// A client command waiting for the extension's answer.
+/// A command waiting for the extension's answer.
 struct Pending {
+    /// Who waits for it; `None` for the core's own housekeeping commands.
+    reply_to: Option<ReplyTo>,
+}
+
+struct ReplyTo {
     conn: ConnId,
     client_id: i64,
     session_id: String,
@@ -88,6 +95,8 @@ struct TabState {
     /// Gated domains enabled on the tab's real debugger session.
     real_domains: DomainSet,
     contexts: ExecutionContexts,
+    /// Being unshared: sessions detaching now need no housekeeping.
+    closing: bool,
 }
 
 impl TabState {
@@ -98,6 +107,7 @@ impl TabState {
             children: HashMap::new(),
             real_domains: DomainSet::default(),
             contexts: ExecutionContexts::default(),
+            closing: false,
         }
     }
 
@@ -178,23 +188,22 @@ impl Core {
         if self.conns.remove(&conn).is_none() {
             return;
         }
-        let mut released = Vec::new();
-        for (tab, state) in self.tabs.iter_mut() {
-            let before = state.page_sessions.len();
-            state.page_sessions.retain(|p| p.conn != conn);
-            if before > 0 && state.page_sessions.is_empty() {
-                released.push(*tab);
-            }
+        let tabs: Vec<TabId> = self.tabs.keys().copied().collect();
+        for tab in tabs {
+            let state = self.tabs.get_mut(&tab).expect("listed tab");
             state.children.retain(|_, conns| {
                 conns.retain(|c| *c != conn);
                 !conns.is_empty()
             });
-        }
-        for tab in released {
-            self.reset_tab(tab);
+            let (gone, kept): (Vec<_>, Vec<_>) =
+                std::mem::take(&mut state.page_sessions).into_iter().partition(|p| p.conn == conn);
+            state.page_sessions = kept;
+            for session in gone {
+                self.session_left_tab(tab, session);
+            }
         }
         // Answers still in flight for this connection are dropped when they arrive.
-        self.pending.retain(|_, p| p.conn != conn);
+        self.pending.retain(|_, p| p.reply_to.as_ref().is_none_or(|to| to.conn != conn));
     }
 
     /// One text frame from a client. Always produces exactly one reply for it, now or when the
@@ -239,17 +248,17 @@ impl Core {
             FromExtension::TabChanged(info) => self.tab_changed(info),
             FromExtension::TabUnshared { tab_id, .. } => self.tab_unshared(tab_id),
             FromExtension::CommandResult(result) => {
-                let Some(pending) = self.pending.remove(&result.id) else { return };
+                let Some(Pending { reply_to: Some(to) }) = self.pending.remove(&result.id) else { return };
                 let frame = match result.into_outcome() {
                     Ok(raw) => {
-                        if let Some(tab) = pending.replay_contexts_of {
-                            self.replay_contexts(tab, pending.conn, &pending.session_id);
+                        if let Some(tab) = to.replay_contexts_of {
+                            self.replay_contexts(tab, to.conn, &to.session_id);
                         }
-                        frames::response(pending.client_id, &pending.session_id, raw.get())
+                        frames::response(to.client_id, &to.session_id, raw.get())
                     }
-                    Err(e) => frames::error_response(Some(pending.client_id), &pending.session_id, &e),
+                    Err(e) => frames::error_response(Some(to.client_id), &to.session_id, &e),
                 };
-                self.send(pending.conn, frame);
+                self.send(to.conn, frame);
             }
             FromExtension::Event(event) => self.tab_event(event),
             FromExtension::Heartbeat => {}
@@ -275,50 +284,13 @@ impl Core {
             m if m.starts_with("Browser.") || m.starts_with("Target.") => {
                 self.browser_session_command(conn, cmd)
             }
+            "Log.startViolationsReport" => self.start_violations(conn, cmd, tab),
+            "Log.stopViolationsReport" => self.stop_violations(conn, cmd, tab),
             method => match domains::toggle(method) {
                 Some(Toggle::Enable(domain)) => self.enable_domain(conn, cmd, tab, domain),
                 Some(Toggle::Disable(domain)) => self.disable_domain(conn, cmd, tab, domain),
                 None => self.forward(conn, cmd, tab, None),
             },
-        }
-    }
-
-    /// `X.enable` always reaches the tab (its params may matter), and marks the session as
-    /// wanting `X`'s events.
-    fn enable_domain(&mut self, conn: ConnId, cmd: &ClientCommand, tab: TabId, domain: domains::Domain) {
-        let state = self.tabs.get_mut(&tab).expect("a page session's tab is known");
-        let Some(session) = state.page_session_mut(conn, cmd.session_id) else {
-            return self.forward(conn, cmd, tab, None);
-        };
-        let first_in_session = !session.domains.contains(domain);
-        session.domains.insert(domain);
-        let replay = domain == domains::RUNTIME && first_in_session && state.real_domains.contains(domain);
-        state.real_domains.insert(domain);
-        self.forward_then(conn, cmd, tab, None, replay.then_some(tab));
-    }
-
-    /// `X.disable` reaches the tab only when no other session still wants `X`.
-    fn disable_domain(&mut self, conn: ConnId, cmd: &ClientCommand, tab: TabId, domain: domains::Domain) {
-        let state = self.tabs.get_mut(&tab).expect("a page session's tab is known");
-        if let Some(session) = state.page_session_mut(conn, cmd.session_id) {
-            session.domains.remove(domain);
-        }
-        if state.page_sessions.iter().any(|p| p.domains.contains(domain)) {
-            return self.reply(conn, cmd, "{}");
-        }
-        state.real_domains.remove(domain);
-        if domain == domains::RUNTIME {
-            state.contexts.clear();
-        }
-        self.forward(conn, cmd, tab, None);
-    }
-
-    fn replay_contexts(&mut self, tab: TabId, conn: ConnId, session_id: &str) {
-        let Core { tabs, out, .. } = self;
-        let Some(state) = tabs.get(&tab) else { return };
-        for params in state.contexts.announcements() {
-            let frame = frames::event("Runtime.executionContextCreated", params.get(), session_id);
-            out.push_back(Output::ToClient { conn, frame });
         }
     }
 
@@ -363,17 +335,32 @@ impl Core {
         if !self.extension_connected {
             return self.reply_error(conn, cmd, &errors::extension_gone());
         }
+        let session_id = cmd.session_id.to_owned();
+        let reply_to = ReplyTo { conn, client_id: cmd.id, session_id, replay_contexts_of };
+        self.send_command(Some(reply_to), tab, child, cmd.method, cmd.params.map(RawValue::to_owned));
+    }
+
+    fn send_command(
+        &mut self,
+        reply_to: Option<ReplyTo>,
+        tab: TabId,
+        child_session_id: Option<String>,
+        method: &str,
+        params: Option<Box<RawValue>>,
+    ) {
         let id = self.next_request;
         self.next_request += 1;
-        let session_id = cmd.session_id.to_owned();
-        self.pending.insert(id, Pending { conn, client_id: cmd.id, session_id, replay_contexts_of });
-        self.out.push_back(Output::ToExtension(ToExtension::Command(Command {
-            id,
-            tab_id: tab,
-            child_session_id: child,
-            method: cmd.method.to_owned(),
-            params: cmd.params.map(RawValue::to_owned),
-        })));
+        self.pending.insert(id, Pending { reply_to });
+        let method = method.to_owned();
+        let command = Command { id, tab_id: tab, child_session_id, method, params };
+        self.out.push_back(Output::ToExtension(ToExtension::Command(command)));
+    }
+
+    /// A command of the core's own whose answer nobody waits for.
+    fn send_housekeeping(&mut self, tab: TabId, method: &str) {
+        if self.extension_connected {
+            self.send_command(None, tab, None, method, None);
+        }
     }
 
     // ---- replies ----
@@ -403,10 +390,6 @@ impl Core {
     fn emit(&mut self, conn: ConnId, session_id: &str, method: &str, params: &serde_json::Value) {
         let frame = frames::event(method, &params.to_string(), session_id);
         self.send(conn, frame);
-    }
-
-    pub(crate) fn tab_has_clients(&self, tab_id: TabId) -> bool {
-        self.tabs.get(&tab_id).is_some_and(|t| !t.page_sessions.is_empty())
     }
 
     /// The tab's last client session is gone. In Chrome a closed session takes its state

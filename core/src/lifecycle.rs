@@ -36,11 +36,12 @@ impl Core {
     /// answered, so every waiting command gets an error.
     pub fn extension_disconnected(&mut self) {
         self.extension_connected = false;
-        let mut pending: Vec<_> = self.pending.drain().collect();
+        let mut pending: Vec<_> =
+            self.pending.drain().filter_map(|(id, p)| Some((id, p.reply_to?))).collect();
         pending.sort_by_key(|(id, _)| *id);
-        for (_, p) in pending {
-            let frame = frames::error_response(Some(p.client_id), &p.session_id, &errors::extension_gone());
-            self.send(p.conn, frame);
+        for (_, to) in pending {
+            let frame = frames::error_response(Some(to.client_id), &to.session_id, &errors::extension_gone());
+            self.send(to.conn, frame);
         }
         let tabs: Vec<TabId> = self.tabs.keys().copied().collect();
         for tab in tabs {
@@ -86,15 +87,16 @@ impl Core {
     /// The tab closed or is no longer shared: every session on it detaches, then its targets
     /// are destroyed, in Chrome's order.
     pub(crate) fn tab_unshared(&mut self, tab_id: TabId) {
-        if !self.tabs.contains_key(&tab_id) {
-            return;
-        }
+        let Some(state) = self.tabs.get_mut(&tab_id) else { return };
+        state.closing = true;
         let conns: Vec<ConnId> = self.conns.keys().copied().collect();
         for conn in conns {
-            let mut roots: Vec<String> = self.conns[&conn]
-                .sessions
+            // The topmost sessions on this tab: their parent is the root or a browser session.
+            let sessions = &self.conns[&conn].sessions;
+            let on_tab = |s: &Session| s.kind.tab() == Some(tab_id);
+            let mut roots: Vec<String> = sessions
                 .iter()
-                .filter(|(id, s)| !id.is_empty() && s.kind.tab() == Some(tab_id) && s.parent.is_empty())
+                .filter(|(id, s)| !id.is_empty() && on_tab(s) && !sessions.get(&s.parent).is_some_and(on_tab))
                 .map(|(id, _)| id.clone())
                 .collect();
             roots.sort();
@@ -174,8 +176,13 @@ impl Core {
         let target_id = self.session_target_id(&session);
         if let Some(state) = session.kind.tab().and_then(|tab| self.tabs.get_mut(&tab)) {
             match session.kind {
-                SessionKind::Page { .. } => {
-                    state.page_sessions.retain(|p| !(p.conn == conn && p.session_id == session_id))
+                SessionKind::Page { tab } => {
+                    if let Some(i) =
+                        state.page_sessions.iter().position(|p| p.conn == conn && p.session_id == session_id)
+                    {
+                        let leaver = state.page_sessions.remove(i);
+                        self.session_left_tab(tab, leaver);
+                    }
                 }
                 SessionKind::Child { .. } => {
                     if let Some(conns) = state.children.get_mut(session_id) {
@@ -222,7 +229,7 @@ impl Core {
             None => state
                 .page_sessions
                 .iter()
-                .filter(|p| p.wants(&event.method))
+                .filter(|p| p.wants(&event.method, params))
                 .for_each(|p| send(p.conn, &p.session_id)),
             Some(child) => {
                 state.children.get(child).into_iter().flatten().for_each(|conn| send(*conn, child))

@@ -375,7 +375,7 @@ fn unknown_and_unavailable_browser_methods_get_errors_naming_them() {
     h.connect(1);
     for (id, method) in [
         (1, "Storage.getCookies"),
-        (2, "Target.attachToTarget"),
+        (2, "Target.closeTarget"),
         (3, "Target.createTarget"),
         (4, "Target.createBrowserContext"),
         (5, "Bogus.method"),
@@ -939,4 +939,113 @@ fn a_page_socket_whose_tab_went_away_gets_errors() {
         let step = h.send(4, json!({"id": 1, "method": method}));
         assert_eq!(step.only_reply(4)["error"]["code"], -32001, "{method}");
     }
+}
+
+// ---- extra sessions on one tab ----
+
+#[test]
+fn attach_to_target_adds_a_session_on_the_same_tab_before_its_reply() {
+    let mut h = Harness::with_tabs(&[1]);
+    h.connect(1);
+    let (_, primary) = h.puppeteer_attach(1, 1);
+    let step = h.send(1, json!({"id": 20, "method": "Target.attachToTarget", "params": {"targetId": "PAGE1", "flatten": true}}));
+    assert_eq!(step.methods(1), ["Target.attachedToTarget", "reply#20"]);
+    let alias = step.to(1)[0]["params"]["sessionId"].as_str().unwrap().to_owned();
+    assert_ne!(alias, primary, "a new id: clients key sessions by id");
+    assert!(step.to(1)[0].get("sessionId").is_none(), "announced on the session that asked");
+    assert_eq!(step.to(1)[0]["params"]["targetInfo"]["targetId"], "PAGE1");
+    assert_eq!(step.to(1)[1]["result"]["sessionId"], alias);
+    let step = h.send(1, json!({"id": 21, "sessionId": alias, "method": "DOM.getDocument"}));
+    assert_eq!(step.commands()[0].tab_id, 1);
+    let step = h.send(
+        1,
+        json!({"id": 22, "method": "Target.attachToTarget", "params": {"targetId": "NOPE", "flatten": true}}),
+    );
+    assert_eq!(step.only_reply(1)["error"]["code"], -32602);
+    let step =
+        h.send(1, json!({"id": 23, "method": "Target.attachToTarget", "params": {"targetId": "PAGE1"}}));
+    assert!(step.only_reply(1)["error"]["message"].as_str().unwrap().contains("flatten"));
+}
+
+#[test]
+fn an_extra_session_keeps_its_own_domains_and_violation_reports() {
+    let mut h = Harness::with_tabs(&[1]);
+    h.connect(1);
+    let (_, primary) = h.puppeteer_attach(1, 1);
+    call(&mut h, 1, &primary, 30, "Log.enable");
+    let step = h.send(1, json!({"id": 31, "method": "Target.attachToTarget", "params": {"targetId": "PAGE1", "flatten": true}}));
+    let alias = step.to(1)[1]["result"]["sessionId"].as_str().unwrap().to_owned();
+    call(&mut h, 1, &alias, 32, "Log.enable");
+    call(&mut h, 1, &alias, 33, "Log.startViolationsReport");
+    call(&mut h, 1, &alias, 34, "Debugger.enable");
+    let step =
+        h.ext(runtime_event("Log.entryAdded", r#"{"entry":{"source":"violation","text":"long task"}}"#));
+    assert_eq!(step.client.len(), 1);
+    assert_eq!(step.to(1)[0]["sessionId"], alias, "violations only for the session that asked");
+    let step = h.ext(runtime_event("Log.entryAdded", r#"{"entry":{"source":"network"}}"#));
+    assert_eq!(step.client.len(), 2, "other log entries for both");
+    let step = h.ext(runtime_event("Debugger.scriptParsed", r#"{"scriptId":"1"}"#));
+    assert_eq!(step.client.len(), 1);
+    assert_eq!(step.to(1)[0]["sessionId"], alias);
+    // The alias's Log.disable must not silence the primary.
+    let step = h.send(1, json!({"id": 35, "sessionId": alias, "method": "Log.disable"}));
+    assert!(step.extension.is_empty());
+    let step = h.ext(runtime_event("Log.entryAdded", r#"{"entry":{"source":"network"}}"#));
+    assert_eq!(step.client.len(), 1);
+    assert_eq!(step.to(1)[0]["sessionId"], primary);
+}
+
+#[test]
+fn a_leaving_extra_session_turns_off_only_what_it_alone_had_on() {
+    let mut h = Harness::with_tabs(&[1]);
+    h.connect(1);
+    let (_, primary) = h.puppeteer_attach(1, 1);
+    call(&mut h, 1, &primary, 40, "Runtime.enable");
+    let step = h.send(1, json!({"id": 41, "method": "Target.attachToTarget", "params": {"targetId": "PAGE1", "flatten": true}}));
+    let alias = step.to(1)[1]["result"]["sessionId"].as_str().unwrap().to_owned();
+    call(&mut h, 1, &alias, 42, "Runtime.enable");
+    call(&mut h, 1, &alias, 43, "Debugger.enable");
+    call(&mut h, 1, &alias, 44, "Log.startViolationsReport");
+    let step =
+        h.send(1, json!({"id": 45, "method": "Target.detachFromTarget", "params": {"sessionId": alias}}));
+    assert_eq!(step.methods(1), ["Target.detachedFromTarget", "reply#45"]);
+    assert_eq!(step.to(1)[0]["params"]["targetId"], "PAGE1");
+    let housekeeping: Vec<&str> = step.commands().iter().map(|c| c.method.as_str()).collect();
+    assert_eq!(
+        housekeeping,
+        ["Debugger.disable", "Log.stopViolationsReport"],
+        "Runtime stays on for the primary"
+    );
+    // Their answers go to nobody.
+    let ids: Vec<u64> = step.commands().iter().map(|c| c.id).collect();
+    for id in ids {
+        assert!(h.ext(FromExtension::CommandResult(CommandResult::ok(id, raw("{}")))).client.is_empty());
+    }
+}
+
+#[test]
+fn playwright_new_cdp_session_goes_through_a_browser_session() {
+    let mut h = Harness::with_tabs(&[1]);
+    h.connect(1);
+    h.playwright_attach(1);
+    let step = h.send(1, json!({"id": 50, "method": "Target.attachToBrowserTarget"}));
+    assert_eq!(step.methods(1), ["Target.attachedToTarget", "reply#50"]);
+    assert_eq!(step.to(1)[0]["params"]["targetInfo"]["type"], "browser");
+    let browser_session = step.to(1)[1]["result"]["sessionId"].as_str().unwrap().to_owned();
+    let step = h.send(1, json!({"id": 51, "sessionId": browser_session, "method": "Browser.getVersion"}));
+    assert!(step.only_reply(1)["result"]["product"].is_string());
+    let step = h.send(1, json!({"id": 52, "sessionId": browser_session, "method": "Target.attachToTarget", "params": {"targetId": "PAGE1", "flatten": true}}));
+    assert_eq!(step.methods(1), ["Target.attachedToTarget", "reply#52"]);
+    assert_eq!(step.to(1)[0]["sessionId"], browser_session, "announced on the browser session");
+    let alias = step.to(1)[1]["result"]["sessionId"].as_str().unwrap().to_owned();
+    // Closing the tab detaches the alias too, on the browser session.
+    let step = h.ext(FromExtension::TabUnshared { tab_id: 1, reason: UnshareReason::Closed });
+    let detached: Vec<(&Value, &Value)> = step
+        .to(1)
+        .iter()
+        .filter(|f| f["method"] == "Target.detachedFromTarget")
+        .map(|f| (&f["sessionId"], &f["params"]["sessionId"]))
+        .collect();
+    assert!(detached.contains(&(&json!(browser_session), &json!(alias))), "{detached:?}");
+    assert!(step.extension.is_empty(), "no housekeeping for a tab that is gone");
 }

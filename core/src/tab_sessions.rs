@@ -1,0 +1,105 @@
+//! Client sessions sharing one tab's debugger session: counting domain enables and
+//! disables, replaying execution contexts, and cleaning up after a session that leaves.
+//! See `domains.rs` for why.
+
+use crate::domains::{self, Domain, DomainSet, PageSession};
+use crate::frames::{self, ClientCommand};
+use crate::session::ConnId;
+use crate::{Core, Output};
+use tabtunnel_wire::TabId;
+
+impl Core {
+    /// `X.enable` always reaches the tab (its params may matter), and marks the session as
+    /// wanting `X`'s events.
+    pub(crate) fn enable_domain(&mut self, conn: ConnId, cmd: &ClientCommand, tab: TabId, domain: Domain) {
+        let state = self.tabs.get_mut(&tab).expect("a page session's tab is known");
+        let Some(session) = state.page_session_mut(conn, cmd.session_id) else {
+            return self.forward(conn, cmd, tab, None);
+        };
+        let first_in_session = !session.domains.contains(domain);
+        session.domains.insert(domain);
+        let replay = domain == domains::RUNTIME && first_in_session && state.real_domains.contains(domain);
+        state.real_domains.insert(domain);
+        self.forward_then(conn, cmd, tab, None, replay.then_some(tab));
+    }
+
+    /// `X.disable` reaches the tab only when no other session still wants `X`.
+    pub(crate) fn disable_domain(&mut self, conn: ConnId, cmd: &ClientCommand, tab: TabId, domain: Domain) {
+        let state = self.tabs.get_mut(&tab).expect("a page session's tab is known");
+        if let Some(session) = state.page_session_mut(conn, cmd.session_id) {
+            session.domains.remove(domain);
+        }
+        if state.page_sessions.iter().any(|p| p.domains.contains(domain)) {
+            return self.reply(conn, cmd, "{}");
+        }
+        state.real_domains.remove(domain);
+        if domain == domains::RUNTIME {
+            state.contexts.clear();
+        }
+        self.forward(conn, cmd, tab, None);
+    }
+
+    pub(crate) fn replay_contexts(&mut self, tab: TabId, conn: ConnId, session_id: &str) {
+        let Core { tabs, out, .. } = self;
+        let Some(state) = tabs.get(&tab) else { return };
+        for params in state.contexts.announcements() {
+            let frame = frames::event("Runtime.executionContextCreated", params.get(), session_id);
+            out.push_back(Output::ToClient { conn, frame });
+        }
+    }
+
+    /// `Log.startViolationsReport` reaches the tab; its `violation` entries then go to this
+    /// session only (not to every session with Log enabled).
+    pub(crate) fn start_violations(&mut self, conn: ConnId, cmd: &ClientCommand, tab: TabId) {
+        if let Some(session) = self.tabs.get_mut(&tab).and_then(|s| s.page_session_mut(conn, cmd.session_id))
+        {
+            session.violations = true;
+        }
+        self.forward(conn, cmd, tab, None);
+    }
+
+    /// `Log.stopViolationsReport` reaches the tab only when no other session still reports.
+    pub(crate) fn stop_violations(&mut self, conn: ConnId, cmd: &ClientCommand, tab: TabId) {
+        let state = self.tabs.get_mut(&tab).expect("a page session's tab is known");
+        if let Some(session) = state.page_session_mut(conn, cmd.session_id) {
+            session.violations = false;
+        }
+        if state.page_sessions.iter().any(|p| p.violations) {
+            return self.reply(conn, cmd, "{}");
+        }
+        self.forward(conn, cmd, tab, None);
+    }
+
+    /// A client session left a tab that stays shared. The last one out resets the tab's
+    /// debugger session; otherwise what only the leaver had turned on is turned off, as
+    /// Chrome does when a session closes.
+    pub(crate) fn session_left_tab(&mut self, tab: TabId, leaver: PageSession) {
+        let Some(state) = self.tabs.get_mut(&tab) else { return };
+        if state.closing {
+            return;
+        }
+        if state.page_sessions.is_empty() {
+            return self.reset_tab(tab);
+        }
+        let still_wanted =
+            state.page_sessions.iter().fold(DomainSet::default(), |all, p| all.union(p.domains));
+        let orphaned: Vec<Domain> = leaver
+            .domains
+            .iter()
+            .filter(|d| !still_wanted.contains(*d) && state.real_domains.contains(*d))
+            .collect();
+        for domain in &orphaned {
+            state.real_domains.remove(*domain);
+            if *domain == domains::RUNTIME {
+                state.contexts.clear();
+            }
+        }
+        let stop_violations = leaver.violations && !state.page_sessions.iter().any(|p| p.violations);
+        for domain in orphaned {
+            self.send_housekeeping(tab, &format!("{}.disable", domain.name()));
+        }
+        if stop_violations {
+            self.send_housekeeping(tab, "Log.stopViolationsReport");
+        }
+    }
+}
