@@ -82,4 +82,10 @@ describe(`chrome-devtools-mcp ${MCP_VERSION} through tabtunnel`, { timeout: 240_
     assert.equal(png.subarray(1, 4).toString('ascii'), 'PNG', 'take_screenshot image is not a PNG');
     assert.ok(png.length > 2_000, `screenshot is only ${png.length} bytes`);
   });
+
+  test("list_console_messages shows the page's console", async () => {
+    await call('evaluate_script', { pageId, function: "() => { console.log('hello from the shared tab'); return 1; }" });
+    const messages = await call('list_console_messages', { pageId });
+    assert.match(messages, /hello from the shared tab/, `console message missing:\n${messages}`);
+  });
 });

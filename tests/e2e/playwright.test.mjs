@@ -59,4 +59,17 @@ describe('playwright-core connectOverCDP through tabtunnel', { timeout: 240_000 
     await browser.close();
     browser = undefined;
   });
+
+  test('context.newCDPSession(page) goes through a browser session to an extra page session', async () => {
+    browser = await withTimeout(chromium.connectOverCDP(h.wsEndpoint, { timeout: 30_000 }), 35_000, 'connectOverCDP', h.detail);
+    const context = browser.contexts()[0];
+    const [page] = context.pages();
+    const session = await withTimeout(context.newCDPSession(page), 15_000, 'context.newCDPSession(page)', h.detail);
+    const { result } = await session.send('Runtime.evaluate', { expression: 'document.title', returnByValue: true });
+    assert.equal(result.value, FORM_TITLE);
+    await session.detach();
+    assert.equal(await page.evaluate(() => 7 * 6), 42, 'the page works after the extra session left');
+    await browser.close();
+    browser = undefined;
+  });
 });

@@ -81,4 +81,23 @@ describe('puppeteer-core through tabtunnel', { timeout: 240_000 }, () => {
     await browser.disconnect();
     browser = undefined;
   });
+
+  test('createCDPSession() opens an extra session on the tab with its own domain state', async () => {
+    browser = await withTimeout(puppeteer.connect(connectOptions({ browserURL: h.clientEndpoint })), 30_000, 'connect', h.detail);
+    const [page] = await browser.pages();
+    const session = await withTimeout(page.createCDPSession(), 15_000, 'page.createCDPSession()', h.detail);
+    const contexts = [];
+    session.on('Runtime.executionContextCreated', (e) => contexts.push(e.context));
+    // puppeteer's own session enabled Runtime first: the extra one still learns the contexts.
+    await session.send('Runtime.enable');
+    assert.ok(contexts.some((c) => c.auxData?.isDefault), `no default context reported: ${JSON.stringify(contexts)}`);
+    const { result } = await session.send('Runtime.evaluate', { expression: "document.querySelector('#out').textContent", returnByValue: true });
+    assert.equal(result.value, greetingFor('Ada'));
+    // Its Runtime.disable leaves the page's own session working.
+    await session.send('Runtime.disable');
+    await session.detach();
+    assert.equal(await withTimeout(page.evaluate(() => 5 * 5), 15_000, 'evaluate after the extra session left', h.detail), 25);
+    await browser.disconnect();
+    browser = undefined;
+  });
 });
