@@ -59,6 +59,9 @@ pub enum Output {
     ToClient { conn: ConnId, frame: String },
     /// Send one frame to the extension.
     ToExtension(ToExtension),
+    /// Close a client connection after its queued frames (a page socket whose tab is gone).
+    /// The core has already forgotten it.
+    CloseClient { conn: ConnId },
 }
 
 pub struct Config {
@@ -332,6 +335,8 @@ impl Core {
         child: Option<String>,
         replay_contexts_of: Option<TabId>,
     ) {
+        // Tabs go with the extension, so a session that can forward implies a connected
+        // extension; should that ever change, the client still gets its one answer.
         if !self.extension_connected {
             return self.reply_error(conn, cmd, &errors::extension_gone());
         }

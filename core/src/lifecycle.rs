@@ -110,7 +110,25 @@ impl Core {
                 self.emit(conn, "", "Target.targetDestroyed", &json!({ "targetId": tab_target }));
             }
         }
+        self.close_page_sockets(tab_id);
         self.tabs.remove(&tab_id);
+    }
+
+    /// A page socket is its tab: when the tab goes, Chrome says `Inspector.detached` and
+    /// closes the socket.
+    fn close_page_sockets(&mut self, tab_id: TabId) {
+        let root_is_tab = |c: &crate::session::Connection| {
+            c.sessions.get("").is_some_and(|s| s.kind == SessionKind::Page { tab: tab_id })
+        };
+        let mut sockets: Vec<ConnId> =
+            self.conns.iter().filter(|(_, c)| root_is_tab(c)).map(|(id, _)| *id).collect();
+        sockets.sort_unstable();
+        for conn in sockets {
+            self.emit(conn, "", "Inspector.detached", &json!({ "reason": "target_closed" }));
+            self.out.push_back(Output::CloseClient { conn });
+            self.conns.remove(&conn);
+            self.pending.retain(|_, p| p.reply_to.as_ref().is_none_or(|to| to.conn != conn));
+        }
     }
 
     /// `targetCreated` for a tab's two targets.

@@ -15,6 +15,7 @@ struct Harness {
 struct Step {
     client: Vec<(ConnId, Value)>,
     extension: Vec<ToExtension>,
+    closed: Vec<ConnId>,
 }
 
 impl Step {
@@ -103,6 +104,7 @@ impl Harness {
                     step.client.push((conn, value));
                 }
                 Output::ToExtension(frame) => step.extension.push(frame),
+                Output::CloseClient { conn } => step.closed.push(conn),
             }
         }
         step
@@ -773,14 +775,15 @@ fn malformed_frames_get_errors_and_the_connection_lives_on() {
 }
 
 #[test]
-fn commands_while_the_extension_is_away_fail_at_once() {
+fn page_sockets_close_when_the_extension_goes_away() {
     let mut h = Harness::with_tabs(&[3]);
     h.core.client_connected(1, AgentId::new("default"), Root::Page(3));
+    h.core.client_connected(2, AgentId::new("default"), Root::Browser);
     h.core.extension_disconnected();
-    h.drain();
-    let step = h.send(1, json!({"id": 1, "method": "Page.enable"}));
-    assert_eq!(step.only_reply(1)["error"]["code"], -32001, "the tab went with the extension");
-    assert!(step.extension.is_empty());
+    let step = h.drain();
+    assert_eq!(step.closed, [1]);
+    let step = h.send(2, json!({"id": 1, "method": "Target.getTargets"}));
+    assert_eq!(step.only_reply(2)["result"]["targetInfos"], json!([]));
 }
 
 #[test]
@@ -931,10 +934,22 @@ fn after_a_reset_the_tab_reports_its_own_contexts_again() {
 }
 
 #[test]
-fn a_page_socket_whose_tab_went_away_gets_errors() {
-    let mut h = Harness::with_tabs(&[1]);
+fn a_page_socket_is_closed_when_its_tab_goes_away() {
+    let mut h = Harness::with_tabs(&[1, 2]);
     h.core.client_connected(4, AgentId::new("default"), Root::Page(1));
-    h.ext(FromExtension::TabUnshared { tab_id: 1, reason: UnshareReason::Closed });
+    h.core.client_connected(5, AgentId::new("default"), Root::Page(2));
+    let step = h.ext(FromExtension::TabUnshared { tab_id: 1, reason: UnshareReason::Closed });
+    assert_eq!(step.methods(4), ["Inspector.detached"]);
+    assert_eq!(step.closed, [4]);
+    assert!(step.to(5).is_empty());
+    let step = h.send(4, json!({"id": 1, "method": "Runtime.evaluate"}));
+    assert!(step.client.is_empty(), "the connection is gone");
+}
+
+#[test]
+fn a_page_socket_for_a_tab_not_shared_gets_errors() {
+    let mut h = Harness::with_tabs(&[1]);
+    h.core.client_connected(4, AgentId::new("default"), Root::Page(9));
     for method in ["Runtime.enable", "Runtime.evaluate", "Runtime.runIfWaitingForDebugger"] {
         let step = h.send(4, json!({"id": 1, "method": method}));
         assert_eq!(step.only_reply(4)["error"]["code"], -32001, "{method}");

@@ -179,6 +179,10 @@ impl Hub {
                     }
                 }
                 Output::ToExtension(frame) => self.send_to_extension(&frame),
+                // Dropping the outbox closes the socket once its queued frames are written.
+                Output::CloseClient { conn } => {
+                    self.clients.remove(&conn);
+                }
             }
         }
     }
