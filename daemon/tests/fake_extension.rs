@@ -345,6 +345,17 @@ async fn a_page_endpoint_drives_its_tab_directly() {
     let missing =
         format!("ws://127.0.0.1:{}/{}/devtools/page/NOPE", d.running.port, d.running.token.clone().unwrap());
     assert!(ws(&missing, None).await.is_err());
+    ext_send(&mut ext, FromExtension::TabUnshared { tab_id: 4, reason: UnshareReason::Closed }).await;
+    assert_eq!(next_json(&mut page).await["method"], "Inspector.detached");
+    let closed = tokio::time::timeout(WAIT, async {
+        while let Some(Ok(message)) = page.next().await {
+            if message.is_close() {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(closed.is_ok(), "the page socket closes with its tab");
 }
 
 #[tokio::test]
