@@ -143,6 +143,18 @@ async fn get(port: u16, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
     (status, body)
 }
 
+/// Reads (and drops) frames until the daemon closes the socket; false if it stays open.
+async fn closes_within(socket: &mut Socket, limit: Duration) -> bool {
+    let drain = async {
+        while let Some(Ok(message)) = socket.next().await {
+            if message.is_close() {
+                break;
+            }
+        }
+    };
+    tokio::time::timeout(limit, drain).await.is_ok()
+}
+
 fn raw(s: &str) -> Box<RawValue> {
     RawValue::from_string(s.to_owned()).unwrap()
 }
@@ -317,15 +329,7 @@ async fn a_client_that_stops_reading_is_dropped_without_stalling_others() {
     send(&mut fast, json!({"id": 1, "method": "Browser.getVersion"})).await;
     assert!(next_json(&mut fast).await["result"]["product"].is_string());
     // The slow client's socket was closed by the daemon: draining it ends.
-    let drained = tokio::time::timeout(Duration::from_secs(30), async {
-        while let Some(Ok(message)) = slow.next().await {
-            if message.is_close() {
-                break;
-            }
-        }
-    })
-    .await;
-    assert!(drained.is_ok(), "the slow client was disconnected");
+    assert!(closes_within(&mut slow, Duration::from_secs(30)).await, "the slow client was disconnected");
 }
 
 #[tokio::test]
@@ -347,15 +351,7 @@ async fn a_page_endpoint_drives_its_tab_directly() {
     assert!(ws(&missing, None).await.is_err());
     ext_send(&mut ext, FromExtension::TabUnshared { tab_id: 4, reason: UnshareReason::Closed }).await;
     assert_eq!(next_json(&mut page).await["method"], "Inspector.detached");
-    let closed = tokio::time::timeout(WAIT, async {
-        while let Some(Ok(message)) = page.next().await {
-            if message.is_close() {
-                break;
-            }
-        }
-    })
-    .await;
-    assert!(closed.is_ok(), "the page socket closes with its tab");
+    assert!(closes_within(&mut page, WAIT).await, "the page socket closes with its tab");
 }
 
 #[tokio::test]
