@@ -14,7 +14,7 @@ use crate::session::ConnId;
 use serde_json::value::RawValue;
 
 /// Domains whose events Chrome sends only to a session that enabled them.
-const GATED_DOMAINS: [&str; 18] = [
+const GATED_DOMAINS: [&str; 19] = [
     "Accessibility",
     "Animation",
     "Audits",
@@ -33,6 +33,7 @@ const GATED_DOMAINS: [&str; 18] = [
     "Profiler",
     "Runtime",
     "WebAuthn",
+    "WebMCP",
 ];
 
 /// Index of `Runtime` in [`GATED_DOMAINS`].
@@ -103,16 +104,21 @@ pub struct PageSession {
     pub domains: DomainSet,
     /// It called `Log.startViolationsReport`: `violation` log entries are for it.
     pub violations: bool,
+    /// It started a trace: `Tracing` events are for it (until `tracingComplete`).
+    pub tracing: bool,
 }
 
 impl PageSession {
     pub fn new(conn: ConnId, session_id: String) -> Self {
-        PageSession { conn, session_id, domains: DomainSet::default(), violations: false }
+        PageSession { conn, session_id, domains: DomainSet::default(), violations: false, tracing: false }
     }
 
     /// Whether an event of `method` is for this session. Only a violation report's entries
     /// look at the params (a substring test, no parse).
     pub fn wants(&self, method: &str, params: &str) -> bool {
+        if method.starts_with("Tracing.") {
+            return self.tracing;
+        }
         let gated_in = gated_domain(method).is_none_or(|d| self.domains.contains(d));
         gated_in
             && (self.violations || method != "Log.entryAdded" || !params.contains(r#""source":"violation""#))
@@ -163,9 +169,13 @@ impl ExecutionContexts {
         self.live.clear();
     }
 
-    /// The `executionContextCreated` params of every live context, oldest first.
-    pub fn announcements(&self) -> impl Iterator<Item = &RawValue> {
-        self.live.iter().map(|(_, params)| params.as_ref())
+    pub fn ids(&self) -> impl Iterator<Item = i64> + '_ {
+        self.live.iter().map(|(id, _)| *id)
+    }
+
+    /// The `executionContextCreated` params of those of `ids` still live, oldest first.
+    pub fn announcements_of<'a>(&'a self, ids: &'a [i64]) -> impl Iterator<Item = &'a RawValue> + 'a {
+        self.live.iter().filter(|(id, _)| ids.contains(id)).map(|(_, params)| params.as_ref())
     }
 }
 
@@ -225,11 +235,12 @@ mod tests {
         c.observe("Runtime.executionContextCreated", &raw(r#"{"context":{"id":1,"name":""}}"#));
         c.observe("Runtime.executionContextCreated", &raw(r#"{"context":{"id":2,"name":"w"}}"#));
         c.observe("Runtime.consoleAPICalled", &raw(r#"{"executionContextId":1}"#));
-        assert_eq!(c.announcements().count(), 2);
+        assert_eq!(c.ids().collect::<Vec<_>>(), [1, 2]);
         c.observe("Runtime.executionContextDestroyed", &raw(r#"{"executionContextId":1}"#));
-        let left: Vec<&str> = c.announcements().map(RawValue::get).collect();
+        let left: Vec<&str> = c.announcements_of(&[1, 2]).map(RawValue::get).collect();
         assert_eq!(left, [r#"{"context":{"id":2,"name":"w"}}"#]);
+        assert_eq!(c.announcements_of(&[1]).count(), 0);
         c.observe("Runtime.executionContextsCleared", &raw("{}"));
-        assert_eq!(c.announcements().count(), 0);
+        assert_eq!(c.ids().count(), 0);
     }
 }

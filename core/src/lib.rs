@@ -82,9 +82,14 @@ struct ReplyTo {
     conn: ConnId,
     client_id: i64,
     session_id: String,
-    /// A `Runtime.enable` on a tab whose Runtime was already on: replay this tab's contexts
-    /// before the reply.
-    replay_contexts_of: Option<TabId>,
+    /// A `Runtime.enable` on a tab whose Runtime was already on: before the reply, replay those
+    /// of these contexts (live when the enable was sent) that are still live.
+    replay: Option<ContextReplay>,
+}
+
+struct ContextReplay {
+    tab: TabId,
+    context_ids: Vec<i64>,
 }
 
 /// A tab and who is listening to it.
@@ -92,14 +97,20 @@ struct TabState {
     tab: Tab,
     /// Every client session attached to this tab's page; its events go to each that wants them.
     page_sessions: Vec<PageSession>,
-    /// Chrome's child sessionIds (OOPIFs, workers) of this tab and the connections that know
-    /// them.
-    children: HashMap<String, Vec<ConnId>>,
+    /// Chrome's child sessions (OOPIFs, workers) of this tab, by Chrome's sessionId.
+    children: HashMap<String, Child>,
     /// Gated domains enabled on the tab's real debugger session.
     real_domains: DomainSet,
     contexts: ExecutionContexts,
     /// Being unshared: sessions detaching now need no housekeeping.
     closing: bool,
+}
+
+/// A child session Chrome auto-attached on a tab.
+struct Child {
+    target_id: Option<String>,
+    /// The connections that were told about it (each once).
+    conns: Vec<ConnId>,
 }
 
 impl TabState {
@@ -179,12 +190,14 @@ impl Core {
             Root::Browser => SessionKind::Browser,
             Root::Page(tab) => SessionKind::Page { tab },
         };
-        self.conns.insert(conn, Connection::new(agent, root));
         if let SessionKind::Page { tab } = root {
-            if let Some(state) = self.tabs.get_mut(&tab) {
-                state.page_sessions.push(PageSession::new(conn, String::new()));
-            }
+            let Some(state) = self.tabs.get_mut(&tab) else {
+                // The tab went between the shell's lookup and now: close at once, as Chrome.
+                return self.close_page_socket(conn);
+            };
+            state.page_sessions.push(PageSession::new(conn, String::new()));
         }
+        self.conns.insert(conn, Connection::new(agent, root));
     }
 
     pub fn client_disconnected(&mut self, conn: ConnId) {
@@ -194,15 +207,15 @@ impl Core {
         let tabs: Vec<TabId> = self.tabs.keys().copied().collect();
         for tab in tabs {
             let state = self.tabs.get_mut(&tab).expect("listed tab");
-            state.children.retain(|_, conns| {
-                conns.retain(|c| *c != conn);
-                !conns.is_empty()
+            state.children.retain(|_, child| {
+                child.conns.retain(|c| *c != conn);
+                !child.conns.is_empty()
             });
             let (gone, kept): (Vec<_>, Vec<_>) =
                 std::mem::take(&mut state.page_sessions).into_iter().partition(|p| p.conn == conn);
             state.page_sessions = kept;
-            for session in gone {
-                self.session_left_tab(tab, session);
+            if !gone.is_empty() {
+                self.sessions_left_tab(tab, &gone);
             }
         }
         // Answers still in flight for this connection are dropped when they arrive.
@@ -254,8 +267,8 @@ impl Core {
                 let Some(Pending { reply_to: Some(to) }) = self.pending.remove(&result.id) else { return };
                 let frame = match result.into_outcome() {
                     Ok(raw) => {
-                        if let Some(tab) = to.replay_contexts_of {
-                            self.replay_contexts(tab, to.conn, &to.session_id);
+                        if let Some(replay) = &to.replay {
+                            self.replay_contexts(replay, to.conn, &to.session_id);
                         }
                         frames::response(to.client_id, &to.session_id, raw.get())
                     }
@@ -288,6 +301,7 @@ impl Core {
                 self.browser_session_command(conn, cmd)
             }
             "Log.startViolationsReport" => self.start_violations(conn, cmd, tab),
+            "Tracing.start" => self.start_tracing(conn, cmd, tab),
             "Log.stopViolationsReport" => self.stop_violations(conn, cmd, tab),
             method => match domains::toggle(method) {
                 Some(Toggle::Enable(domain)) => self.enable_domain(conn, cmd, tab, domain),
@@ -333,7 +347,7 @@ impl Core {
         cmd: &ClientCommand,
         tab: TabId,
         child: Option<String>,
-        replay_contexts_of: Option<TabId>,
+        replay: Option<ContextReplay>,
     ) {
         // Tabs go with the extension, so a session that can forward implies a connected
         // extension; should that ever change, the client still gets its one answer.
@@ -341,7 +355,7 @@ impl Core {
             return self.reply_error(conn, cmd, &errors::extension_gone());
         }
         let session_id = cmd.session_id.to_owned();
-        let reply_to = ReplyTo { conn, client_id: cmd.id, session_id, replay_contexts_of };
+        let reply_to = ReplyTo { conn, client_id: cmd.id, session_id, replay };
         self.send_command(Some(reply_to), tab, child, cmd.method, cmd.params.map(RawValue::to_owned));
     }
 

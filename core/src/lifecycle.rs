@@ -5,7 +5,7 @@ use crate::domains::PageSession;
 use crate::frames::{self, errors};
 use crate::session::{ConnId, Session, SessionKind, Topology};
 use crate::targets::Tab;
-use crate::{Core, Output, TabState};
+use crate::{Child, Core, Output, TabState};
 use serde_json::json;
 use tabtunnel_wire::{Event, Hello, TabId, TabInfo, PROTOCOL_VERSION};
 
@@ -124,11 +124,15 @@ impl Core {
             self.conns.iter().filter(|(_, c)| root_is_tab(c)).map(|(id, _)| *id).collect();
         sockets.sort_unstable();
         for conn in sockets {
-            self.emit(conn, "", "Inspector.detached", &json!({ "reason": "target_closed" }));
-            self.out.push_back(Output::CloseClient { conn });
-            self.conns.remove(&conn);
-            self.pending.retain(|_, p| p.reply_to.as_ref().is_none_or(|to| to.conn != conn));
+            // Forget it the normal way: it may hold extra sessions on other tabs.
+            self.client_disconnected(conn);
+            self.close_page_socket(conn);
         }
+    }
+
+    pub(crate) fn close_page_socket(&mut self, conn: ConnId) {
+        self.emit(conn, "", "Inspector.detached", &json!({ "reason": "target_closed" }));
+        self.out.push_back(Output::CloseClient { conn });
     }
 
     /// `targetCreated` for a tab's two targets.
@@ -182,8 +186,8 @@ impl Core {
     /// Detaches a session and, first, everything attached under it; each detach is announced on
     /// its parent with `detachedFromTarget {sessionId, targetId}`.
     pub(crate) fn detach_session(&mut self, conn: ConnId, session_id: &str) {
-        let mut children: Vec<String> =
-            self.conns[&conn].children_of(session_id).map(str::to_owned).collect();
+        let Some(connection) = self.conns.get(&conn) else { return };
+        let mut children: Vec<String> = connection.children_of(session_id).map(str::to_owned).collect();
         children.sort();
         for child in children {
             self.detach_session(conn, &child);
@@ -191,7 +195,7 @@ impl Core {
         let Some(session) = self.conns.get_mut(&conn).and_then(|c| c.sessions.remove(session_id)) else {
             return;
         };
-        let target_id = self.session_target_id(&session);
+        let mut target_id = self.session_target_id(&session);
         if let Some(state) = session.kind.tab().and_then(|tab| self.tabs.get_mut(&tab)) {
             match session.kind {
                 SessionKind::Page { tab } => {
@@ -199,12 +203,13 @@ impl Core {
                         state.page_sessions.iter().position(|p| p.conn == conn && p.session_id == session_id)
                     {
                         let leaver = state.page_sessions.remove(i);
-                        self.session_left_tab(tab, leaver);
+                        self.sessions_left_tab(tab, &[leaver]);
                     }
                 }
                 SessionKind::Child { .. } => {
-                    if let Some(conns) = state.children.get_mut(session_id) {
-                        conns.retain(|c| *c != conn);
+                    if let Some(child) = state.children.get_mut(session_id) {
+                        child.conns.retain(|c| *c != conn);
+                        target_id = child.target_id.clone();
                     }
                 }
                 _ => {}
@@ -219,11 +224,13 @@ impl Core {
 
     /// An event from a tab's debugger session, delivered to every session attached to its
     /// source. The only events parsed are the rare child attach/detach ones, which add and
-    /// remove child sessions.
+    /// remove child sessions, and the execution-context ones while the tab's Runtime is on.
     pub(crate) fn tab_event(&mut self, event: Event) {
         if event.child_session_id.is_none() {
             if let Some(state) = self.tabs.get_mut(&event.tab_id) {
-                state.contexts.observe(&event.method, &event.params);
+                if state.real_domains.contains(crate::domains::RUNTIME) {
+                    state.contexts.observe(&event.method, &event.params);
+                }
             }
         }
         self.deliver(&event);
@@ -234,52 +241,72 @@ impl Core {
         }
     }
 
-    /// The hot path: one frame per attached session, no other allocation.
+    /// The hot path: one frame per session that wants the event, no other allocation.
     fn deliver(&mut self, event: &Event) {
         let Core { tabs, out, .. } = self;
-        let Some(state) = tabs.get(&event.tab_id) else { return };
+        let Some(state) = tabs.get_mut(&event.tab_id) else { return };
         let params = event.params.get();
         let mut send = |conn: ConnId, session_id: &str| {
             let frame = frames::event(&event.method, params, session_id);
             out.push_back(Output::ToClient { conn, frame });
         };
         match &event.child_session_id {
-            None => state
-                .page_sessions
-                .iter()
-                .filter(|p| p.wants(&event.method, params))
-                .for_each(|p| send(p.conn, &p.session_id)),
+            None => {
+                for session in state.page_sessions.iter_mut().filter(|p| p.wants(&event.method, params)) {
+                    send(session.conn, &session.session_id);
+                    if event.method == "Tracing.tracingComplete" {
+                        session.tracing = false;
+                    }
+                }
+            }
             Some(child) => {
-                state.children.get(child).into_iter().flatten().for_each(|conn| send(*conn, child))
+                for conn in state.children.get(child).map(|c| c.conns.as_slice()).unwrap_or_default() {
+                    send(*conn, child);
+                }
             }
         }
     }
 
     /// A page (or a child) auto-attached a child: it becomes a session of every connection
-    /// that got the event, under the session that got it.
+    /// that got the event, under the session that got it. Ids Chrome would never send (empty,
+    /// the parent's own, one the connection already has) are ignored, so a misbehaving
+    /// extension cannot make a session its own ancestor.
     fn child_attached(&mut self, event: &Event) {
-        let Some(child) = child_session_in(event) else { return };
+        let Some((child, target_id)) = child_session_in(event) else { return };
         let tab_id = event.tab_id;
         let Some(state) = self.tabs.get(&tab_id) else { return };
+        if child.is_empty() || event.child_session_id.as_deref() == Some(child.as_str()) {
+            return;
+        }
         let recipients: Vec<(ConnId, String)> = match &event.child_session_id {
             None => state.page_sessions.iter().map(|p| (p.conn, p.session_id.clone())).collect(),
-            Some(parent) => {
-                state.children.get(parent).into_iter().flatten().map(|c| (*c, parent.clone())).collect()
-            }
+            Some(parent) => state
+                .children
+                .get(parent)
+                .map(|c| c.conns.iter().map(|conn| (*conn, parent.clone())).collect())
+                .unwrap_or_default(),
         };
-        for (conn, parent) in &recipients {
-            let session = Session { kind: SessionKind::Child { tab: tab_id }, parent: parent.clone() };
-            self.insert_session(*conn, child.clone(), session);
+        let mut told = Vec::new();
+        for (conn, parent) in recipients {
+            let Some(connection) = self.conns.get_mut(&conn) else { continue };
+            if connection.sessions.contains_key(&child) {
+                continue;
+            }
+            let session = Session { kind: SessionKind::Child { tab: tab_id }, parent };
+            connection.sessions.insert(child.clone(), session);
+            told.push(conn);
         }
-        let state = self.tabs.get_mut(&tab_id).expect("known tab");
-        state.children.entry(child).or_default().extend(recipients.iter().map(|(c, _)| *c));
+        let state = self.tabs.get_mut(&tab_id).expect("checked above");
+        let entry = state.children.entry(child).or_insert_with(|| Child { target_id, conns: Vec::new() });
+        entry.conns.extend(told);
     }
 
     fn child_detached(&mut self, tab_id: TabId, event: &Event) {
-        let Some(child) = child_session_in(event) else { return };
-        let conns = self.tabs.get_mut(&tab_id).and_then(|s| s.children.remove(&child)).unwrap_or_default();
-        for conn in conns {
-            let mut orphans: Vec<String> = self.conns[&conn].children_of(&child).map(str::to_owned).collect();
+        let Some((child, _)) = child_session_in(event) else { return };
+        let Some(gone) = self.tabs.get_mut(&tab_id).and_then(|s| s.children.remove(&child)) else { return };
+        for conn in gone.conns {
+            let Some(connection) = self.conns.get(&conn) else { continue };
+            let mut orphans: Vec<String> = connection.children_of(&child).map(str::to_owned).collect();
             orphans.sort();
             for orphan in orphans {
                 self.detach_session(conn, &orphan);
@@ -300,12 +327,21 @@ impl Core {
     }
 }
 
-/// The `params.sessionId` of a child attach/detach event.
-fn child_session_in(event: &Event) -> Option<String> {
+/// The `params.sessionId` (and `targetInfo.targetId` or `targetId`) of a child attach/detach
+/// event.
+fn child_session_in(event: &Event) -> Option<(String, Option<String>)> {
     #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
     struct Params {
-        #[serde(rename = "sessionId")]
         session_id: String,
+        target_info: Option<TargetInfo>,
+        target_id: Option<String>,
     }
-    serde_json::from_str::<Params>(event.params.get()).ok().map(|p| p.session_id)
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct TargetInfo {
+        target_id: String,
+    }
+    let p = serde_json::from_str::<Params>(event.params.get()).ok()?;
+    Some((p.session_id, p.target_info.map(|t| t.target_id).or(p.target_id)))
 }

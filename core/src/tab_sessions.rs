@@ -5,7 +5,7 @@
 use crate::domains::{self, Domain, DomainSet, PageSession};
 use crate::frames::{self, ClientCommand};
 use crate::session::ConnId;
-use crate::{Core, Output};
+use crate::{ContextReplay, Core, Output};
 use tabtunnel_wire::TabId;
 
 impl Core {
@@ -18,9 +18,19 @@ impl Core {
         };
         let first_in_session = !session.domains.contains(domain);
         session.domains.insert(domain);
-        let replay = domain == domains::RUNTIME && first_in_session && state.real_domains.contains(domain);
+        let replay = if domain != domains::RUNTIME {
+            None
+        } else if !state.real_domains.contains(domain) {
+            // Chrome reports the contexts to this first enable itself; track them from now on.
+            state.contexts.clear();
+            None
+        } else {
+            // Contexts created from now on reach this session live; only those that exist
+            // already need replaying, if they still do when the reply comes.
+            first_in_session.then(|| ContextReplay { tab, context_ids: state.contexts.ids().collect() })
+        };
         state.real_domains.insert(domain);
-        self.forward_then(conn, cmd, tab, None, replay.then_some(tab));
+        self.forward_then(conn, cmd, tab, None, replay);
     }
 
     /// `X.disable` reaches the tab only when no other session still wants `X`.
@@ -39,10 +49,10 @@ impl Core {
         self.forward(conn, cmd, tab, None);
     }
 
-    pub(crate) fn replay_contexts(&mut self, tab: TabId, conn: ConnId, session_id: &str) {
+    pub(crate) fn replay_contexts(&mut self, replay: &ContextReplay, conn: ConnId, session_id: &str) {
         let Core { tabs, out, .. } = self;
-        let Some(state) = tabs.get(&tab) else { return };
-        for params in state.contexts.announcements() {
+        let Some(state) = tabs.get(&replay.tab) else { return };
+        for params in state.contexts.announcements_of(&replay.context_ids) {
             let frame = frames::event("Runtime.executionContextCreated", params.get(), session_id);
             out.push_back(Output::ToClient { conn, frame });
         }
@@ -54,6 +64,15 @@ impl Core {
         if let Some(session) = self.tabs.get_mut(&tab).and_then(|s| s.page_session_mut(conn, cmd.session_id))
         {
             session.violations = true;
+        }
+        self.forward(conn, cmd, tab, None);
+    }
+
+    /// A trace's events go to the session that started it (Chrome allows one at a time).
+    pub(crate) fn start_tracing(&mut self, conn: ConnId, cmd: &ClientCommand, tab: TabId) {
+        if let Some(session) = self.tabs.get_mut(&tab).and_then(|s| s.page_session_mut(conn, cmd.session_id))
+        {
+            session.tracing = true;
         }
         self.forward(conn, cmd, tab, None);
     }
@@ -70,10 +89,10 @@ impl Core {
         self.forward(conn, cmd, tab, None);
     }
 
-    /// A client session left a tab that stays shared. The last one out resets the tab's
-    /// debugger session; otherwise what only the leaver had turned on is turned off, as
+    /// Client sessions left a tab that stays shared. The last one out resets the tab's
+    /// debugger session; otherwise what only the leavers had turned on is turned off, as
     /// Chrome does when a session closes.
-    pub(crate) fn session_left_tab(&mut self, tab: TabId, leaver: PageSession) {
+    pub(crate) fn sessions_left_tab(&mut self, tab: TabId, leavers: &[PageSession]) {
         let Some(state) = self.tabs.get_mut(&tab) else { return };
         if state.closing {
             return;
@@ -81,20 +100,19 @@ impl Core {
         if state.page_sessions.is_empty() {
             return self.reset_tab(tab);
         }
+        let had = leavers.iter().fold(DomainSet::default(), |all, p| all.union(p.domains));
         let still_wanted =
             state.page_sessions.iter().fold(DomainSet::default(), |all, p| all.union(p.domains));
-        let orphaned: Vec<Domain> = leaver
-            .domains
-            .iter()
-            .filter(|d| !still_wanted.contains(*d) && state.real_domains.contains(*d))
-            .collect();
+        let orphaned: Vec<Domain> =
+            had.iter().filter(|d| !still_wanted.contains(*d) && state.real_domains.contains(*d)).collect();
         for domain in &orphaned {
             state.real_domains.remove(*domain);
             if *domain == domains::RUNTIME {
                 state.contexts.clear();
             }
         }
-        let stop_violations = leaver.violations && !state.page_sessions.iter().any(|p| p.violations);
+        let stop_violations =
+            leavers.iter().any(|p| p.violations) && !state.page_sessions.iter().any(|p| p.violations);
         for domain in orphaned {
             self.send_housekeeping(tab, &format!("{}.disable", domain.name()));
         }
