@@ -197,6 +197,12 @@ pub mod errors {
     pub fn no_browser() -> CdpError {
         err(-32000, "The tabtunnel extension is not connected to the daemon, so there is no browser yet")
     }
+    pub fn too_many_in_flight(limit: usize) -> CdpError {
+        err(
+            -32000,
+            format!("More than {limit} commands are waiting for an answer on this connection; wait for some"),
+        )
+    }
     pub fn extension_gone() -> CdpError {
         err(-32000, "Target closed: the tabtunnel extension disconnected before answering")
     }

@@ -38,6 +38,9 @@ use tabtunnel_wire::{
 };
 use targets::Tab;
 
+/// Commands one client may have waiting for the tabs at once.
+pub const MAX_IN_FLIGHT_PER_CLIENT: usize = 1024;
+
 /// The agent a connection acts for; tabs will be owned by agents.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct AgentId(Arc<str>);
@@ -265,6 +268,9 @@ impl Core {
             FromExtension::TabUnshared { tab_id, .. } => self.tab_unshared(tab_id),
             FromExtension::CommandResult(result) => {
                 let Some(Pending { reply_to: Some(to) }) = self.pending.remove(&result.id) else { return };
+                if let Some(c) = self.conns.get_mut(&to.conn) {
+                    c.in_flight -= 1;
+                }
                 let frame = match result.into_outcome() {
                     Ok(raw) => {
                         if let Some(replay) = &to.replay {
@@ -354,6 +360,12 @@ impl Core {
         if !self.extension_connected {
             return self.reply_error(conn, cmd, &errors::extension_gone());
         }
+        // One client pipelining without bound would fill the extension's queue for everyone.
+        let connection = self.conns.get_mut(&conn).expect("a live connection sent this");
+        if connection.in_flight >= MAX_IN_FLIGHT_PER_CLIENT {
+            return self.reply_error(conn, cmd, &errors::too_many_in_flight(MAX_IN_FLIGHT_PER_CLIENT));
+        }
+        connection.in_flight += 1;
         let session_id = cmd.session_id.to_owned();
         let reply_to = ReplyTo { conn, client_id: cmd.id, session_id, replay };
         self.send_command(Some(reply_to), tab, child, cmd.method, cmd.params.map(RawValue::to_owned));

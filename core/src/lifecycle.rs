@@ -13,12 +13,7 @@ impl Core {
     /// The extension connected and said `Hello`. Its tab list is the truth: tabs it no longer
     /// lists are gone, new ones are announced. `Err` carries the reason to reject it with.
     pub fn extension_connected(&mut self, hello: Hello) -> Result<(), String> {
-        if hello.protocol_version != PROTOCOL_VERSION {
-            return Err(format!(
-                "the extension speaks wire protocol {} but this daemon speaks {}; update the one that is older",
-                hello.protocol_version, PROTOCOL_VERSION
-            ));
-        }
+        Self::check_hello(&hello)?;
         self.extension_connected = true;
         self.browser = Some(hello.browser);
         let listed: Vec<TabId> = hello.tabs.iter().map(|t| t.tab_id).collect();
@@ -28,6 +23,17 @@ impl Core {
         }
         for info in hello.tabs {
             self.tab_shared(info);
+        }
+        Ok(())
+    }
+
+    /// Whether this daemon can work with an extension that says `hello`.
+    pub fn check_hello(hello: &Hello) -> Result<(), String> {
+        if hello.protocol_version != PROTOCOL_VERSION {
+            return Err(format!(
+                "the extension speaks wire protocol {} but this daemon speaks {}; update the one that is older",
+                hello.protocol_version, PROTOCOL_VERSION
+            ));
         }
         Ok(())
     }
@@ -42,6 +48,9 @@ impl Core {
         for (_, to) in pending {
             let frame = frames::error_response(Some(to.client_id), &to.session_id, &errors::extension_gone());
             self.send(to.conn, frame);
+        }
+        for connection in self.conns.values_mut() {
+            connection.in_flight = 0;
         }
         let tabs: Vec<TabId> = self.tabs.keys().copied().collect();
         for tab in tabs {

@@ -65,13 +65,15 @@ pub struct Connection {
     pub discover: bool,
     pub auto_attach: Option<Topology>,
     pub sessions: HashMap<String, Session>,
+    /// Its commands the tabs have not answered yet.
+    pub in_flight: usize,
 }
 
 impl Connection {
     pub fn new(agent: AgentId, root: SessionKind) -> Self {
         let mut sessions = HashMap::new();
         sessions.insert(String::new(), Session { kind: root, parent: String::new() });
-        Connection { agent, discover: false, auto_attach: None, sessions }
+        Connection { agent, discover: false, auto_attach: None, sessions, in_flight: 0 }
     }
 
     /// Sessions of this connection on `tab` whose parent is `parent`.

@@ -67,6 +67,7 @@ fn hello(tabs: &[TabId]) -> Hello {
     Hello {
         protocol_version: tabtunnel_wire::PROTOCOL_VERSION,
         extension_version: "0.1.0".into(),
+        instance_id: "browser-1".into(),
         browser: BrowserInfo {
             product: "Chrome/156.0.8078.73".into(),
             user_agent: "Mozilla/5.0 Chrome/156.0.0.0".into(),
@@ -1185,4 +1186,28 @@ fn a_trace_goes_to_the_session_that_started_it() {
     assert_eq!(step.to(1).len(), 1);
     let step = h.ext(runtime_event("Tracing.dataCollected", r#"{"value":[]}"#));
     assert!(step.client.is_empty(), "the trace is over");
+}
+
+#[test]
+fn a_client_cannot_pile_up_unanswered_commands_without_bound() {
+    let mut h = Harness::with_tabs(&[1]);
+    h.connect(1);
+    h.connect(2);
+    let p1 = h.playwright_attach(1)[0].clone();
+    let p2 = h.playwright_attach(2)[0].clone();
+    let mut first = None;
+    for id in 0..MAX_IN_FLIGHT_PER_CLIENT as i64 {
+        let step = h.send(1, json!({"id": id, "sessionId": p1, "method": "Runtime.evaluate"}));
+        first.get_or_insert(step.commands()[0].id);
+    }
+    let step = h.send(1, json!({"id": 5000, "sessionId": p1, "method": "Runtime.evaluate"}));
+    assert!(step.only_reply(1)["error"]["message"].as_str().unwrap().contains("waiting"));
+    assert!(step.extension.is_empty());
+    // Others are not limited by it, and an answer makes room again.
+    assert_eq!(h.send(2, json!({"id": 1, "sessionId": p2, "method": "Page.reload"})).commands().len(), 1);
+    h.ext(FromExtension::CommandResult(CommandResult::ok(first.unwrap(), raw("{}"))));
+    assert_eq!(
+        h.send(1, json!({"id": 5001, "sessionId": p1, "method": "Runtime.evaluate"})).commands().len(),
+        1
+    );
 }

@@ -86,6 +86,8 @@ impl HubHandle {
 struct Extension {
     socket: u64,
     outbox: mpsc::Sender<Utf8Bytes>,
+    /// `Hello::instance_id`: which extension install this is.
+    instance: String,
 }
 
 struct Hub {
@@ -95,17 +97,18 @@ struct Hub {
     welcome: Welcome,
 }
 
-/// Starts the hub task. `welcome` is what every accepted extension is told.
-pub fn spawn(core: Core, welcome: Welcome) -> HubHandle {
+/// Starts the hub task. `welcome` is what every accepted extension is told. The task only
+/// ends if it fails; whoever runs the daemon watches the returned handle.
+pub fn spawn(core: Core, welcome: Welcome) -> (HubHandle, tokio::task::JoinHandle<()>) {
     let (inbox, mut rx) = mpsc::channel(HUB_INBOX);
     let mut hub = Hub { core, clients: HashMap::new(), extension: None, welcome };
-    tokio::spawn(async move {
+    let task = tokio::spawn(async move {
         while let Some(input) = rx.recv().await {
             hub.handle(input);
             hub.flush();
         }
     });
-    HubHandle { inbox, next_id: Arc::new(AtomicU64::new(1)) }
+    (HubHandle { inbox, next_id: Arc::new(AtomicU64::new(1)) }, task)
 }
 
 impl Hub {
@@ -118,14 +121,19 @@ impl Hub {
             Input::ClientMessage { conn, text } => self.core.client_message(conn, text.as_str()),
             Input::ClientDisconnected { conn } => self.drop_client(conn),
             Input::ExtensionHello { socket, hello, outbox, accepted } => {
-                // A newer socket replaces an older one (a restarted service worker reconnects
-                // before the old socket's close is noticed).
+                if let Err(reason) = self.admit(&hello) {
+                    let _ = accepted.send(Err(reason));
+                    return;
+                }
+                // The same install's newer socket replaces its older one (a restarted service
+                // worker reconnects before the old socket's close is noticed).
                 if self.extension.take().is_some() {
                     self.core.extension_disconnected();
                 }
+                let instance = hello.instance_id.clone();
                 match self.core.extension_connected(hello) {
                     Ok(()) => {
-                        self.extension = Some(Extension { socket, outbox });
+                        self.extension = Some(Extension { socket, outbox, instance });
                         let _ = accepted.send(Ok(self.welcome.clone()));
                     }
                     Err(reason) => {
@@ -152,6 +160,17 @@ impl Hub {
                 };
                 let _ = reply.send(snapshot);
             }
+        }
+    }
+
+    /// One browser at a time: a second one is told so rather than taking turns with the first.
+    fn admit(&self, hello: &Hello) -> Result<(), String> {
+        Core::check_hello(hello)?;
+        match &self.extension {
+            Some(current) if current.instance != hello.instance_id => Err(
+                "another browser is already connected to this tabtunnel daemon; disconnect it, or start a second daemon on another port for this one".into(),
+            ),
+            _ => Ok(()),
         }
     }
 

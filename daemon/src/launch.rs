@@ -45,6 +45,15 @@ pub fn find_chromium(explicit: Option<&Path>) -> Result<PathBuf, String> {
         })
 }
 
+/// Creates the profile directory, readable by its owner only: it holds the user's logins (and
+/// our pairing with its token).
+pub fn prepare_profile_dir(profile: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    fs::create_dir_all(profile).map_err(|e| format!("cannot create {}: {e}", profile.display()))?;
+    fs::set_permissions(profile, fs::Permissions::from_mode(0o700))
+        .map_err(|e| format!("cannot restrict {}: {e}", profile.display()))
+}
+
 pub fn default_profile_dir() -> PathBuf {
     dirs::data_dir().unwrap_or_else(std::env::temp_dir).join("tabtunnel").join("chromium-profile")
 }
@@ -84,8 +93,10 @@ pub fn stage_extension(source: &Path, profile: &Path, daemon_url: &str) -> Resul
     }
     copy_dir(source, &target)
         .map_err(|e| format!("cannot copy the extension to {}: {e}", target.display()))?;
+    // The pairing URL carries the token.
     let pairing = serde_json::json!({ "daemonUrl": daemon_url });
-    fs::write(target.join("pairing.json"), pairing.to_string()).map_err(|e| e.to_string())?;
+    crate::token::write_owner_only(&target.join("pairing.json"), pairing.to_string().as_bytes())
+        .map_err(|e| e.to_string())?;
     Ok(target)
 }
 
@@ -148,6 +159,8 @@ mod tests {
         let pairing: serde_json::Value =
             serde_json::from_slice(&fs::read(staged.join("pairing.json")).unwrap()).unwrap();
         assert_eq!(pairing["daemonUrl"], "ws://127.0.0.1:1/t/extension");
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(fs::metadata(staged.join("pairing.json")).unwrap().permissions().mode() & 0o777, 0o600);
         // Staging again replaces the old copy.
         fs::remove_file(src.path().join("pkg/x.wasm")).unwrap();
         let staged = stage_extension(src.path(), profile.path(), "ws://127.0.0.1:2/t/extension").unwrap();

@@ -30,7 +30,8 @@ pub struct Running {
     pub token: Option<String>,
     pub browser_target_id: String,
     shutdown: Option<oneshot::Sender<()>>,
-    task: tokio::task::JoinHandle<std::io::Result<()>>,
+    server: tokio::task::JoinHandle<std::io::Result<()>>,
+    hub: tokio::task::JoinHandle<()>,
 }
 
 impl Running {
@@ -49,10 +50,7 @@ impl Running {
     }
 
     fn url(&self, scheme: &str, path: &str) -> String {
-        match &self.token {
-            Some(token) => format!("{scheme}://127.0.0.1:{}/{token}{path}", self.port),
-            None => format!("{scheme}://127.0.0.1:{}{path}", self.port),
-        }
+        url(self.port, self.token.as_deref(), scheme, path)
     }
 
     /// The endpoints as JSON, for `--ready-file`.
@@ -65,9 +63,16 @@ impl Running {
         })
     }
 
-    /// Serves until the server fails or [`Running::stop`] is called.
+    /// Serves until the server fails or [`Running::stop`] is called. Should the hub ever stop
+    /// (a bug), this returns an error rather than leave a daemon that answers nothing.
     pub async fn wait(&mut self) -> std::io::Result<()> {
-        (&mut self.task).await.unwrap_or_else(|e| Err(std::io::Error::other(e)))
+        tokio::select! {
+            served = &mut self.server => served.unwrap_or_else(|e| Err(std::io::Error::other(e))),
+            hub = &mut self.hub => Err(std::io::Error::other(match hub {
+                Err(e) if e.is_panic() => "the hub task panicked; this is a tabtunnel bug",
+                _ => "the hub task stopped",
+            })),
+        }
     }
 
     pub async fn stop(mut self) {
@@ -89,24 +94,29 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
     let salt = u64::from_str_radix(&token::generate()[..16], 16).expect("hex");
     let core = Core::new(Config { browser_target_id: browser_target_id.clone(), session_id_salt: salt });
     let (shutdown, shutdown_rx) = oneshot::channel::<()>();
-    let mut running = Running {
-        port,
-        token: token.clone(),
-        browser_target_id: browser_target_id.clone(),
-        shutdown: Some(shutdown),
-        task: tokio::spawn(async { Ok(()) }),
-    };
     let welcome = Welcome {
         daemon_version: env!("CARGO_PKG_VERSION").into(),
-        client_endpoint: running.client_endpoint(),
+        client_endpoint: url(port, token.as_deref(), "http", ""),
     };
+    let (hub, hub_task) = hub::spawn(core, welcome);
     let state = server::AppState {
-        hub: hub::spawn(core, welcome),
-        gate: gate::Gate { token, extension_origin: format!("chrome-extension://{}", options.extension_id) },
-        browser_target_id,
+        hub,
+        gate: gate::Gate {
+            token: token.clone(),
+            extension_origin: format!("chrome-extension://{}", options.extension_id),
+        },
+        browser_target_id: browser_target_id.clone(),
     };
-    running.task = tokio::spawn(server::serve(listener, state, async move {
+    let server = tokio::spawn(server::serve(listener, state, async move {
         let _ = shutdown_rx.await;
     }));
-    Ok(running)
+    Ok(Running { port, token, browser_target_id, shutdown: Some(shutdown), server, hub: hub_task })
+}
+
+/// `scheme://127.0.0.1:PORT[/<token>]path`
+fn url(port: u16, token: Option<&str>, scheme: &str, path: &str) -> String {
+    match token {
+        Some(token) => format!("{scheme}://127.0.0.1:{port}/{token}{path}"),
+        None => format!("{scheme}://127.0.0.1:{port}{path}"),
+    }
 }

@@ -119,10 +119,8 @@ fn announce(running: &Running) {
 
 fn write_ready_file(path: Option<&PathBuf>, info: &serde_json::Value) -> Result<(), String> {
     let Some(path) = path else { return Ok(()) };
-    // Write then rename, so a reader never sees half a file.
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, info.to_string())
-        .and_then(|_| std::fs::rename(&tmp, path))
+    // It names the token: owner-only, and replaced atomically so a reader never sees half.
+    tabtunnel::token::write_owner_only(path, info.to_string().as_bytes())
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
@@ -141,7 +139,7 @@ async fn launch(args: LaunchArgs) -> Result<(), String> {
     let chromium = launch::find_chromium(args.chromium.as_deref())?;
     let extension = launch::find_extension_dir(args.extension_dir.as_deref())?;
     let profile = args.profile.clone().unwrap_or_else(launch::default_profile_dir);
-    std::fs::create_dir_all(&profile).map_err(|e| format!("cannot create {}: {e}", profile.display()))?;
+    launch::prepare_profile_dir(&profile)?;
     let mut running = start(&args.serve).await?;
     let staged = launch::stage_extension(&extension, &profile, &running.extension_url())?;
     let headless = args.headless.resolve();

@@ -52,6 +52,16 @@ fn create(dir: &Path, path: &Path) -> Result<String> {
     Ok(token)
 }
 
+/// Writes a file only its owner can read (it holds the token), replacing it atomically.
+pub fn write_owner_only(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    let _ = fs::remove_file(&tmp);
+    let mut file = fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
+    file.write_all(contents)?;
+    drop(file);
+    fs::rename(&tmp, path)
+}
+
 /// 32 random bytes, hex: URL-safe in a path, a query and a header alike.
 pub fn generate() -> String {
     let mut bytes = [0u8; TOKEN_BYTES];
@@ -94,6 +104,16 @@ mod tests {
         assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
         fs::write(&path, "hello").unwrap();
         assert!(load_or_create(dir.path()).is_err());
+    }
+
+    #[test]
+    fn owner_only_files_are_owner_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ready.json");
+        write_owner_only(&path, b"one").unwrap();
+        write_owner_only(&path, b"two").unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"two");
+        assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
     }
 
     #[test]

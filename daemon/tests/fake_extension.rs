@@ -52,6 +52,7 @@ fn hello(tabs: &[i32]) -> FromExtension {
     FromExtension::Hello(Hello {
         protocol_version: tabtunnel_wire::PROTOCOL_VERSION,
         extension_version: "0.1.0".into(),
+        instance_id: "browser-1".into(),
         browser: BrowserInfo {
             product: "HeadlessChrome/156.0.8078.73".into(),
             user_agent: "Mozilla/5.0 HeadlessChrome/156.0.0.0 Safari/537.36".into(),
@@ -365,4 +366,33 @@ async fn an_extension_of_another_protocol_version_is_told_why() {
         ToExtension::Rejected { reason } => assert!(reason.contains("protocol"), "{reason}"),
         other => panic!("{other:?}"),
     }
+}
+
+#[tokio::test]
+async fn a_second_browser_is_told_no_while_the_first_is_connected() {
+    let d = daemon().await;
+    let mut first = extension(&d, &[1]).await;
+    let mut c = client(&d).await;
+    let pages = attach_pages(&mut c).await;
+    let mut other = ws(&d.running.extension_url(), Some(ORIGIN)).await.unwrap();
+    let FromExtension::Hello(mut h) = hello(&[2]) else { unreachable!() };
+    h.instance_id = "browser-2".into();
+    other.send(Message::text(FromExtension::Hello(h).to_json())).await.unwrap();
+    match next_ext(&mut other).await {
+        ToExtension::Rejected { reason } => assert!(reason.contains("another browser"), "{reason}"),
+        frame => panic!("{frame:?}"),
+    }
+    // The first browser and its client carry on untouched.
+    send(&mut c, json!({"id": 2, "sessionId": pages[0], "method": "Page.reload"})).await;
+    let ToExtension::Command(cmd) = next_ext(&mut first).await else { panic!("expected a command") };
+    ext_send(&mut first, FromExtension::CommandResult(CommandResult::ok(cmd.id, raw("{}")))).await;
+    assert_eq!(until_reply(&mut c, 2).await.0["result"], json!({}));
+    // Once the first is gone, the second gets in.
+    drop(first);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut second = ws(&d.running.extension_url(), Some(ORIGIN)).await.unwrap();
+    let FromExtension::Hello(mut h) = hello(&[2]) else { unreachable!() };
+    h.instance_id = "browser-2".into();
+    second.send(Message::text(FromExtension::Hello(h).to_json())).await.unwrap();
+    assert!(matches!(next_ext(&mut second).await, ToExtension::Welcome(_)));
 }

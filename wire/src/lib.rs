@@ -102,6 +102,11 @@ pub enum FromExtension {
 pub struct Hello {
     pub protocol_version: u32,
     pub extension_version: String,
+    /// Identifies this extension install (kept in its storage): the daemon serves one browser
+    /// at a time and tells a second one so, instead of letting two take turns evicting each
+    /// other. A restarted worker of the same install comes back with the same id.
+    #[serde(default)]
+    pub instance_id: String,
     pub browser: BrowserInfo,
     pub tabs: Vec<TabInfo>,
 }

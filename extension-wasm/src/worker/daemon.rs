@@ -78,6 +78,7 @@ fn set_status(state: DaemonState, detail: Option<String>) {
 async fn connect(generation: u64) {
     let url = settings::daemon_url().await;
     let browser = browser_info::get().await;
+    let instance_id = settings::instance_id().await;
     if !is_current(generation) {
         return;
     }
@@ -103,6 +104,7 @@ async fn connect(generation: u64) {
             Some(FromExtension::Hello(Hello {
                 protocol_version: PROTOCOL_VERSION,
                 extension_version: chrome::manifest_version(),
+                instance_id: instance_id.clone(),
                 browser: browser.clone(),
                 tabs: w.shared.values().cloned().collect(),
             }))

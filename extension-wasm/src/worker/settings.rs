@@ -47,6 +47,26 @@ pub async fn daemon_url() -> Option<String> {
     stored.daemon_url.filter(|u| !u.is_empty())
 }
 
+/// This install's id for `Hello`, created on first use and kept in `chrome.storage.local`.
+pub async fn instance_id() -> String {
+    const KEY: &str = "instanceId";
+    let stored = chrome::local_get(&[KEY])
+        .await
+        .ok()
+        .and_then(|v| js_sys::Reflect::get(&v, &KEY.into()).ok())
+        .and_then(|v| v.as_string());
+    if let Some(id) = stored {
+        return id;
+    }
+    // Not a secret, just unique enough to tell two browsers apart.
+    let word = || (js_sys::Math::random() * 4_294_967_296.0) as u32;
+    let id = format!("{:08x}{:08x}{:08x}{:08x}", word(), word(), word(), word());
+    if let Err(e) = chrome::local_set(&to_js(&serde_json::json!({ KEY: id }))).await {
+        warn!("could not store the instance id: {e}");
+    }
+    id
+}
+
 pub async fn save_daemon_url(url: Option<&str>) -> Result<(), String> {
     chrome::local_set(&to_js(&serde_json::json!({ "daemonUrl": url }))).await
 }

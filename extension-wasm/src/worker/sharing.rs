@@ -29,7 +29,7 @@ pub fn listen() {
         log!("debugger detached from tab {tab_id}: {reason}");
         match reason.as_str() {
             "canceled_by_user" => unshare(tab_id, UnshareReason::CanceledByUser),
-            "target_closed" => spawn_local(reattach(tab_id)),
+            "target_closed" => reattach(tab_id),
             _ => unshare(tab_id, UnshareReason::Detached),
         }
     });
@@ -126,7 +126,8 @@ pub async fn restore() {
         match attach_and_describe(tab_id, false).await {
             Ok(info) => {
                 log!("re-attached tab {tab_id}");
-                with(|w| w.shared.insert(tab_id, info));
+                // Announced too: the daemon socket may already be open with an earlier Hello.
+                add(info);
             }
             Err(e) => log!("tab {tab_id} is no longer shared: {e}"),
         }
@@ -136,8 +137,18 @@ pub async fn restore() {
 }
 
 /// The daemon's `ResetTab`: the tab's last client left, so detach and re-attach to give the next
-/// client a clean session. Commands received meanwhile wait on [`reset_gate`]; resets queue.
+/// client a clean session.
 pub fn reset(tab_id: TabId) {
+    exclusively(tab_id, async move {
+        if is_shared(tab_id) {
+            reset_session(tab_id).await;
+        }
+    });
+}
+
+/// Runs a detach/re-attach of one tab after any earlier one, with commands arriving meanwhile
+/// held back (see [`reset_gate`]): two of them interleaved would detach each other's session.
+fn exclusively(tab_id: TabId, work: impl std::future::Future<Output = ()> + 'static) {
     let mut resolve = None;
     let done = js_sys::Promise::new(&mut |res, _| resolve = Some(res));
     let previous = with(|w| w.resetting.insert(tab_id, done.clone()));
@@ -145,9 +156,7 @@ pub fn reset(tab_id: TabId) {
         if let Some(previous) = previous {
             let _ = wasm_bindgen_futures::JsFuture::from(previous).await;
         }
-        if is_shared(tab_id) {
-            reset_session(tab_id).await;
-        }
+        work.await;
         with(|w| {
             if w.resetting.get(&tab_id).is_some_and(|p| js_sys::Object::is(p, &done)) {
                 w.resetting.remove(&tab_id);
@@ -159,7 +168,7 @@ pub fn reset(tab_id: TabId) {
     });
 }
 
-/// The reset of this tab a command arriving now must wait for, if any.
+/// The re-attach of this tab a command arriving now must wait for, if any.
 pub fn reset_gate(tab_id: TabId) -> Option<js_sys::Promise> {
     with(|w| w.resetting.get(&tab_id).cloned())
 }
@@ -172,7 +181,11 @@ async fn reset_session(tab_id: TabId) {
 }
 
 /// `target_closed` on a tab that may live on: re-attach once, else report why it is gone.
-async fn reattach(tab_id: TabId) {
+fn reattach(tab_id: TabId) {
+    exclusively(tab_id, reattach_after_target_closed(tab_id));
+}
+
+async fn reattach_after_target_closed(tab_id: TabId) {
     sleep(REATTACH_DELAY_MS).await;
     if !is_shared(tab_id) {
         return; // onRemoved got there first
