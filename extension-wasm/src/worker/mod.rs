@@ -87,7 +87,10 @@ async fn handle(request: PanelRequest) -> Result<(), String> {
             Ok(())
         }
         PanelRequest::SetDaemonUrl { url } => {
-            let url = Some(url.trim().to_owned()).filter(|u| !u.is_empty());
+            let url = match url.trim() {
+                "" => None,
+                given => Some(settings::daemon_socket_url(given)?),
+            };
             settings::save_daemon_url(url.as_deref()).await?;
             daemon::reconnect_now();
             Ok(())

@@ -32,6 +32,9 @@ pub async fn daemon_url() -> Option<String> {
     if let Ok(text) = chrome::read_packaged_file("pairing.json").await {
         if stored.last_pairing.as_deref() != Some(text.as_str()) {
             match serde_json::from_str::<Pairing>(&text) {
+                Ok(pairing) if daemon_socket_url(&pairing.daemon_url).is_err() => {
+                    warn!("ignoring pairing.json: {}", daemon_socket_url(&pairing.daemon_url).unwrap_err());
+                }
                 Ok(pairing) => {
                     let items = serde_json::json!({ "daemonUrl": pairing.daemon_url, "lastPairing": text });
                     if let Err(e) = chrome::local_set(&to_js(&items)).await {
@@ -67,6 +70,72 @@ pub async fn instance_id() -> String {
     id
 }
 
+/// The daemon's extension socket URL from what the user pasted: the pairing URL itself
+/// (`ws://127.0.0.1:9722/<token>/extension`) or the client endpoint
+/// (`http://127.0.0.1:9722/<token>`). Only loopback hosts: pointing the extension at another
+/// machine would hand that machine the user's tabs.
+pub fn daemon_socket_url(given: &str) -> Result<String, String> {
+    let (scheme, rest) = given
+        .split_once("://")
+        .ok_or_else(|| format!("{given} is not a URL; paste the pairing URL tabtunnel printed"))?;
+    let scheme = match scheme.to_ascii_lowercase().as_str() {
+        "ws" | "http" => "ws",
+        "wss" | "https" => "wss",
+        other => return Err(format!("{other}: URLs are not tabtunnel daemon URLs")),
+    };
+    let (authority, path) = rest.split_once('/').map_or((rest, ""), |(a, p)| (a, p));
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => authority.rsplit_once(':').map_or(authority, |(host, _port)| host),
+    };
+    let loopback = host.eq_ignore_ascii_case("localhost")
+        || host == "::1"
+        || host.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback());
+    if !loopback || authority.contains('@') {
+        return Err(format!(
+            "the tabtunnel daemon runs on this computer: {host} is not 127.0.0.1 or localhost"
+        ));
+    }
+    let path = path.trim_end_matches('/');
+    let path = if path == "extension" || path.ends_with("/extension") {
+        path.to_owned()
+    } else if path.is_empty() {
+        "extension".to_owned()
+    } else {
+        format!("{path}/extension")
+    };
+    Ok(format!("{scheme}://{authority}/{path}"))
+}
+
 pub async fn save_daemon_url(url: Option<&str>) -> Result<(), String> {
     chrome::local_set(&to_js(&serde_json::json!({ "daemonUrl": url }))).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::daemon_socket_url;
+
+    #[test]
+    fn accepts_the_pairing_url_or_the_client_endpoint() {
+        let pairing = "ws://127.0.0.1:9722/abc/extension";
+        assert_eq!(daemon_socket_url(pairing).unwrap(), pairing);
+        assert_eq!(daemon_socket_url("http://127.0.0.1:9722/abc").unwrap(), pairing);
+        assert_eq!(daemon_socket_url("http://127.0.0.1:9722/abc/").unwrap(), pairing);
+        assert_eq!(daemon_socket_url("http://localhost:9722").unwrap(), "ws://localhost:9722/extension");
+        assert_eq!(daemon_socket_url("ws://[::1]:9722/t/extension").unwrap(), "ws://[::1]:9722/t/extension");
+    }
+
+    #[test]
+    fn refuses_other_machines_and_non_urls() {
+        for bad in [
+            "ws://evil.example:9722/t/extension",
+            "http://10.0.0.2:9722/t",
+            "ws://127.0.0.1.evil.example/extension",
+            "ws://user@evil.example/extension",
+            "ftp://127.0.0.1/x",
+            "127.0.0.1:9722",
+        ] {
+            assert!(daemon_socket_url(bad).is_err(), "{bad}");
+        }
+    }
 }
