@@ -269,7 +269,7 @@ impl Core {
             FromExtension::CommandResult(result) => {
                 let Some(Pending { reply_to: Some(to) }) = self.pending.remove(&result.id) else { return };
                 if let Some(c) = self.conns.get_mut(&to.conn) {
-                    c.in_flight -= 1;
+                    c.in_flight = c.in_flight.saturating_sub(1);
                 }
                 let frame = match result.into_outcome() {
                     Ok(raw) => {

@@ -33,7 +33,8 @@ struct Worker {
     backoff: Backoff,
     shared: BTreeMap<TabId, TabInfo>,
     attaching: BTreeSet<TabId>,
-    /// Tabs whose debugger session is being reset; each promise resolves when that is done.
+    /// Tabs whose debugger session is being detached and re-attached (a reset, or after
+    /// `target_closed`); each promise resolves when that is done.
     resetting: BTreeMap<TabId, js_sys::Promise>,
 }
 
