@@ -58,6 +58,20 @@ const PAGES = {
 </body>
 </html>
 `,
+  // An out-of-process iframe (localhost is another site than 127.0.0.1) and a dedicated worker:
+  // the page's own child sessions.
+  '/frames.html': `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>tabtunnel frames page</title></head>
+<body><h1>frames</h1>
+<iframe id="child" src="http://localhost:{PORT}/child.html"></iframe>
+<script>window.worker = new Worker('/worker.js');</script>
+</body></html>
+`,
+  '/child.html': `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>child</title></head>
+<body><p id="inside">inside the iframe</p></body></html>
+`,
+  '/worker.js': `self.answer = 42; self.onmessage = (e) => self.postMessage(e.data);`,
   '/other.html': `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>tabtunnel other page</title></head>
 <body><p id="other">another page, never shared</p></body></html>
@@ -67,13 +81,14 @@ const PAGES = {
 function startPageServer() {
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://localhost');
-    const body = PAGES[url.pathname];
+    const body = PAGES[url.pathname]?.replaceAll('{PORT}', String(server.address().port));
     if (body === undefined) {
       res.writeHead(404, { 'content-type': 'text/plain' });
       res.end('not found');
       return;
     }
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+    const type = url.pathname.endsWith('.js') ? 'text/javascript' : 'text/html; charset=utf-8';
+    res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' });
     res.end(body);
   });
   return new Promise((resolve, reject) => {
