@@ -7,6 +7,24 @@ const CHROMIUM_NAMES: &[&str] =
     &["chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ShareStartupTabs {
+    /// When headless: there is no side panel to click there.
+    Auto,
+    Yes,
+    No,
+}
+
+impl ShareStartupTabs {
+    pub fn resolve(self, headless: bool) -> bool {
+        match self {
+            ShareStartupTabs::Auto => headless,
+            ShareStartupTabs::Yes => true,
+            ShareStartupTabs::No => false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Headless {
     /// Headless when there is no display (no DISPLAY or WAYLAND_DISPLAY).
     Auto,
@@ -85,8 +103,14 @@ pub fn find_extension_dir(explicit: Option<&Path>) -> Result<PathBuf, String> {
 }
 
 /// Copies the extension into the profile and pairs it with `daemon_url`, so the browser we
-/// start connects without the user pasting anything.
-pub fn stage_extension(source: &Path, profile: &Path, daemon_url: &str) -> Result<PathBuf, String> {
+/// start connects without the user pasting anything; `share_startup_tabs` has it share the
+/// tabs the browser opens with.
+pub fn stage_extension(
+    source: &Path,
+    profile: &Path,
+    daemon_url: &str,
+    share_startup_tabs: bool,
+) -> Result<PathBuf, String> {
     let target = profile.join("TabtunnelExtension");
     if target.exists() {
         fs::remove_dir_all(&target).map_err(|e| format!("cannot replace {}: {e}", target.display()))?;
@@ -94,7 +118,7 @@ pub fn stage_extension(source: &Path, profile: &Path, daemon_url: &str) -> Resul
     copy_dir(source, &target)
         .map_err(|e| format!("cannot copy the extension to {}: {e}", target.display()))?;
     // The pairing URL carries the token.
-    let pairing = serde_json::json!({ "daemonUrl": daemon_url });
+    let pairing = serde_json::json!({ "daemonUrl": daemon_url, "shareStartupTabs": share_startup_tabs });
     crate::token::write_owner_only(&target.join("pairing.json"), pairing.to_string().as_bytes())
         .map_err(|e| e.to_string())?;
     Ok(target)
@@ -116,7 +140,13 @@ fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
 
 /// Chromium's command line: our profile and extension, quiet background networking (this
 /// machine, like many CI machines, has no route out), headless when asked.
-pub fn chromium_args(profile: &Path, extension: &Path, headless: bool, extra: &[String]) -> Vec<String> {
+pub fn chromium_args(
+    profile: &Path,
+    extension: &Path,
+    headless: bool,
+    extra: &[String],
+    urls: &[String],
+) -> Vec<String> {
     let mut args = vec![
         format!("--user-data-dir={}", profile.display()),
         format!("--load-extension={}", extension.display()),
@@ -134,7 +164,11 @@ pub fn chromium_args(profile: &Path, extension: &Path, headless: bool, extra: &[
         args.push("--no-sandbox".into());
     }
     args.extend(extra.iter().cloned());
-    args.push("about:blank".into());
+    if urls.is_empty() {
+        args.push("about:blank".into());
+    } else {
+        args.extend(urls.iter().cloned());
+    }
     args
 }
 
@@ -154,16 +188,19 @@ mod tests {
         fs::create_dir(src.path().join("pkg")).unwrap();
         fs::write(src.path().join("pkg/x.wasm"), [0u8, 97, 115, 109]).unwrap();
         let profile = tempfile::tempdir().unwrap();
-        let staged = stage_extension(src.path(), profile.path(), "ws://127.0.0.1:1/t/extension").unwrap();
+        let staged =
+            stage_extension(src.path(), profile.path(), "ws://127.0.0.1:1/t/extension", true).unwrap();
         assert_eq!(fs::read(staged.join("pkg/x.wasm")).unwrap(), [0u8, 97, 115, 109]);
         let pairing: serde_json::Value =
             serde_json::from_slice(&fs::read(staged.join("pairing.json")).unwrap()).unwrap();
         assert_eq!(pairing["daemonUrl"], "ws://127.0.0.1:1/t/extension");
+        assert_eq!(pairing["shareStartupTabs"], true);
         use std::os::unix::fs::PermissionsExt;
         assert_eq!(fs::metadata(staged.join("pairing.json")).unwrap().permissions().mode() & 0o777, 0o600);
         // Staging again replaces the old copy.
         fs::remove_file(src.path().join("pkg/x.wasm")).unwrap();
-        let staged = stage_extension(src.path(), profile.path(), "ws://127.0.0.1:2/t/extension").unwrap();
+        let staged =
+            stage_extension(src.path(), profile.path(), "ws://127.0.0.1:2/t/extension", false).unwrap();
         assert!(!staged.join("pkg/x.wasm").exists());
         assert!(find_extension_dir(Some(src.path())).is_ok());
         assert!(find_extension_dir(Some(profile.path())).is_err());
@@ -172,13 +209,15 @@ mod tests {
     #[test]
     fn args_load_the_extension_and_end_with_a_blank_page() {
         let args =
-            chromium_args(Path::new("/p"), Path::new("/e"), true, &["--remote-debugging-port=0".into()]);
+            chromium_args(Path::new("/p"), Path::new("/e"), true, &["--remote-debugging-port=0".into()], &[]);
         assert!(args.contains(&"--user-data-dir=/p".to_owned()));
         assert!(args.contains(&"--load-extension=/e".to_owned()));
         assert!(args.contains(&"--headless=new".to_owned()));
         assert!(args.contains(&"--remote-debugging-port=0".to_owned()));
         assert_eq!(args.last().unwrap(), "about:blank");
-        assert!(!chromium_args(Path::new("/p"), Path::new("/e"), false, &[])
-            .contains(&"--headless=new".to_owned()));
+        let windowed = chromium_args(Path::new("/p"), Path::new("/e"), false, &[], &["http://a/".into()]);
+        assert!(!windowed.contains(&"--headless=new".to_owned()));
+        assert_eq!(windowed.last().unwrap(), "http://a/");
+        assert!(ShareStartupTabs::Auto.resolve(true) && !ShareStartupTabs::Auto.resolve(false));
     }
 }

@@ -2,7 +2,7 @@
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
-use tabtunnel::launch::{self, Headless};
+use tabtunnel::launch::{self, Headless, ShareStartupTabs};
 use tabtunnel::{Running, ServeOptions, DEFAULT_PORT, EXTENSION_ID};
 
 #[derive(Parser)]
@@ -61,6 +61,13 @@ struct LaunchArgs {
     extension_dir: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = Headless::Auto)]
     headless: Headless,
+    /// Share the tabs Chromium opens with, without the side panel (auto: when headless,
+    /// where there is no side panel to click).
+    #[arg(long, value_enum, default_value_t = ShareStartupTabs::Auto)]
+    share_startup_tabs: ShareStartupTabs,
+    /// A page to open at start (repeatable; default about:blank).
+    #[arg(long = "open", value_name = "URL")]
+    urls: Vec<String>,
     /// Extra Chromium arguments, after `--`.
     #[arg(last = true)]
     chromium_args: Vec<String>,
@@ -141,15 +148,16 @@ async fn launch(args: LaunchArgs) -> Result<(), String> {
     let profile = args.profile.clone().unwrap_or_else(launch::default_profile_dir);
     launch::prepare_profile_dir(&profile)?;
     let mut running = start(&args.serve).await?;
-    let staged = launch::stage_extension(&extension, &profile, &running.extension_url())?;
     let headless = args.headless.resolve();
+    let share_startup_tabs = args.share_startup_tabs.resolve(headless);
+    let staged = launch::stage_extension(&extension, &profile, &running.extension_url(), share_startup_tabs)?;
     // Chromium is chatty on stderr (D-Bus, GPU probes); keep its output out of the terminal.
     let log_path = profile.join("chromium.log");
     let log =
         std::fs::File::create(&log_path).map_err(|e| format!("cannot create {}: {e}", log_path.display()))?;
     let log_err = log.try_clone().map_err(|e| e.to_string())?;
     let mut child = tokio::process::Command::new(&chromium)
-        .args(launch::chromium_args(&profile, &staged, headless, &args.chromium_args))
+        .args(launch::chromium_args(&profile, &staged, headless, &args.chromium_args, &args.urls))
         .stdin(std::process::Stdio::null())
         .stdout(log)
         .stderr(log_err)
@@ -164,7 +172,11 @@ async fn launch(args: LaunchArgs) -> Result<(), String> {
         profile.display()
     );
     println!("  Chromium log:               {}", log_path.display());
-    println!("Share a tab from the tabtunnel side panel, then point a client at the CDP endpoint.");
+    if share_startup_tabs {
+        println!("The tabs Chromium opened with are shared: point a client at the CDP endpoint.");
+    } else {
+        println!("Share a tab from the tabtunnel side panel, then point a client at the CDP endpoint.");
+    }
     let mut info = running.describe();
     info["chromiumPid"] = serde_json::json!(child.id());
     info["profileDir"] = serde_json::json!(profile);

@@ -158,6 +158,12 @@ pub async fn get_tab(tab_id: TabId) -> Result<Tab> {
     typed(tabs_get(tab_id).await, "tab")
 }
 
+/// The tabs of every normal window.
+pub async fn normal_tabs() -> Result<Vec<Tab>> {
+    let query = serde_json::json!({ "windowType": "normal" });
+    typed(tabs_query(&to_js(&query)).await, "tab list")
+}
+
 /// The active tab of a window.
 pub async fn active_tab(window_id: WindowId) -> Result<Option<Tab>> {
     let query = serde_json::json!({ "active": true, "windowId": window_id });

@@ -207,8 +207,8 @@ process.on('exit', () => {
  *   logs()                             the daemon's recent stdout/stderr
  *   close()                            teardown (idempotent)
  */
-export async function startHarness({ share = true, name = 'e2e' } = {}) {
-  const h = new Harness(name);
+export async function startHarness({ share = true, name = 'e2e', shareStartupTabs = false } = {}) {
+  const h = new Harness(name, { shareStartupTabs });
   live.add(h);
   try {
     await h.start();
@@ -221,8 +221,13 @@ export async function startHarness({ share = true, name = 'e2e' } = {}) {
 }
 
 class Harness {
-  constructor(name) {
+  /**
+   * `shareStartupTabs`: launch Chromium on the test page with `--share-startup-tabs yes`, as
+   * for automation, instead of sharing through the side panel (which then is not opened).
+   */
+  constructor(name, { shareStartupTabs = false } = {}) {
     this.name = name;
+    this.shareStartupTabs = shareStartupTabs;
     this.tmp = fs.mkdtempSync(path.join(os.tmpdir(), `tabtunnel-${name}-`));
     this.profileDir = path.join(this.tmp, 'profile');
     this.readyFile = path.join(this.tmp, 'ready.json');
@@ -257,6 +262,7 @@ class Harness {
       '--extension-dir', extDir,
       '--headless', 'always',
       '--ready-file', this.readyFile,
+      ...(this.shareStartupTabs ? ['--share-startup-tabs', 'yes', '--open', this.pageUrl] : ['--share-startup-tabs', 'no']),
       '--',
       '--remote-debugging-port=0',
     ];
@@ -362,9 +368,15 @@ class Harness {
     );
     this.worker = await swTarget.worker();
 
-    // 4. The test page, in a normal tab, active and focused.
-    this.testPage = await this.browser.newPage();
-    await this.testPage.goto(this.pageUrl, { waitUntil: 'load', timeout: STEP_TIMEOUT_MS });
+    // 4. The test page, in a normal tab, active and focused: the startup tab when Chromium was
+    //    launched on it, else a new one.
+    if (this.shareStartupTabs) {
+      const target = await this.browser.waitForTarget((t) => t.url() === this.pageUrl, { timeout: STEP_TIMEOUT_MS });
+      this.testPage = await target.page();
+    } else {
+      this.testPage = await this.browser.newPage();
+      await this.testPage.goto(this.pageUrl, { waitUntil: 'load', timeout: STEP_TIMEOUT_MS });
+    }
     const pageUrl = this.pageUrl;
     const tab = await this.sw(async (url) => {
       const tabs = await chrome.tabs.query({});

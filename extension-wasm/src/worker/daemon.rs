@@ -76,7 +76,11 @@ fn set_status(state: DaemonState, detail: Option<String>) {
 }
 
 async fn connect(generation: u64) {
-    let url = settings::daemon_url().await;
+    let dial = settings::daemon_url().await;
+    if dial.share_startup_tabs {
+        spawn_local(sharing::share_startup_tabs());
+    }
+    let url = dial.url;
     let browser = browser_info::get().await;
     let instance_id = settings::instance_id().await;
     if !is_current(generation) {

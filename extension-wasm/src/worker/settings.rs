@@ -17,10 +17,21 @@ struct Stored {
 #[serde(rename_all = "camelCase")]
 struct Pairing {
     daemon_url: String,
+    /// `tabtunnel launch` started this browser for automation: share the tabs it opened with.
+    #[serde(default)]
+    share_startup_tabs: bool,
 }
 
-/// The URL to dial now, applying a new `pairing.json` first.
-pub async fn daemon_url() -> Option<String> {
+/// What to dial now.
+pub struct Dial {
+    pub url: Option<String>,
+    /// A new `pairing.json` asks for the browser's first tabs to be shared.
+    pub share_startup_tabs: bool,
+}
+
+/// The URL to dial now, applying a new `pairing.json` first (once: a user's later choices in
+/// the panel are not overridden by the same file again).
+pub async fn daemon_url() -> Dial {
     let stored: Stored = match chrome::local_get(&["daemonUrl", "lastPairing"]).await {
         Ok(v) => from_js(&v).unwrap_or_default(),
         Err(e) => {
@@ -41,13 +52,16 @@ pub async fn daemon_url() -> Option<String> {
                         warn!("could not store the pairing: {e}");
                     }
                     log!("applied pairing.json");
-                    return Some(pairing.daemon_url);
+                    return Dial {
+                        url: Some(pairing.daemon_url),
+                        share_startup_tabs: pairing.share_startup_tabs,
+                    };
                 }
                 Err(e) => warn!("ignoring pairing.json: {e}"),
             }
         }
     }
-    stored.daemon_url.filter(|u| !u.is_empty())
+    Dial { url: stored.daemon_url.filter(|u| !u.is_empty()), share_startup_tabs: false }
 }
 
 /// This install's id for `Hello`, created on first use and kept in `chrome.storage.local`.

@@ -99,6 +99,32 @@ pub async fn share(tab_id: TabId) -> Result<(), String> {
     }
 }
 
+/// For a browser `tabtunnel launch` started for automation (often headless, with no side panel
+/// to click): shares the tabs it opened with, waiting briefly for the first one to exist.
+pub async fn share_startup_tabs() {
+    const WAIT_MS: u32 = 5_000;
+    const POLL_MS: u32 = 100;
+    let mut waited = 0;
+    let tabs = loop {
+        match chrome::normal_tabs().await {
+            Ok(tabs) if !tabs.is_empty() || waited >= WAIT_MS => break tabs,
+            Ok(_) => {}
+            Err(e) => {
+                warn!("cannot list the startup tabs: {e}");
+                return;
+            }
+        }
+        sleep(POLL_MS).await;
+        waited += POLL_MS;
+    };
+    for tab_id in tabs.into_iter().filter_map(|t| t.id) {
+        match share(tab_id).await {
+            Ok(()) => log!("shared startup tab {tab_id}"),
+            Err(e) => log!("not sharing startup tab {tab_id}: {e}"),
+        }
+    }
+}
+
 /// Stops sharing at the user's request. Our own `detach()` fires no `onDetach`.
 pub async fn unshare_by_user(tab_id: TabId) {
     if !is_shared(tab_id) {
