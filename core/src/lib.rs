@@ -85,9 +85,16 @@ struct ReplyTo {
     conn: ConnId,
     client_id: i64,
     session_id: String,
+    /// What a successful answer does besides reaching the client.
+    on_success: Option<OnSuccess>,
+}
+
+enum OnSuccess {
     /// A `Runtime.enable` on a tab whose Runtime was already on: before the reply, replay those
     /// of these contexts (live when the enable was sent) that are still live.
-    replay: Option<ContextReplay>,
+    ReplayContexts(ContextReplay),
+    /// A `Tracing.start` the tab accepted: the trace's events are for this session.
+    TraceStarted { tab: TabId },
 }
 
 struct ContextReplay {
@@ -273,8 +280,14 @@ impl Core {
                 }
                 let frame = match result.into_outcome() {
                     Ok(raw) => {
-                        if let Some(replay) = &to.replay {
-                            self.replay_contexts(replay, to.conn, &to.session_id);
+                        match &to.on_success {
+                            Some(OnSuccess::ReplayContexts(replay)) => {
+                                self.replay_contexts(replay, to.conn, &to.session_id)
+                            }
+                            Some(OnSuccess::TraceStarted { tab }) => {
+                                self.trace_started(*tab, to.conn, &to.session_id)
+                            }
+                            None => {}
                         }
                         frames::response(to.client_id, &to.session_id, raw.get())
                     }
@@ -307,7 +320,8 @@ impl Core {
                 self.browser_session_command(conn, cmd)
             }
             "Log.startViolationsReport" => self.start_violations(conn, cmd, tab),
-            "Tracing.start" => self.start_tracing(conn, cmd, tab),
+            "Tracing.start" => self.forward_then(conn, cmd, tab, None, Some(OnSuccess::TraceStarted { tab })),
+            "Tracing.end" => self.end_tracing(conn, cmd, tab),
             "Log.stopViolationsReport" => self.stop_violations(conn, cmd, tab),
             method => match domains::toggle(method) {
                 Some(Toggle::Enable(domain)) => self.enable_domain(conn, cmd, tab, domain),
@@ -353,7 +367,7 @@ impl Core {
         cmd: &ClientCommand,
         tab: TabId,
         child: Option<String>,
-        replay: Option<ContextReplay>,
+        on_success: Option<OnSuccess>,
     ) {
         // Tabs go with the extension, so a session that can forward implies a connected
         // extension; should that ever change, the client still gets its one answer.
@@ -367,7 +381,7 @@ impl Core {
         }
         connection.in_flight += 1;
         let session_id = cmd.session_id.to_owned();
-        let reply_to = ReplyTo { conn, client_id: cmd.id, session_id, replay };
+        let reply_to = ReplyTo { conn, client_id: cmd.id, session_id, on_success };
         self.send_command(Some(reply_to), tab, child, cmd.method, cmd.params.map(RawValue::to_owned));
     }
 

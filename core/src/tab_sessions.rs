@@ -5,7 +5,7 @@
 use crate::domains::{self, Domain, DomainSet, PageSession};
 use crate::frames::{self, ClientCommand};
 use crate::session::ConnId;
-use crate::{ContextReplay, Core, Output};
+use crate::{ContextReplay, Core, OnSuccess, Output};
 use tabtunnel_wire::TabId;
 
 impl Core {
@@ -30,7 +30,7 @@ impl Core {
             first_in_session.then(|| ContextReplay { tab, context_ids: state.contexts.ids().collect() })
         };
         state.real_domains.insert(domain);
-        self.forward_then(conn, cmd, tab, None, replay);
+        self.forward_then(conn, cmd, tab, None, replay.map(OnSuccess::ReplayContexts));
     }
 
     /// `X.disable` reaches the tab only when no other session still wants `X`.
@@ -68,11 +68,28 @@ impl Core {
         self.forward(conn, cmd, tab, None);
     }
 
-    /// A trace's events go to the session that started it (Chrome allows one at a time).
-    pub(crate) fn start_tracing(&mut self, conn: ConnId, cmd: &ClientCommand, tab: TabId) {
-        if let Some(session) = self.tabs.get_mut(&tab).and_then(|s| s.page_session_mut(conn, cmd.session_id))
-        {
+    /// The tab accepted this session's `Tracing.start`: the trace's events are for it (Chrome
+    /// runs one trace at a time).
+    pub(crate) fn trace_started(&mut self, tab: TabId, conn: ConnId, session_id: &str) {
+        if let Some(session) = self.tabs.get_mut(&tab).and_then(|s| s.page_session_mut(conn, session_id)) {
             session.tracing = true;
+        }
+    }
+
+    /// `Tracing.end` may only end this session's own trace, not another session's.
+    pub(crate) fn end_tracing(&mut self, conn: ConnId, cmd: &ClientCommand, tab: TabId) {
+        let state = self.tabs.get(&tab).expect("a page session's tab is known");
+        let mine =
+            state.page_sessions.iter().any(|p| p.conn == conn && p.session_id == cmd.session_id && p.tracing);
+        if !mine && state.page_sessions.iter().any(|p| p.tracing) {
+            return self.reply_error(
+                conn,
+                cmd,
+                &crate::frames::errors::not_supported(
+                    cmd.method,
+                    "the running trace belongs to another session",
+                ),
+            );
         }
         self.forward(conn, cmd, tab, None);
     }
@@ -111,6 +128,7 @@ impl Core {
                 state.contexts.clear();
             }
         }
+        let end_trace = leavers.iter().any(|p| p.tracing);
         let stop_violations =
             leavers.iter().any(|p| p.violations) && !state.page_sessions.iter().any(|p| p.violations);
         for domain in orphaned {
@@ -118,6 +136,10 @@ impl Core {
         }
         if stop_violations {
             self.send_housekeeping(tab, "Log.stopViolationsReport");
+        }
+        if end_trace {
+            // Left running, it would make every later Tracing.start fail.
+            self.send_housekeeping(tab, "Tracing.end");
         }
     }
 }

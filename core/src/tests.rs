@@ -1211,3 +1211,26 @@ fn a_client_cannot_pile_up_unanswered_commands_without_bound() {
         1
     );
 }
+
+#[test]
+fn a_refused_trace_start_routes_nothing_and_a_trace_is_its_owners() {
+    let mut h = Harness::with_tabs(&[1]);
+    h.connect(1);
+    h.connect(2);
+    let p1 = h.playwright_attach(1)[0].clone();
+    let p2 = h.playwright_attach(2)[0].clone();
+    call(&mut h, 1, &p1, 1, "Tracing.start");
+    let id = h.send(2, json!({"id": 1, "sessionId": p2, "method": "Tracing.start"})).commands()[0].id;
+    let busy = CdpError { code: -32000, message: "Tracing has already been started".into(), data: None };
+    h.ext(FromExtension::CommandResult(CommandResult::err(id, busy)));
+    let step = h.ext(runtime_event("Tracing.dataCollected", r#"{"value":[]}"#));
+    assert_eq!((step.to(1).len(), step.to(2).len()), (1, 0), "a refused start gets no events");
+    let step = h.send(2, json!({"id": 2, "sessionId": p2, "method": "Tracing.end"}));
+    assert!(step.only_reply(2)["error"]["message"].as_str().unwrap().contains("another session"));
+    assert!(step.extension.is_empty());
+    // The tracer leaving ends its trace, so later starts can work.
+    h.core.client_disconnected(1);
+    let step = h.drain();
+    let methods: Vec<&str> = step.commands().iter().map(|c| c.method.as_str()).collect();
+    assert_eq!(methods, ["Tracing.end"]);
+}

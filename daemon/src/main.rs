@@ -65,7 +65,8 @@ struct LaunchArgs {
     /// where there is no side panel to click).
     #[arg(long, value_enum, default_value_t = ShareStartupTabs::Auto)]
     share_startup_tabs: ShareStartupTabs,
-    /// A page to open at start (repeatable; default about:blank).
+    /// A page to open at start (repeatable with a window; one when headless; default
+    /// about:blank).
     #[arg(long = "open", value_name = "URL")]
     urls: Vec<String>,
     /// Extra Chromium arguments, after `--`.
@@ -146,9 +147,12 @@ async fn launch(args: LaunchArgs) -> Result<(), String> {
     let chromium = launch::find_chromium(args.chromium.as_deref())?;
     let extension = launch::find_extension_dir(args.extension_dir.as_deref())?;
     let profile = args.profile.clone().unwrap_or_else(launch::default_profile_dir);
+    let headless = args.headless.resolve();
+    if headless && args.urls.len() > 1 {
+        return Err("headless Chromium opens one page at start: pass a single --open".into());
+    }
     launch::prepare_profile_dir(&profile)?;
     let mut running = start(&args.serve).await?;
-    let headless = args.headless.resolve();
     let share_startup_tabs = args.share_startup_tabs.resolve(headless);
     let staged = launch::stage_extension(&extension, &profile, &running.extension_url(), share_startup_tabs)?;
     // Chromium is chatty on stderr (D-Bus, GPU probes); keep its output out of the terminal.

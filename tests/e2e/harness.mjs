@@ -207,8 +207,8 @@ process.on('exit', () => {
  *   logs()                             the daemon's recent stdout/stderr
  *   close()                            teardown (idempotent)
  */
-export async function startHarness({ share = true, name = 'e2e', shareStartupTabs = false } = {}) {
-  const h = new Harness(name, { shareStartupTabs });
+export async function startHarness({ share = true, name = 'e2e', shareStartupTabs = false, persistDir, port = 0 } = {}) {
+  const h = new Harness(name, { shareStartupTabs, persistDir, port });
   live.add(h);
   try {
     await h.start();
@@ -225,11 +225,16 @@ class Harness {
    * `shareStartupTabs`: launch Chromium on the test page with `--share-startup-tabs yes`, as
    * for automation, instead of sharing through the side panel (which then is not opened).
    */
-  constructor(name, { shareStartupTabs = false } = {}) {
+  constructor(name, { shareStartupTabs = false, persistDir, port = 0 } = {}) {
     this.name = name;
     this.shareStartupTabs = shareStartupTabs;
+    this.port = port;
+    // `persistDir` keeps the browser profile and the daemon's config (token) across harnesses,
+    // as a user's machine keeps them across launches.
+    this.persistDir = persistDir;
     this.tmp = fs.mkdtempSync(path.join(os.tmpdir(), `tabtunnel-${name}-`));
-    this.profileDir = path.join(this.tmp, 'profile');
+    this.profileDir = path.join(this.persistDir ?? this.tmp, 'profile');
+    this.configHome = path.join(this.persistDir ?? this.tmp, 'config');
     this.readyFile = path.join(this.tmp, 'ready.json');
     this.output = '';
     this.daemon = null;
@@ -256,7 +261,7 @@ class Harness {
 
     const args = [
       'launch',
-      '--port', '0',
+      '--port', String(this.port),
       '--chromium', chromium,
       '--profile', this.profileDir,
       '--extension-dir', extDir,
@@ -266,6 +271,8 @@ class Harness {
       '--',
       '--remote-debugging-port=0',
     ];
+    // A reused profile still holds the previous browser's debugging port.
+    fs.rmSync(path.join(this.profileDir, 'DevToolsActivePort'), { force: true });
     this.commandLine = `${bin} ${args.join(' ')}`;
     this.daemon = spawn(bin, args, {
       // Own process group: teardown kills the daemon and everything it started in one go.
@@ -274,7 +281,7 @@ class Harness {
       env: {
         ...process.env,
         // Keep the token file (and any other config) out of the real home directory.
-        XDG_CONFIG_HOME: path.join(this.tmp, 'config'),
+        XDG_CONFIG_HOME: this.configHome,
         RUST_BACKTRACE: '1',
       },
     });

@@ -2,6 +2,10 @@
 // nobody clicking the side panel (headless machines have none to click).
 
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import puppeteer from 'puppeteer-core';
@@ -45,6 +49,41 @@ describe('tabtunnel launch --share-startup-tabs yes --open URL', { timeout: 240_
       assert.equal(await page.$eval('#other', (el) => el.textContent), 'another page, never shared');
     } finally {
       await browser.disconnect();
+    }
+  });
+});
+
+/** A port free right now on 127.0.0.1. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+describe('tabtunnel launch again on the same profile, port and token', { timeout: 240_000 }, () => {
+  const persistDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tabtunnel-relaunch-'));
+
+  after(() => fs.rmSync(persistDir, { recursive: true, force: true }));
+
+  test('shares its startup tab every time, not only the first', async () => {
+    const port = await freePort();
+    for (const run of [1, 2]) {
+      const h = await startHarness({ name: `relaunch-${run}`, share: false, shareStartupTabs: true, persistDir, port });
+      try {
+        await pollFor(
+          async () => (await (await fetch(`${h.clientEndpoint}/json/list`)).json()).some((p) => p.url === h.pageUrl),
+          20_000,
+          `run ${run}: the startup page shared`,
+          h.detail,
+        );
+      } finally {
+        await h.close();
+      }
     }
   });
 });

@@ -80,7 +80,14 @@ async fn connect(generation: u64) {
     if dial.share_startup_tabs {
         spawn_local(sharing::share_startup_tabs());
     }
-    let url = dial.url;
+    let url = match dial.url {
+        Ok(url) => url,
+        Err(problem) => {
+            with(|w| w.rejection = None);
+            set_status(DaemonState::Disconnected, Some(problem));
+            return;
+        }
+    };
     let browser = browser_info::get().await;
     let instance_id = settings::instance_id().await;
     if !is_current(generation) {
@@ -152,7 +159,8 @@ fn receive(generation: u64, text: &str) {
         Ok(ToExtension::Command(command)) => {
             // Taken now, in arrival order: a command waits only for resets sent before it.
             let gate = sharing::reset_gate(command.tab_id);
-            spawn_local(relay::run_command(generation, command, gate));
+            let epoch = sharing::epoch(command.tab_id);
+            spawn_local(relay::run_command(generation, command, gate, epoch));
         }
         Ok(ToExtension::ResetTab { tab_id }) => sharing::reset(tab_id),
         Ok(ToExtension::Heartbeat) => {}

@@ -36,6 +36,9 @@ struct Worker {
     /// Tabs whose debugger session is being detached and re-attached (a reset, or after
     /// `target_closed`); each promise resolves when that is done.
     resetting: BTreeMap<TabId, js_sys::Promise>,
+    /// Bumped when a tab's debugger session was lost under its clients: commands they sent
+    /// before are answered "Target closed" instead of running on the new session.
+    epochs: BTreeMap<TabId, u64>,
 }
 
 thread_local! {

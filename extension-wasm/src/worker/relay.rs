@@ -4,7 +4,7 @@
 use tabtunnel_wire::{CdpError, Command, CommandResult, Event, FromExtension, RawValue};
 use wasm_bindgen::prelude::*;
 
-use super::{daemon, with};
+use super::{daemon, sharing, with};
 use crate::chrome;
 use crate::js::{error_message, from_js, json_text};
 
@@ -35,12 +35,15 @@ pub fn listen() {
 
 /// Runs one command; always answers, since a client waits for every id. `gate` is a reset of
 /// the tab in progress (see [`super::sharing::reset`]) that the command must wait for.
-pub async fn run_command(generation: u64, command: Command, gate: Option<js_sys::Promise>) {
+/// `epoch` is the tab's session generation when the command arrived (see [`sharing::epoch`]).
+pub async fn run_command(generation: u64, command: Command, gate: Option<js_sys::Promise>, epoch: u64) {
     let Command { id, tab_id, child_session_id, method, params } = command;
     if let Some(gate) = gate {
         let _ = wasm_bindgen_futures::JsFuture::from(gate).await;
     }
-    let result = if with(|w| w.shared.contains_key(&tab_id)) {
+    let result = if sharing::epoch(tab_id) != epoch {
+        CommandResult::err(id, server_error("Target closed: the tab's debugger session was lost".into()))
+    } else if with(|w| w.shared.contains_key(&tab_id)) {
         let params = match &params {
             Some(p) => js_sys::JSON::parse(p.get()).unwrap_or(JsValue::UNDEFINED),
             None => JsValue::UNDEFINED,

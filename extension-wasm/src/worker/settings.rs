@@ -24,13 +24,14 @@ struct Pairing {
 
 /// What to dial now.
 pub struct Dial {
-    pub url: Option<String>,
-    /// A new `pairing.json` asks for the browser's first tabs to be shared.
+    pub url: Result<Option<String>, String>,
+    /// `pairing.json` asks for the browser's first tabs to be shared.
     pub share_startup_tabs: bool,
 }
 
 /// The URL to dial now, applying a new `pairing.json` first (once: a user's later choices in
-/// the panel are not overridden by the same file again).
+/// the panel are not overridden by the same file again). A stored URL is checked again, since
+/// an older version may have saved one we no longer dial.
 pub async fn daemon_url() -> Dial {
     let stored: Stored = match chrome::local_get(&["daemonUrl", "lastPairing"]).await {
         Ok(v) => from_js(&v).unwrap_or_default(),
@@ -40,28 +41,56 @@ pub async fn daemon_url() -> Dial {
         }
     };
     // Missing is the normal case for an extension the user installed by hand.
-    if let Ok(text) = chrome::read_packaged_file("pairing.json").await {
-        if stored.last_pairing.as_deref() != Some(text.as_str()) {
-            match serde_json::from_str::<Pairing>(&text) {
-                Ok(pairing) if daemon_socket_url(&pairing.daemon_url).is_err() => {
-                    warn!("ignoring pairing.json: {}", daemon_socket_url(&pairing.daemon_url).unwrap_err());
-                }
-                Ok(pairing) => {
-                    let items = serde_json::json!({ "daemonUrl": pairing.daemon_url, "lastPairing": text });
-                    if let Err(e) = chrome::local_set(&to_js(&items)).await {
-                        warn!("could not store the pairing: {e}");
-                    }
-                    log!("applied pairing.json");
-                    return Dial {
-                        url: Some(pairing.daemon_url),
-                        share_startup_tabs: pairing.share_startup_tabs,
-                    };
-                }
-                Err(e) => warn!("ignoring pairing.json: {e}"),
+    let pairing = match chrome::read_packaged_file("pairing.json").await {
+        Ok(text) => match serde_json::from_str::<Pairing>(&text) {
+            Ok(pairing) => Some((pairing, text)),
+            Err(e) => {
+                warn!("ignoring pairing.json: {e}");
+                None
             }
+        },
+        Err(_) => None,
+    };
+    let share_startup_tabs = pairing.as_ref().is_some_and(|(p, _)| p.share_startup_tabs);
+    if let Some((pairing, text)) = pairing.filter(|(_, text)| stored.last_pairing.as_deref() != Some(text)) {
+        match daemon_socket_url(&pairing.daemon_url) {
+            Ok(url) => {
+                let items = serde_json::json!({ "daemonUrl": url, "lastPairing": text });
+                if let Err(e) = chrome::local_set(&to_js(&items)).await {
+                    warn!("could not store the pairing: {e}");
+                }
+                log!("applied pairing.json");
+                return Dial { url: Ok(Some(url)), share_startup_tabs };
+            }
+            Err(e) => warn!("ignoring pairing.json: {e}"),
         }
     }
-    Dial { url: stored.daemon_url.filter(|u| !u.is_empty()), share_startup_tabs: false }
+    let url = match stored.daemon_url.filter(|u| !u.is_empty()) {
+        Some(url) => {
+            daemon_socket_url(&url).map(Some).map_err(|e| format!("The saved daemon URL is refused: {e}"))
+        }
+        None => Ok(None),
+    };
+    Dial { url, share_startup_tabs }
+}
+
+/// Whether the startup tabs of this browser session were shared already. Session storage
+/// outlives worker restarts but not the browser, which is exactly "once per launch".
+pub async fn claim_startup_sharing() -> bool {
+    const KEY: &str = "startupTabsShared";
+    let done = chrome::session_get(&[KEY])
+        .await
+        .ok()
+        .and_then(|v| js_sys::Reflect::get(&v, &KEY.into()).ok())
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false);
+    if done {
+        return false;
+    }
+    if let Err(e) = chrome::session_set(&to_js(&serde_json::json!({ KEY: true }))).await {
+        warn!("could not remember that the startup tabs were shared: {e}");
+    }
+    true
 }
 
 /// This install's id for `Hello`, created on first use and kept in `chrome.storage.local`.
@@ -97,20 +126,27 @@ pub fn daemon_socket_url(given: &str) -> Result<String, String> {
         "wss" | "https" => "wss",
         other => return Err(format!("{other}: URLs are not tabtunnel daemon URLs")),
     };
+    // A `?token=` in the query becomes the path prefix the extension socket expects.
+    let (rest, query_token) = match rest.split_once('?') {
+        Some((before, query)) => (before, query.split('&').find_map(|kv| kv.strip_prefix("token="))),
+        None => (rest, None),
+    };
     let (authority, path) = rest.split_once('/').map_or((rest, ""), |(a, p)| (a, p));
     let host = match authority.strip_prefix('[') {
         Some(v6) => v6.split(']').next().unwrap_or(""),
         None => authority.rsplit_once(':').map_or(authority, |(host, _port)| host),
     };
+    // The daemon listens on 127.0.0.1 only, so [::1] would never answer.
     let loopback = host.eq_ignore_ascii_case("localhost")
-        || host == "::1"
         || host.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback());
     if !loopback || authority.contains('@') {
         return Err(format!(
             "the tabtunnel daemon runs on this computer: {host} is not 127.0.0.1 or localhost"
         ));
     }
-    let path = path.trim_end_matches('/');
+    // The browser WebSocket endpoint (`/<token>/devtools/browser/<id>`) names the token too.
+    let path = path.split("devtools/").next().unwrap_or("").trim_end_matches('/');
+    let path = query_token.unwrap_or(path);
     let path = if path == "extension" || path.ends_with("/extension") {
         path.to_owned()
     } else if path.is_empty() {
@@ -136,7 +172,9 @@ mod tests {
         assert_eq!(daemon_socket_url("http://127.0.0.1:9722/abc").unwrap(), pairing);
         assert_eq!(daemon_socket_url("http://127.0.0.1:9722/abc/").unwrap(), pairing);
         assert_eq!(daemon_socket_url("http://localhost:9722").unwrap(), "ws://localhost:9722/extension");
-        assert_eq!(daemon_socket_url("ws://[::1]:9722/t/extension").unwrap(), "ws://[::1]:9722/t/extension");
+        assert_eq!(daemon_socket_url("ws://127.0.0.1:9722/abc/devtools/browser/B1").unwrap(), pairing);
+        assert_eq!(daemon_socket_url("http://127.0.0.1:9722/json/version?token=abc").unwrap(), pairing);
+        assert_eq!(daemon_socket_url("ws://127.0.0.1:9722/extension?token=abc").unwrap(), pairing);
     }
 
     #[test]
@@ -148,6 +186,7 @@ mod tests {
             "ws://user@evil.example/extension",
             "ftp://127.0.0.1/x",
             "127.0.0.1:9722",
+            "ws://[::1]:9722/t/extension",
         ] {
             assert!(daemon_socket_url(bad).is_err(), "{bad}");
         }

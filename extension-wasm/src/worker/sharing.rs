@@ -6,7 +6,7 @@ use tabtunnel_wire::{FromExtension, TabId, TabInfo, UnshareReason, WindowId};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
-use super::{broadcast, daemon, with};
+use super::{broadcast, daemon, settings, with};
 use crate::chrome;
 use crate::js::{error_message, from_js, sleep, to_js};
 use crate::restricted::check_debuggable;
@@ -104,15 +104,24 @@ pub async fn share(tab_id: TabId) -> Result<(), String> {
 pub async fn share_startup_tabs() {
     const WAIT_MS: u32 = 5_000;
     const POLL_MS: u32 = 100;
-    let mut waited = 0;
+    /// The tab list must hold still this long: a browser opens its startup tabs one by one.
+    const SETTLED_POLLS: u32 = 3;
+    if !settings::claim_startup_sharing().await {
+        return; // done already in this browser session; the user may have unshared some since
+    }
+    let (mut waited, mut stable, mut seen) = (0, 0, usize::MAX);
     let tabs = loop {
-        match chrome::normal_tabs().await {
-            Ok(tabs) if !tabs.is_empty() || waited >= WAIT_MS => break tabs,
-            Ok(_) => {}
+        let tabs = match chrome::normal_tabs().await {
+            Ok(tabs) => tabs,
             Err(e) => {
                 warn!("cannot list the startup tabs: {e}");
                 return;
             }
+        };
+        stable = if tabs.len() == seen { stable + 1 } else { 0 };
+        seen = tabs.len();
+        if (!tabs.is_empty() && stable >= SETTLED_POLLS) || waited >= WAIT_MS {
+            break tabs;
         }
         sleep(POLL_MS).await;
         waited += POLL_MS;
@@ -194,6 +203,11 @@ fn exclusively(tab_id: TabId, work: impl std::future::Future<Output = ()> + 'sta
     });
 }
 
+/// Which debugger session of the tab a command arriving now was meant for.
+pub fn epoch(tab_id: TabId) -> u64 {
+    with(|w| w.epochs.get(&tab_id).copied().unwrap_or(0))
+}
+
 /// The re-attach of this tab a command arriving now must wait for, if any.
 pub fn reset_gate(tab_id: TabId) -> Option<js_sys::Promise> {
     with(|w| w.resetting.get(&tab_id).cloned())
@@ -230,6 +244,7 @@ async fn reattach_or_unshare(tab_id: TabId, when: &str, clients_lost_state: bool
     match attach_and_describe(tab_id, false).await {
         Ok(info) if is_shared(tab_id) && clients_lost_state => {
             log!("re-attached tab {tab_id} {when}; its clients start over");
+            with(|w| *w.epochs.entry(tab_id).or_default() += 1);
             daemon::send(&FromExtension::TabUnshared { tab_id, reason: UnshareReason::Detached });
             with(|w| w.shared.insert(tab_id, info.clone()));
             daemon::send(&FromExtension::TabShared(info));
