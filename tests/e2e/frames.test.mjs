@@ -6,9 +6,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
 import { chromium } from 'playwright-core';
-import puppeteer from 'puppeteer-core';
 
-import { RawCdp, startHarness, withTimeout } from './harness.mjs';
+import { RawCdp, connectPuppeteer, startHarness, withTimeout } from './harness.mjs';
 
 describe('iframes and workers of a shared tab', { timeout: 240_000 }, () => {
   let h;
@@ -39,12 +38,7 @@ describe('iframes and workers of a shared tab', { timeout: 240_000 }, () => {
   });
 
   test('puppeteer reaches the out-of-process iframe after connecting to a page that has it', async () => {
-    const browser = await withTimeout(
-      puppeteer.connect({ browserURL: h.clientEndpoint, defaultViewport: null, protocolTimeout: 30_000 }),
-      30_000,
-      'puppeteer.connect',
-      h.detail,
-    );
+    const browser = await connectPuppeteer(h);
     try {
       const [page] = await browser.pages();
       assert.equal(page.url(), framesUrl);

@@ -102,6 +102,16 @@ function startPageServer() {
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** puppeteer-core `connect({browserURL})` to the harness's tabtunnel endpoint, bounded. */
+export function connectPuppeteer(h, what = 'puppeteer.connect through tabtunnel') {
+  return withTimeout(
+    puppeteer.connect({ browserURL: h.clientEndpoint, defaultViewport: null, protocolTimeout: 30_000 }),
+    30_000,
+    what,
+    h.detail,
+  );
+}
+
 /** Rejects with `what` (plus `detail()` when given) if `promise` has not settled in `ms`. */
 export async function withTimeout(promise, ms, what, detail) {
   let timer;

@@ -8,9 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import puppeteer from 'puppeteer-core';
-
-import { FORM_TITLE, greetingFor, pollFor, startHarness, withTimeout } from './harness.mjs';
+import { FORM_TITLE, connectPuppeteer, greetingFor, pollFor, startHarness } from './harness.mjs';
 
 describe('tabtunnel launch --share-startup-tabs yes --open URL', { timeout: 240_000 }, () => {
   let h;
@@ -30,12 +28,7 @@ describe('tabtunnel launch --share-startup-tabs yes --open URL', { timeout: 240_
       'the startup page shared without the side panel',
       h.detail,
     );
-    const browser = await withTimeout(
-      puppeteer.connect({ browserURL: h.clientEndpoint, defaultViewport: null, protocolTimeout: 30_000 }),
-      30_000,
-      'puppeteer.connect',
-      h.detail,
-    );
+    const browser = await connectPuppeteer(h);
     try {
       const pages = await browser.pages();
       assert.deepEqual(pages.map((p) => p.url()), [h.pageUrl]);

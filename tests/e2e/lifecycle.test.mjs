@@ -4,21 +4,9 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, describe, test } from 'node:test';
 
-import puppeteer from 'puppeteer-core';
-
-import { EXTENSION_ID, FORM_TITLE, RawCdp, pollFor, sleep, startHarness, withTimeout } from './harness.mjs';
+import { EXTENSION_ID, FORM_TITLE, RawCdp, connectPuppeteer, pollFor, sleep, startHarness, withTimeout } from './harness.mjs';
 
 const WAIT_MS = 20_000;
-
-async function connect(h) {
-  const browser = await withTimeout(
-    puppeteer.connect({ browserURL: h.clientEndpoint, defaultViewport: null, protocolTimeout: 30_000 }),
-    30_000,
-    'puppeteer.connect through tabtunnel',
-    h.detail,
-  );
-  return browser;
-}
 
 /** Resolves when the client's browser loses the page target with `url`. */
 function pageGone(browser, url) {
@@ -55,7 +43,7 @@ describe('shared tabs coming and going', { timeout: 240_000 }, () => {
 
   test('turning "Share this tab" off detaches connected clients', async () => {
     const h = await harness('unshare');
-    const browser = await connect(h);
+    const browser = await connectPuppeteer(h);
     browsers.push(browser);
     const [page] = await browser.pages();
     assert.equal(await page.title(), FORM_TITLE);
@@ -75,7 +63,7 @@ describe('shared tabs coming and going', { timeout: 240_000 }, () => {
 
   test('closing a shared tab detaches connected clients', async () => {
     const h = await harness('close');
-    const browser = await connect(h);
+    const browser = await connectPuppeteer(h);
     browsers.push(browser);
     assert.equal((await browser.pages()).length, 1);
     const gone = pageGone(browser, h.pageUrl);
@@ -87,7 +75,7 @@ describe('shared tabs coming and going', { timeout: 240_000 }, () => {
   test('a restarted service worker reconnects and re-attaches what was shared, with a clean session', async () => {
     const h = await harness('restart');
     // A first client leaves state behind in the tab's debugger session (Runtime enabled...).
-    const first = await connect(h);
+    const first = await connectPuppeteer(h);
     browsers.push(first);
     const [page] = await first.pages();
     assert.equal(await page.evaluate(() => 1 + 1), 2);
@@ -118,7 +106,7 @@ describe('shared tabs coming and going', { timeout: 240_000 }, () => {
       raw.close();
     }
 
-    const second = await connect(h);
+    const second = await connectPuppeteer(h);
     browsers.push(second);
     const pages = await second.pages();
     assert.deepEqual(pages.map((p) => p.url()), [h.pageUrl]);
@@ -129,14 +117,14 @@ describe('shared tabs coming and going', { timeout: 240_000 }, () => {
 
   test('two clients at once on one tab each get their execution contexts', async () => {
     const h = await harness('together');
-    const first = await connect(h);
+    const first = await connectPuppeteer(h);
     browsers.push(first);
     const [firstPage] = await first.pages();
     assert.equal(await firstPage.evaluate(() => 1 + 1), 2);
 
     // The second client's Runtime.enable reaches a tab whose Runtime is already on: Chrome
     // would report no contexts to it, tabtunnel replays them.
-    const second = await connect(h);
+    const second = await connectPuppeteer(h);
     browsers.push(second);
     const [secondPage] = await second.pages();
     assert.equal(await withTimeout(secondPage.evaluate(() => 2 + 2), 15_000, 'evaluate in the second client', h.detail), 4);
@@ -152,7 +140,7 @@ describe('shared tabs coming and going', { timeout: 240_000 }, () => {
   test('a client reconnecting to the same tab starts from a clean session', async () => {
     const h = await harness('reconnect');
     for (let round = 1; round <= 3; round += 1) {
-      const browser = await connect(h);
+      const browser = await connectPuppeteer(h);
       const [page] = await browser.pages();
       await page.evaluate((n) => {
         window.round = n;
