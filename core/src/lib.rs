@@ -311,13 +311,8 @@ impl Core {
             // Pages are never paused by us, so there is nothing to resume.
             "Runtime.runIfWaitingForDebugger" => self.reply(conn, cmd, "{}"),
             "Target.setAutoAttach" | "Target.autoAttachRelated" => self.forward(conn, cmd, tab, None),
-            "Target.getTargetInfo" if !self.names_other_target(conn, cmd) => {
-                let info = self.tabs[&tab].tab.page_target_info();
-                self.reply_json(conn, cmd, &serde_json::json!({ "targetInfo": info }));
-            }
-            "Target.detachFromTarget" => self.detach_from_target(conn, cmd),
             m if m.starts_with("Browser.") || m.starts_with("Target.") => {
-                self.browser_session_command(conn, cmd)
+                self.target_level_command(conn, cmd, self.tabs[&tab].tab.page_target_info())
             }
             "Log.startViolationsReport" => self.start_violations(conn, cmd, tab),
             "Tracing.start" => self.forward_then(conn, cmd, tab, None, Some(OnSuccess::TraceStarted { tab })),
@@ -343,15 +338,22 @@ impl Core {
         match cmd.method {
             "Target.setAutoAttach" => self.tab_set_auto_attach(conn, cmd, tab),
             "Runtime.runIfWaitingForDebugger" => self.reply(conn, cmd, "{}"),
-            "Target.getTargetInfo" if !self.names_other_target(conn, cmd) => {
-                let info = self.tabs[&tab].tab.tab_target_info();
-                self.reply_json(conn, cmd, &serde_json::json!({ "targetInfo": info }));
-            }
-            "Target.detachFromTarget" => self.detach_from_target(conn, cmd),
             m if m.starts_with("Browser.") || m.starts_with("Target.") => {
-                self.browser_session_command(conn, cmd)
+                self.target_level_command(conn, cmd, self.tabs[&tab].tab.tab_target_info())
             }
             other => self.reply_error(conn, cmd, &errors::method_not_found(other)),
+        }
+    }
+
+    /// `Browser.*` and `Target.*` on a page or tab session: its own target's info and detaches
+    /// of what it attached are about this session; the rest is browser-wide, as at the root.
+    fn target_level_command(&mut self, conn: ConnId, cmd: &ClientCommand, own_info: serde_json::Value) {
+        match cmd.method {
+            "Target.getTargetInfo" if !self.names_other_target(conn, cmd) => {
+                self.reply_json(conn, cmd, &serde_json::json!({ "targetInfo": own_info }))
+            }
+            "Target.detachFromTarget" => self.detach_from_target(conn, cmd),
+            _ => self.browser_session_command(conn, cmd),
         }
     }
 
