@@ -71,6 +71,13 @@ pub async fn serve(
     let gate = state.gate.clone();
     let app = middleware::from_fn(move |req, next| admit(gate.clone(), req, next)).layer(router(state));
     let service = axum::ServiceExt::<Request<Body>>::into_make_service(app);
+    // CDP is many small frames, answers and events interleaved: with Nagle's algorithm a small
+    // write that follows another waits for the peer's delayed ACK (~40 ms on Linux).
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::warn!("cannot set TCP_NODELAY: {e}");
+        }
+    });
     axum::serve(listener, service).with_graceful_shutdown(shutdown).await
 }
 
