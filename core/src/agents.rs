@@ -45,6 +45,8 @@ pub(crate) struct AgentRecord {
     pub idle_since_ms: Option<u64>,
     /// Its tabs were let go after its grace period; nothing more to do until it comes back.
     pub released: bool,
+    /// Its last audited steps, for the side panel.
+    pub recent: crate::audit::Recent,
 }
 
 #[derive(Debug, Default)]
@@ -213,6 +215,7 @@ impl Core {
                 releases_at_ms: grace_ends_at(record, &self.config.limits).filter(|_| {
                     self.visible_tabs(agent).any(|t| t.info.created || agent.as_str() != DEFAULT_AGENT)
                 }),
+                recent: record.recent.to_vec(),
             })
             .collect()
     }
@@ -274,6 +277,7 @@ mod tests {
                 last_action: None,
                 last_action_at_ms: None,
                 releases_at_ms: None,
+                recent: vec![],
             }]
         };
         assert!(agents.changed_statuses(status(1)).is_some());

@@ -234,6 +234,15 @@ pub mod errors {
     pub fn window_not_found() -> CdpError {
         err(-32000, "Browser window not found")
     }
+    pub fn denied_by_policy(method: &str, rule: &str) -> CdpError {
+        err(-32000, format!("'{method}' is denied by tabtunnel's policy: {rule}"))
+    }
+    pub fn navigation_denied(url: &str, rule: &str) -> CdpError {
+        err(-32000, format!("Navigating to {url} is denied by tabtunnel's policy: {rule}"))
+    }
+    pub fn refused_by_user(method: &str, why: &str) -> CdpError {
+        err(-32000, format!("'{method}' was not allowed: tabtunnel asked, and {why}"))
+    }
 }
 
 #[cfg(test)]

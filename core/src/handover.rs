@@ -67,7 +67,15 @@ mod tests {
         // A restarted worker is told again.
         h.core.extension_connected(hello(&[])).unwrap();
         let step = h.drain();
-        assert!(matches!(&step.extension[..], [ToExtension::HandoverRequest(r)] if r.id == id));
+        let again: Vec<u64> = step
+            .extension
+            .iter()
+            .filter_map(|f| match f {
+                ToExtension::HandoverRequest(r) => Some(r.id),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(again, [id]);
         // The extension shares the tab to the agent, then answers.
         h.ext(FromExtension::TabShared(agent_tab(4, "a", false)));
         let step = h.ext(FromExtension::HandoverAnswer { id, tab_id: Some(4) });

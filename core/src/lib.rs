@@ -22,12 +22,15 @@
 //! - forwarded params, results and events stay raw JSON text.
 
 mod agents;
+pub mod audit;
 mod domains;
 mod emulation;
 pub mod frames;
+mod guard;
 mod handover;
 mod lifecycle;
 mod pending;
+pub mod policy;
 pub mod session;
 mod tab_ops;
 mod tab_sessions;
@@ -37,8 +40,10 @@ pub mod targets;
 mod testing;
 
 pub use agents::{is_valid_agent_name, Limits, DEFAULT_AGENT};
+pub use audit::{AuditRecord, Outcome};
 use domains::{Toggle, RUNTIME};
 use frames::{errors, BadFrame, ClientCommand};
+use guard::Approved;
 use pending::PendingCommands;
 pub use session::{ConnId, Root, SessionKind, Topology};
 use session::{Connection, Session};
@@ -85,6 +90,13 @@ pub enum Output {
     /// The human answered a hand-over request ([`Core::request_handover`]): the tab now
     /// belongs to the agent, or `None` for a refusal.
     HandoverAnswered { id: u64, tab: Option<TabInfo> },
+    /// Append to the audit trail (the shell adds the time).
+    Audit(AuditRecord),
+    /// The answer to [`Core::navigation_requested`]: let the page's navigation go on, or not
+    /// (it then stays where it was).
+    NavigationDecided { id: u64, go: bool },
+    /// The kill switch changed: while engaged, the shell refuses every new client connection.
+    KillSwitch { engaged: bool },
 }
 
 pub struct Config {
@@ -93,11 +105,27 @@ pub struct Config {
     /// Mixed into minted sessionIds so that ids from an earlier daemon run never match.
     pub session_id_salt: u64,
     pub limits: Limits,
+    /// The daemon's navigation endpoint, where the browser sends navigations a policy blocks or
+    /// asks about (`http://127.0.0.1:PORT/<token>/tabtunnel/navigation`).
+    pub navigation_url: String,
 }
 
-/// A command waiting for the extension's answer; `None` for the core's own housekeeping
-/// commands, whose answers nobody awaits.
-type Pending = Option<ReplyTo>;
+/// A command waiting for the extension's answer.
+enum Pending {
+    /// A client's: it gets the answer.
+    Client(ReplyTo),
+    /// The core's own, with what to do once it is done, if anything.
+    Core(Option<Then>),
+}
+
+/// What the core does when one of its own operations is done.
+enum Then {
+    /// The browser lets a navigation through once: run the client's command (the human
+    /// allowed it).
+    Redispatch { conn: ConnId, text: String },
+    /// The browser lets a navigation through once: tell the navigation endpoint to go on.
+    NavigationGo { id: u64 },
+}
 
 struct ReplyTo {
     conn: ConnId,
@@ -120,6 +148,10 @@ enum OnSuccess {
     TabCreated { agent: AgentId },
     /// The answer is not CDP's own; reply with this instead.
     ReplyWith(&'static str),
+    /// See [`Then::Redispatch`].
+    Redispatch { conn: ConnId, text: String },
+    /// See [`Then::NavigationGo`].
+    NavigationGo { id: u64 },
 }
 
 struct ContextReplay {
@@ -141,6 +173,7 @@ pub struct Core {
     agents: agents::Agents,
     pending: PendingCommands<Pending>,
     handovers: handover::Handovers,
+    guard: guard::Guard,
     next_session: u64,
     /// The time as of the last [`Core::tick`] (ms on the shell's clock).
     now_ms: u64,
@@ -159,6 +192,7 @@ impl Core {
             agents: agents::Agents::default(),
             pending: PendingCommands::default(),
             handovers: handover::Handovers::default(),
+            guard: guard::Guard::default(),
             next_session: 1,
             now_ms: 0,
             out: VecDeque::new(),
@@ -208,6 +242,11 @@ impl Core {
     }
 
     fn connect(&mut self, conn: ConnId, agent: AgentId, root: Root, presence: bool) {
+        if self.guard.kill_switch {
+            // The shell refuses connections while the kill switch is engaged; should one slip
+            // through, it closes at once.
+            return self.out.push_back(Output::CloseClient { conn });
+        }
         let root = match root {
             Root::Browser => SessionKind::Browser,
             Root::Page(tab) => SessionKind::Page { tab },
@@ -221,6 +260,7 @@ impl Core {
         }
         let limit = self.config.limits.max_agents;
         let mut connection = Connection::new(agent.clone(), root, presence);
+        connection.policy = self.policy_for(&agent);
         if !self.agents.contains(&agent) && self.agents.len() >= limit {
             connection.refused = Some(agent.as_str().to_owned());
         } else if presence {
@@ -240,18 +280,24 @@ impl Core {
         for tab in tabs {
             self.conn_left_tab(tab, conn);
         }
+        self.forget_questions_of(conn);
         // Answers still in flight for this connection are dropped when they arrive; a tab being
         // created for it is still learnt (its TabShared comes anyway).
-        self.pending.retain(|p| {
-            p.as_ref().is_none_or(|to| {
+        self.pending.retain(|p| match p {
+            Pending::Client(to) => {
                 to.conn != conn || matches!(to.on_success, Some(OnSuccess::TabCreated { .. }))
-            })
+            }
+            Pending::Core(_) => true,
         });
     }
 
     /// One text frame from a client. Always produces exactly one reply for it, now or when the
-    /// tab answers.
+    /// tab answers (or the human, when the policy asks).
     pub fn client_message(&mut self, conn: ConnId, text: &str) {
+        self.dispatch(conn, text, Approved::No);
+    }
+
+    fn dispatch(&mut self, conn: ConnId, text: &str, approved: Approved) {
         let Some(connection) = self.conns.get(&conn) else { return };
         let parsed = match frames::parse_client_frame(text) {
             Ok(parsed) => parsed,
@@ -276,6 +322,9 @@ impl Core {
         };
         let agent = connection.agent.clone();
         self.agents.acted(&agent, cmd.method, self.now_ms);
+        if !self.guard_command(conn, &cmd, kind, text, approved) {
+            return;
+        }
         match kind {
             SessionKind::Browser => self.browser_session_command(conn, &cmd),
             SessionKind::Tab { tab, .. } => self.tab_session_command(conn, &cmd, tab),
@@ -297,15 +346,18 @@ impl Core {
             FromExtension::TabShared(info) => self.tab_shared(info),
             FromExtension::TabChanged(info) => self.tab_changed(info),
             FromExtension::TabUnshared { tab_id, .. } => self.tab_unshared(tab_id),
-            FromExtension::CommandResult(result) => {
-                let Some(Some(to)) = self.pending.take(result.id) else { return };
-                self.command_answered(to, result.into_outcome());
-            }
+            FromExtension::CommandResult(result) => match self.pending.take(result.id) {
+                Some(Pending::Client(to)) => self.command_answered(to, result.into_outcome()),
+                Some(Pending::Core(Some(then))) => self.then(then, result.into_outcome().is_ok()),
+                Some(Pending::Core(None)) | None => {}
+            },
             FromExtension::Event(event) => self.tab_event(event),
             FromExtension::DisconnectAgent { agent, tabs } => {
                 self.disconnect_agent(&AgentId::new(&agent), tabs)
             }
             FromExtension::HandoverAnswer { id, tab_id } => self.handover_answered(id, tab_id),
+            FromExtension::ApprovalAnswer { id, answer } => self.approval_answered(id, answer),
+            FromExtension::KillSwitch { engaged } => self.set_kill_switch(engaged),
             FromExtension::Heartbeat => {}
         }
     }
@@ -316,14 +368,10 @@ impl Core {
     pub fn tick(&mut self, now_ms: u64) {
         self.now_ms = now_ms;
         let timeout = self.config.limits.command_timeout_ms;
-        for to in self.pending.take_sent_before(now_ms.saturating_sub(timeout)).into_iter().flatten() {
-            self.settle(&to);
-            if self.conns.contains_key(&to.conn) {
-                let frame =
-                    frames::error_response(Some(to.client_id), &to.session_id, &errors::timed_out(timeout));
-                self.send(to.conn, frame);
-            }
+        for pending in self.pending.take_older_than(now_ms, timeout) {
+            self.fail_pending(pending, &errors::timed_out(timeout));
         }
+        self.expire_questions();
         self.release_idle_agents();
         self.report_agents();
     }
@@ -443,8 +491,56 @@ impl Core {
     /// A browser operation of the core's own, whose answer nobody awaits.
     fn browser_op_housekeeping(&mut self, op: BrowserOp) {
         if self.extension_connected {
-            let id = self.pending.insert(self.now_ms, None);
+            let id = self.pending.insert(self.now_ms, Pending::Core(None));
             self.out.push_back(Output::ToExtension(ToExtension::Browser(BrowserRequest { id, op })));
+        }
+    }
+
+    /// A browser operation of the core's own, and what to do once it is done.
+    fn browser_op_housekeeping_then(&mut self, op: BrowserOp, then: OnSuccess) {
+        let then = match then {
+            OnSuccess::Redispatch { conn, text } => Then::Redispatch { conn, text },
+            OnSuccess::NavigationGo { id } => Then::NavigationGo { id },
+            _ => unreachable!("only the core's own follow-ups"),
+        };
+        if !self.extension_connected {
+            return self.then(then, false);
+        }
+        let id = self.pending.insert(self.now_ms, Pending::Core(Some(then)));
+        self.out.push_back(Output::ToExtension(ToExtension::Browser(BrowserRequest { id, op })));
+    }
+
+    /// One of the core's own operations is done (or failed).
+    fn then(&mut self, then: Then, done: bool) {
+        match then {
+            Then::Redispatch { conn, text } if done => {
+                self.dispatch(conn, &text, Approved::YesAndBrowserAllowed)
+            }
+            Then::Redispatch { conn, text } => self.fail_text(conn, &text, &errors::extension_gone()),
+            Then::NavigationGo { id } => self.out.push_back(Output::NavigationDecided { id, go: done }),
+        }
+    }
+
+    /// A command that will never be answered by the extension (timed out, extension gone).
+    fn fail_pending(&mut self, pending: Pending, error: &CdpError) {
+        match pending {
+            Pending::Client(to) => {
+                self.settle(&to);
+                let frame = frames::error_response(Some(to.client_id), &to.session_id, error);
+                self.send_if_open(to.conn, frame);
+            }
+            Pending::Core(Some(then)) => self.then(then, false),
+            Pending::Core(None) => {}
+        }
+    }
+
+    /// Answers a client's command, known only by its text, with an error.
+    fn fail_text(&mut self, conn: ConnId, text: &str, error: &CdpError) {
+        if !self.conns.contains_key(&conn) {
+            return;
+        }
+        if let Ok(parsed) = frames::parse_client_frame(text) {
+            self.reply_error(conn, &parsed.command(), error);
         }
     }
 
@@ -470,7 +566,7 @@ impl Core {
         }
         connection.in_flight += 1;
         let session_id = cmd.session_id.to_owned();
-        Some(Some(ReplyTo { conn, client_id: cmd.id, session_id, on_success }))
+        Some(Pending::Client(ReplyTo { conn, client_id: cmd.id, session_id, on_success }))
     }
 
     fn send_command(
@@ -489,7 +585,7 @@ impl Core {
     /// A command of the core's own whose answer nobody waits for.
     fn send_housekeeping(&mut self, tab: TabId, child: Option<String>, method: &str) {
         if self.extension_connected {
-            self.send_command(None, tab, child, method.to_owned(), None);
+            self.send_command(Pending::Core(None), tab, child, method.to_owned(), None);
         }
     }
 
@@ -517,6 +613,9 @@ impl Core {
             Some(OnSuccess::AutoAttached { tab, child }) => {
                 self.replay_children(tab, child.as_deref(), conn, &session_id);
                 frames::response(client_id, &session_id, result.get())
+            }
+            Some(OnSuccess::Redispatch { .. } | OnSuccess::NavigationGo { .. }) => {
+                unreachable!("the core's own follow-ups are never a client's")
             }
             Some(OnSuccess::TabCreated { .. }) => match serde_json::from_str::<TabInfo>(result.get()) {
                 Ok(info) => {

@@ -18,6 +18,7 @@ impl Core {
         self.extension_connected = true;
         self.extension_epoch += 1;
         self.browser = Some(hello.browser);
+        self.set_kill_switch(hello.kill_switch);
         let listed: Vec<TabId> = hello.tabs.iter().map(|t| t.tab_id).collect();
         let gone: Vec<TabId> = self.tabs.keys().copied().filter(|id| !listed.contains(id)).collect();
         for tab in gone {
@@ -29,6 +30,8 @@ impl Core {
         // A new worker knows nothing of what the last one showed.
         self.agents.forget_sent();
         self.resend_handovers();
+        self.resend_questions();
+        self.send_navigation_rules();
         Ok(())
     }
 
@@ -47,10 +50,8 @@ impl Core {
     /// answered, so every waiting command gets an error.
     pub fn extension_disconnected(&mut self) {
         self.extension_connected = false;
-        for to in self.pending.drain().into_iter().flatten() {
-            self.settle(&to);
-            let frame = frames::error_response(Some(to.client_id), &to.session_id, &errors::extension_gone());
-            self.send_if_open(to.conn, frame);
+        for pending in self.pending.drain() {
+            self.fail_pending(pending, &errors::extension_gone());
         }
         let tabs: Vec<TabId> = self.tabs.keys().copied().collect();
         for tab in tabs {
@@ -63,6 +64,9 @@ impl Core {
             return self.tab_changed(info);
         }
         let tab_id = info.tab_id;
+        if self.popup_not_allowed(&info) {
+            return;
+        }
         let tab = Tab::new(info);
         // The agent has something again; its grace period starts anew if it is not there.
         self.agents.entry(&tab.owner).released = false;

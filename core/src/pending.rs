@@ -34,11 +34,12 @@ impl<T> PendingCommands<T> {
         self.map.remove(&id).map(|w| w.what)
     }
 
-    /// Removes and returns, oldest first, every command sent at or before `deadline_ms`.
-    pub fn take_sent_before(&mut self, deadline_ms: u64) -> Vec<T> {
+    /// Removes and returns, oldest first, every command that has waited `age_ms` or more at
+    /// `now_ms`.
+    pub fn take_older_than(&mut self, now_ms: u64, age_ms: u64) -> Vec<T> {
         let mut expired = Vec::new();
         while let Some(entry) = self.map.first_entry() {
-            if entry.get().sent_at_ms > deadline_ms {
+            if now_ms.saturating_sub(entry.get().sent_at_ms) < age_ms {
                 break;
             }
             expired.push(entry.remove().what);
@@ -72,9 +73,10 @@ mod tests {
         let b = p.insert(5, "b");
         p.insert(10, "c");
         assert_eq!((a, b), (1, 2));
-        assert_eq!(p.take_sent_before(4), ["a"]);
+        assert!(p.take_older_than(3, 5).is_empty(), "young at the start of the clock");
+        assert_eq!(p.take_older_than(9, 5), ["a"]);
         assert_eq!(p.take(b), Some("b"));
-        assert!(p.take_sent_before(9).is_empty());
+        assert!(p.take_older_than(14, 5).is_empty());
         assert_eq!(p.len(), 1);
         assert_eq!(p.drain(), ["c"]);
         assert_eq!(p.len(), 0);

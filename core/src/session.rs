@@ -71,6 +71,8 @@ pub struct Connection {
     pub presence: bool,
     /// Why every command of this connection is refused (its agent was over the limit).
     pub refused: Option<String>,
+    /// Its agent's policy; `None` when nothing is restricted.
+    pub policy: Option<std::sync::Arc<crate::policy::AgentPolicy>>,
 }
 
 impl Connection {
@@ -85,6 +87,7 @@ impl Connection {
             in_flight: 0,
             presence,
             refused: None,
+            policy: None,
         }
     }
 

@@ -35,7 +35,12 @@ impl Core {
         if held >= limit {
             return self.reply_error(conn, cmd, &errors::too_many_tabs(agent.as_str(), limit));
         }
-        let op = BrowserOp::CreateTab { agent: agent.as_str().to_owned(), url };
+        // The guard let it through: an origin the policy asks about was allowed by the human.
+        let allow_once = self.conns[&conn]
+            .policy
+            .as_ref()
+            .is_some_and(|p| matches!(p.navigation(&url), crate::policy::Decision::Ask(_)));
+        let op = BrowserOp::CreateTab { agent: agent.as_str().to_owned(), url, allow_once };
         if self.browser_op(conn, cmd, op, Some(OnSuccess::TabCreated { agent: agent.clone() })) {
             self.agents.entry(&agent).creating += 1;
         }
@@ -146,7 +151,10 @@ mod tests {
         let step = h.send(1, json!({"id": 7, "method": "Target.createTarget", "params": {"url": "about:blank", "newWindow": true}}));
         assert!(step.client.is_empty(), "no reply before the tab exists");
         let (id, op) = step.browser_ops()[0];
-        assert_eq!(op, &BrowserOp::CreateTab { agent: "a".into(), url: "about:blank".into() });
+        assert_eq!(
+            op,
+            &BrowserOp::CreateTab { agent: "a".into(), url: "about:blank".into(), allow_once: false }
+        );
         // The extension reports the tab, then answers with it.
         let step = h.ext(FromExtension::TabShared(created_tab(5, "a")));
         assert_eq!(step.methods(1), ["Target.attachedToTarget"]);
@@ -162,7 +170,10 @@ mod tests {
         h.send(1, json!({"id": 2, "method": "Target.setAutoAttach", "params": {"autoAttach": true, "flatten": true, "waitForDebuggerOnStart": true, "filter": [{"type": "page", "exclude": true}, {}]}}));
         let step = h.send(1, json!({"id": 3, "method": "Target.createTarget", "params": {}}));
         let (id, op) = step.browser_ops()[0];
-        assert_eq!(op, &BrowserOp::CreateTab { agent: "a".into(), url: "about:blank".into() });
+        assert_eq!(
+            op,
+            &BrowserOp::CreateTab { agent: "a".into(), url: "about:blank".into(), allow_once: false }
+        );
         let step = h.answer(id, serde_json::to_value(created_tab(5, "a")).unwrap());
         assert_eq!(
             step.methods(1),

@@ -5,6 +5,7 @@ use serde_json::{json, Value};
 use tabtunnel_wire::{BrowserInfo, BrowserOp, BrowserRequest, Hello, RequestId, TabInfo};
 
 pub const BROWSER_ID: &str = "BROWSER-1";
+pub const NAVIGATION_URL: &str = "http://127.0.0.1:1/T/tabtunnel/navigation";
 
 pub struct Harness {
     pub core: Core,
@@ -94,6 +95,7 @@ pub fn hello(tabs: &[TabId]) -> Hello {
             js_version: "15.6".into(),
         },
         tabs: tabs.iter().map(|t| tab_info(*t)).collect(),
+        kill_switch: false,
     }
 }
 
@@ -108,7 +110,12 @@ impl Harness {
 
     pub fn with_limits(limits: Limits) -> Self {
         Harness {
-            core: Core::new(Config { browser_target_id: BROWSER_ID.into(), session_id_salt: 0xAB, limits }),
+            core: Core::new(Config {
+                browser_target_id: BROWSER_ID.into(),
+                session_id_salt: 0xAB,
+                limits,
+                navigation_url: NAVIGATION_URL.into(),
+            }),
         }
     }
 

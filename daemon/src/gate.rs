@@ -71,7 +71,11 @@ impl Gate {
         if path == EXTENSION_PATH && !from_extension {
             return Err(refuse(StatusCode::FORBIDDEN, "only the tabtunnel extension may open this socket"));
         }
-        if origin.is_some() && !from_extension {
+        // The browser's own navigation rules send a page's blocked navigations (a form post
+        // carries the page's Origin) to the navigation endpoint; the token in the path is still
+        // required, which no page has.
+        let redirected_navigation = token_in_path && path.starts_with(crate::server::NAVIGATION_PATH);
+        if origin.is_some() && !from_extension && !redirected_navigation {
             return Err(refuse(StatusCode::FORBIDDEN, "requests from web pages are refused"));
         }
         if let Some(expected) = &self.token {
@@ -221,6 +225,17 @@ mod tests {
             );
         }
         assert!(check(&g, &uri, &headers(&[("origin", EXT)])).is_ok());
+    }
+
+    #[test]
+    fn redirected_navigations_need_the_token_in_the_path_but_may_carry_a_page_origin() {
+        let g = gate(true);
+        let page = [("origin", "https://shop.example.com")];
+        let uri = format!("/{TOKEN}/tabtunnel/navigation/a/5?https://x/");
+        assert_eq!(check(&g, &uri, &headers(&page)), Ok(Some("/tabtunnel/navigation/a/5?https://x/".into())));
+        let query = format!("/tabtunnel/navigation/a/5?token={TOKEN}");
+        assert_eq!(check(&g, &query, &headers(&page)), Err(StatusCode::FORBIDDEN));
+        assert_eq!(check(&g, "/tabtunnel/navigation/a/5?x", &headers(&[])), Err(StatusCode::UNAUTHORIZED));
     }
 
     #[test]

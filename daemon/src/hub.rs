@@ -5,11 +5,14 @@
 //! A client whose outbox is full is too slow to keep up: it is disconnected rather than allowed
 //! to stall the hub, and with it every other client. The same goes for a stuck extension.
 
+use crate::audit::AuditLog;
 use axum::extract::ws::Utf8Bytes;
 use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use tabtunnel_core::policy::PolicySet;
 use tabtunnel_core::{AgentId, ConnId, Core, Output, Root};
 use tabtunnel_wire::{BrowserInfo, FromExtension, Hello, TabInfo, ToExtension, Welcome};
 use tokio::sync::{mpsc, oneshot};
@@ -69,6 +72,16 @@ pub enum Input {
         agent: AgentId,
         reply: oneshot::Sender<Snapshot>,
     },
+    /// A new policy (from the file, changed).
+    SetPolicy(Option<PolicySet>),
+    /// A navigation the page started, sent here by the browser's rules; `reply` says whether it
+    /// may go on.
+    Navigation {
+        agent: AgentId,
+        tab: i32,
+        url: String,
+        reply: oneshot::Sender<bool>,
+    },
 }
 
 /// What the HTTP endpoints show.
@@ -120,8 +133,21 @@ struct Extension {
     instance: String,
 }
 
+/// What the hub shares with the HTTP shell.
+#[derive(Clone, Default)]
+pub struct Shared {
+    /// The kill switch is engaged: the shell refuses every client request.
+    pub stopped: Arc<AtomicBool>,
+}
+
 struct Hub {
     core: Core,
+    shared: Shared,
+    audit: Option<AuditLog>,
+    /// Audit records dropped because the writer fell behind, not yet reported.
+    audit_dropped: u64,
+    navigations: HashMap<u64, oneshot::Sender<bool>>,
+    next_navigation: u64,
     clients: HashMap<ConnId, mpsc::Sender<Utf8Bytes>>,
     /// One-shot connections of HTTP requests, waiting for their one answer.
     requests: HashMap<ConnId, oneshot::Sender<String>>,
@@ -134,10 +160,20 @@ struct Hub {
 
 /// Starts the hub task. `welcome` is what every accepted extension is told. The task only
 /// ends if it fails; whoever runs the daemon watches the returned handle.
-pub fn spawn(core: Core, welcome: Welcome) -> (HubHandle, tokio::task::JoinHandle<()>) {
+pub fn spawn(
+    core: Core,
+    welcome: Welcome,
+    shared: Shared,
+    audit: Option<AuditLog>,
+) -> (HubHandle, tokio::task::JoinHandle<()>) {
     let (inbox, mut rx) = mpsc::channel(HUB_INBOX);
     let mut hub = Hub {
         core,
+        shared,
+        audit,
+        audit_dropped: 0,
+        navigations: HashMap::new(),
+        next_navigation: 1,
         clients: HashMap::new(),
         requests: HashMap::new(),
         handovers: HashMap::new(),
@@ -216,6 +252,13 @@ impl Hub {
                     self.core.extension_disconnected();
                 }
             }
+            Input::SetPolicy(policy) => self.core.set_policy(policy),
+            Input::Navigation { agent, tab, url, reply } => {
+                let id = self.next_navigation;
+                self.next_navigation += 1;
+                self.navigations.insert(id, reply);
+                self.core.navigation_requested(id, &agent, tab, &url);
+            }
             Input::Snapshot { agent, reply } => {
                 let snapshot = Snapshot {
                     browser: self.core.browser().cloned(),
@@ -237,6 +280,13 @@ impl Hub {
             self.core.withdraw_handover(id);
         }
         self.core.tick(self.started.elapsed().as_millis() as u64);
+        if self.audit_dropped > 0 {
+            tracing::warn!(
+                records = self.audit_dropped,
+                "the audit trail's writer fell behind; records were dropped"
+            );
+            self.audit_dropped = 0;
+        }
     }
 
     /// One browser at a time: a second one is told so rather than taking turns with the first.
@@ -286,6 +336,22 @@ impl Hub {
                     if let Some(reply) = self.handovers.remove(&id) {
                         let _ = reply.send(tab);
                     }
+                }
+                Output::Audit(record) => {
+                    if let Some(audit) = &self.audit {
+                        if !audit.record(record) {
+                            self.audit_dropped += 1;
+                        }
+                    }
+                }
+                Output::NavigationDecided { id, go } => {
+                    if let Some(reply) = self.navigations.remove(&id) {
+                        let _ = reply.send(go);
+                    }
+                }
+                Output::KillSwitch { engaged } => {
+                    tracing::warn!(engaged, "kill switch");
+                    self.shared.stopped.store(engaged, Ordering::SeqCst);
                 }
             }
         }

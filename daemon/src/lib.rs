@@ -1,9 +1,11 @@
 //! The tabtunnel daemon: the IO shell around [`tabtunnel_core`].
 
 pub mod agent_path;
+pub mod audit;
 pub mod gate;
 pub mod hub;
 pub mod launch;
+pub mod policy_file;
 pub mod server;
 pub mod token;
 
@@ -26,6 +28,10 @@ pub struct ServeOptions {
     pub extension_id: String,
     /// Agents, tabs per agent, grace period, command timeout.
     pub limits: Limits,
+    /// The per-agent policy file, watched for changes.
+    pub policy: Option<PathBuf>,
+    /// Where the audit trail goes (`<data_dir>/audit/`).
+    pub data_dir: PathBuf,
 }
 
 /// A daemon that is listening.
@@ -96,17 +102,29 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
     let browser_target_id = token::generate()[..32].to_ascii_uppercase();
     let salt = u64::from_str_radix(&token::generate()[..16], 16).expect("hex");
-    let core = Core::new(Config {
+    let policy = options.policy.as_deref().map(policy_file::load).transpose()?;
+    let mut core = Core::new(Config {
         browser_target_id: browser_target_id.clone(),
         session_id_salt: salt,
         limits: options.limits,
+        navigation_url: url(port, token.as_deref(), "http", server::NAVIGATION_PATH),
     });
+    core.set_policy(policy);
+    let audit = audit::AuditLog::start(&options.data_dir)?;
     let (shutdown, shutdown_rx) = oneshot::channel::<()>();
     let welcome = Welcome {
         daemon_version: env!("CARGO_PKG_VERSION").into(),
         client_endpoint: url(port, token.as_deref(), "http", ""),
     };
-    let (hub, hub_task) = hub::spawn(core, welcome);
+    let shared = hub::Shared::default();
+    let (hub, hub_task) = hub::spawn(core, welcome, shared.clone(), Some(audit));
+    if let Some(path) = options.policy.clone() {
+        let hub = hub.clone();
+        tokio::spawn(policy_file::watch(path, move |policy| {
+            let hub = hub.clone();
+            tokio::spawn(async move { hub.send(hub::Input::SetPolicy(Some(policy))).await });
+        }));
+    }
     let state = server::AppState {
         hub,
         gate: gate::Gate {
@@ -114,6 +132,7 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
             extension_origin: format!("chrome-extension://{}", options.extension_id),
         },
         browser_target_id: browser_target_id.clone(),
+        shared,
     };
     let server = tokio::spawn(server::serve(listener, state, async move {
         let _ = shutdown_rx.await;

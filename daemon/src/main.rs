@@ -23,6 +23,21 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         config_dir: Option<PathBuf>,
     },
+    /// Print the audit trail: every step of every agent, with what the policy made of it.
+    Audit {
+        /// The config dir `serve` was given, if any (the trail is in its `data/audit/`).
+        #[arg(long, value_name = "DIR")]
+        config_dir: Option<PathBuf>,
+        /// Only this agent's steps.
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
+        /// Keep printing new steps as they come.
+        #[arg(long)]
+        follow: bool,
+        /// The stored JSON lines, as they are.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Args)]
@@ -54,6 +69,10 @@ struct ServeArgs {
     /// opened close and the tabs handed to it go back to you.
     #[arg(long, value_name = "SECS", default_value_t = Limits::default().agent_grace_ms as f64 / 1000.0)]
     agent_grace: f64,
+    /// A TOML file of per-agent policy: methods denied, allowed or asked, and the origins each
+    /// agent's tabs may load (see the README). Read again whenever it changes.
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
     /// Seconds a command may wait for its tab (a frozen or hung tab) before it gets an error.
     #[arg(long, value_name = "SECS", default_value_t = Limits::default().command_timeout_ms as f64 / 1000.0)]
     command_timeout: f64,
@@ -133,6 +152,14 @@ async fn run(command: Command) -> Result<(), String> {
             println!("{}", tabtunnel::token::load_or_create(&dir)?);
             Ok(())
         }
+        Command::Audit { config_dir, agent, follow, json } => {
+            let data_dir = tabtunnel::token::data_dir(config_dir.as_deref());
+            tokio::task::spawn_blocking(move || {
+                tabtunnel::audit::print(&data_dir, agent.as_deref(), follow, json)
+            })
+            .await
+            .map_err(|e| e.to_string())?
+        }
     }
 }
 
@@ -143,6 +170,8 @@ async fn start(args: &ServeArgs) -> Result<Running, String> {
         config_dir: args.config_dir.clone().unwrap_or_else(tabtunnel::token::default_config_dir),
         extension_id: args.extension_id.clone(),
         limits: args.limits()?,
+        policy: args.policy.clone(),
+        data_dir: tabtunnel::token::data_dir(args.config_dir.as_deref()),
     })
     .await
 }

@@ -11,7 +11,7 @@ use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, Request, StatusCode, Uri};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{any, get, post};
 use axum::{Extension, Json, Router};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
@@ -29,11 +29,15 @@ const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 const HANDOVER_MAX_WAIT: Duration = Duration::from_secs(600);
 const HANDOVER_DEFAULT_WAIT: Duration = Duration::from_secs(120);
 
+/// Where the browser sends navigations an agent's policy blocks or asks about.
+pub const NAVIGATION_PATH: &str = "/tabtunnel/navigation";
+
 #[derive(Clone)]
 pub struct AppState {
     pub hub: HubHandle,
     pub gate: Gate,
     pub browser_target_id: String,
+    pub shared: hub::Shared,
 }
 
 impl AppState {
@@ -63,6 +67,7 @@ pub fn router(state: AppState) -> Router {
         .route("/devtools/page/{id}", get(page_socket))
         .route("/tabtunnel/status", get(status))
         .route("/tabtunnel/handover", post(handover))
+        .route(&format!("{NAVIGATION_PATH}/{{agent}}/{{tab}}"), any(navigation))
         .route(EXTENSION_PATH, get(extension_socket))
         .with_state(state)
 }
@@ -76,7 +81,12 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     use tower_layer::Layer;
     let gate = state.gate.clone();
-    let app = middleware::from_fn(move |req, next| admit(gate.clone(), req, next)).layer(router(state));
+    let shared = state.shared.clone();
+    let app = middleware::from_fn(move |mut req: Request<Body>, next| {
+        req.extensions_mut().insert(shared.clone());
+        admit(gate.clone(), req, next)
+    })
+    .layer(router(state));
     let service = axum::ServiceExt::<Request<Body>>::into_make_service(app);
     // CDP is many small frames, answers and events interleaved: with Nagle's algorithm a small
     // write that follows another waits for the peer's delayed ACK (~40 ms on Linux).
@@ -88,6 +98,11 @@ pub async fn serve(
     axum::serve(listener, service).with_graceful_shutdown(shutdown).await
 }
 
+/// Whether the kill switch is engaged (the shared flag rides in the request's extensions).
+fn state_stopped(req: &Request<Body>) -> bool {
+    req.extensions().get::<hub::Shared>().is_some_and(|s| s.stopped.load(std::sync::atomic::Ordering::SeqCst))
+}
+
 async fn admit(gate: Gate, mut req: Request<Body>, next: Next) -> Response {
     match gate.check(req.uri(), req.headers()) {
         Ok(Some(uri)) => *req.uri_mut() = uri,
@@ -96,6 +111,14 @@ async fn admit(gate: Gate, mut req: Request<Body>, next: Next) -> Response {
             tracing::info!(uri = %req.uri().path(), status = %refusal.status, reason = refusal.reason, "refused");
             return (refusal.status, format!("tabtunnel: {}\n", refusal.reason)).into_response();
         }
+    }
+    let path = req.uri().path();
+    if state_stopped(&req) && path != EXTENSION_PATH && !path.starts_with(NAVIGATION_PATH) {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "tabtunnel: stopped by the kill switch in the side panel; turn it off there to let agents in again\n",
+        )
+            .into_response();
     }
     match agent_path::split(req.uri()) {
         Ok((route, rewritten)) => {
@@ -238,6 +261,34 @@ fn target_url_from_query(query: &str) -> String {
         }
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `<navigation path>/<agent>/<tabId>?<url>`: the browser's origin rules redirected a page's
+/// own navigation here. Going on is a redirect back to the URL (the rules let it through once);
+/// not going on is `204 No Content`, which leaves the tab where it was.
+async fn navigation(
+    State(state): State<AppState>,
+    Path((agent, tab)): Path<(String, i32)>,
+    uri: Uri,
+) -> Response {
+    let stay = || StatusCode::NO_CONTENT.into_response();
+    if !tabtunnel_core::is_valid_agent_name(&agent) {
+        return stay();
+    }
+    let Some(url) = uri.query().map(target_url_from_query) else { return stay() };
+    let (reply, answer) = oneshot::channel();
+    let input =
+        Input::Navigation { agent: tabtunnel_core::AgentId::new(&agent), tab, url: url.clone(), reply };
+    if state.hub.send(input).await.is_err() {
+        return stay();
+    }
+    match answer.await {
+        Ok(true) => match axum::http::HeaderValue::from_str(&url) {
+            Ok(location) => (StatusCode::TEMPORARY_REDIRECT, [(header::LOCATION, location)]).into_response(),
+            Err(_) => stay(),
+        },
+        _ => stay(),
+    }
 }
 
 async fn close_target(

@@ -13,6 +13,15 @@ pub fn default_config_dir() -> PathBuf {
     dirs::config_dir().unwrap_or_else(std::env::temp_dir).join("tabtunnel")
 }
 
+/// Where tabtunnel keeps data (the audit trail): beside the config when a config dir is given
+/// (`<config>/data`, so a test or second instance stays separate), else the user's data dir.
+pub fn data_dir(config_dir: Option<&Path>) -> PathBuf {
+    match config_dir {
+        Some(config) => config.join("data"),
+        None => dirs::data_dir().unwrap_or_else(std::env::temp_dir).join("tabtunnel"),
+    }
+}
+
 /// Loads the token from `<dir>/token`, creating dir (0700) and file (0600) on first use. A
 /// token file others can read is tightened rather than trusted silently.
 pub fn load_or_create(dir: &Path) -> Result<String> {
@@ -38,9 +47,15 @@ pub fn load_or_create(dir: &Path) -> Result<String> {
     }
 }
 
-fn create(dir: &Path, path: &Path) -> Result<String> {
+/// Creates a directory (and its parents) readable by its owner only.
+pub fn create_private_dir(dir: &Path) -> Result<()> {
     fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let _ = fs::set_permissions(dir, fs::Permissions::from_mode(0o700));
+    fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+        .map_err(|e| format!("cannot restrict {}: {e}", dir.display()))
+}
+
+fn create(dir: &Path, path: &Path) -> Result<String> {
+    create_private_dir(dir)?;
     let token = generate();
     let mut file = fs::OpenOptions::new()
         .write(true)

@@ -69,7 +69,7 @@ async fn create_target_opens_a_tab_in_the_agents_name_and_json_helpers_work() {
     attach_pages(&mut a).await;
     send(&mut a, json!({"id": 2, "method": "Target.createTarget", "params": {"url": "about:blank"}})).await;
     let (id, op) = next_browser_op(&mut ext).await;
-    assert_eq!(op, BrowserOp::CreateTab { agent: "a".into(), url: "about:blank".into() });
+    assert_eq!(op, BrowserOp::CreateTab { agent: "a".into(), url: "about:blank".into(), allow_once: false });
     let created = agent_tab(7, "a", true);
     ext_send(&mut ext, FromExtension::TabShared(created.clone())).await;
     let result = raw(&serde_json::to_string(&created).unwrap());
@@ -85,7 +85,10 @@ async fn create_target_opens_a_tab_in_the_agents_name_and_json_helpers_work() {
         async move { request(port, "PUT", &path, "").await }
     });
     let (id, op) = next_browser_op(&mut ext).await;
-    assert_eq!(op, BrowserOp::CreateTab { agent: "a".into(), url: "http://127.0.0.1:1/x".into() });
+    assert_eq!(
+        op,
+        BrowserOp::CreateTab { agent: "a".into(), url: "http://127.0.0.1:1/x".into(), allow_once: false }
+    );
     let created = TabInfo { url: "http://127.0.0.1:1/x".into(), ..agent_tab(8, "a", true) };
     ext_send(&mut ext, FromExtension::TabShared(created.clone())).await;
     let result = raw(&serde_json::to_string(&created).unwrap());

@@ -95,6 +95,14 @@ extern "C" {
     #[wasm_bindgen(js_namespace = ["chrome", "storage", "session"], js_name = set, catch)]
     async fn storage_session_set(items: &JsValue) -> Result<JsValue, JsValue>;
 
+    // chrome.declarativeNetRequest
+    #[wasm_bindgen(js_namespace = ["chrome", "declarativeNetRequest"], js_name = updateSessionRules, catch)]
+    async fn dnr_update_session_rules(options: &JsValue) -> Result<JsValue, JsValue>;
+
+    // chrome.commands
+    #[wasm_bindgen(js_namespace = ["chrome", "commands", "onCommand"], js_name = addListener)]
+    pub fn on_command(cb: &Closure<dyn FnMut(String)>);
+
     // chrome.sidePanel
     #[wasm_bindgen(js_namespace = ["chrome", "sidePanel"], js_name = setPanelBehavior, catch)]
     async fn side_panel_set_panel_behavior(behavior: &JsValue) -> Result<JsValue, JsValue>;
@@ -305,6 +313,12 @@ pub async fn session_get(keys: &[&str]) -> Result<JsValue> {
 
 pub async fn session_set(items: &JsValue) -> Result<()> {
     unit(storage_session_set(items).await)
+}
+
+/// `chrome.declarativeNetRequest.updateSessionRules({removeRuleIds, addRules})`.
+pub async fn update_session_rules(remove: &[i32], add: &[serde_json::Value]) -> Result<()> {
+    let options = serde_json::json!({ "removeRuleIds": remove, "addRules": add });
+    unit(dnr_update_session_rules(&to_js(&options)).await)
 }
 
 pub async fn open_panel_on_action_click() -> Result<()> {

@@ -40,6 +40,15 @@ pub enum PanelRequest {
         id: u64,
         tab_id: Option<TabId>,
     },
+    /// Answer a question of the policy's.
+    AnswerApproval {
+        id: u64,
+        answer: tabtunnel_wire::ApprovalAnswer,
+    },
+    /// Engage or release the kill switch.
+    KillSwitch {
+        engaged: bool,
+    },
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -85,6 +94,12 @@ pub struct PanelState {
     /// panel opened as a popup is about.
     #[serde(default)]
     pub human_window: Option<tabtunnel_wire::WindowId>,
+    /// Questions the policy asks before an agent goes on.
+    #[serde(default)]
+    pub approvals: Vec<tabtunnel_wire::ApprovalRequest>,
+    /// Every agent is stopped.
+    #[serde(default)]
+    pub kill_switch: bool,
 }
 
 /// One agent as the panel shows it. Times are this browser's (`Date.now()`), converted from
@@ -101,6 +116,19 @@ pub struct AgentView {
     pub releases_at: Option<f64>,
     /// Its tab groups' colour.
     pub color: String,
+    /// Its last audited steps, newest last.
+    #[serde(default)]
+    pub recent: Vec<RecentStep>,
+}
+
+/// One audited step, with this browser's time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecentStep {
+    pub method: String,
+    pub url: Option<String>,
+    pub outcome: String,
+    pub at: f64,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

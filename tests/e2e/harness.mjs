@@ -128,6 +128,14 @@ function startPageServer() {
       });
       return;
     }
+    if (url.pathname === '/link.html') {
+      // A page with one link, to wherever the query says (for navigations the page starts).
+      const href = (url.searchParams.get('href') ?? '/').replace(/[^A-Za-z0-9:/?&=._%-]/g, '');
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+      res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>tabtunnel link page</title></head>
+<body><p id="here">the link page</p><a id="away" href="${href}">away</a></body></html>`);
+      return;
+    }
     if (url.pathname === '/app') {
       const user = sessionOf(req);
       if (!user) {
@@ -333,6 +341,7 @@ class Harness {
     this.tmp = fs.mkdtempSync(path.join(os.tmpdir(), `tabtunnel-${name}-`));
     this.profileDir = path.join(this.persistDir ?? this.tmp, 'profile');
     this.configHome = path.join(this.persistDir ?? this.tmp, 'config');
+    this.dataHome = path.join(this.persistDir ?? this.tmp, 'data');
     this.readyFile = path.join(this.tmp, 'ready.json');
     this.output = '';
     this.daemon = null;
@@ -385,8 +394,10 @@ class Harness {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
         ...process.env,
-        // Keep the token file (and any other config) out of the real home directory.
+        // Keep the token file, the audit trail (and any other config or data) out of the real
+        // home directory.
         XDG_CONFIG_HOME: this.configHome,
+        XDG_DATA_HOME: this.dataHome,
         RUST_BACKTRACE: '1',
         ...(this.display ? { DISPLAY: this.display.name } : {}),
       },

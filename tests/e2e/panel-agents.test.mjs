@@ -92,9 +92,8 @@ describe('the side panel and agents', { timeout: 300_000 }, () => {
     await panel.click('#take-back');
     await withTimeout(gone, WAIT_MS, 'the agent losing the tab', h.detail);
     assert.deepEqual(pageUrls(browser), []);
-    const back = await tabOf(humanTab.id);
-    assert.ok(back, 'the tab stays open for the human');
-    assert.equal(back.groupId, -1, 'and leaves the agent group');
+    assert.ok(await tabOf(humanTab.id), 'the tab stays open for the human');
+    await pollFor(async () => (await tabOf(humanTab.id))?.groupId === -1, WAIT_MS, 'the tab leaving the agent group', h.detail);
 
     // Hand it again, then drag it out of the agent's group: that takes it back too.
     await panel.$eval('#handover-agent', (el) => (el.value = ''));

@@ -60,6 +60,21 @@ pub enum ToExtension {
     HandoverRequest(HandoverRequest),
     /// A hand-over request is no longer waiting (answered elsewhere, timed out, agent gone).
     HandoverWithdrawn { id: u64 },
+    /// The policy asks the human before an agent does something; the side panel shows it until
+    /// the human answers ([`FromExtension::ApprovalAnswer`]) or it is withdrawn.
+    Approval(ApprovalRequest),
+    /// An approval request is no longer waiting (timed out, its client gone).
+    ApprovalWithdrawn { id: u64 },
+    /// Which origins each agent's tabs may load top-level documents from; sent on every
+    /// connection and when the policy changes. The extension enforces them for navigations
+    /// the page starts itself (links, forms, scripts), sending the others to `navigation_url`.
+    NavigationRules {
+        rules: NavigationRules,
+        /// `http://127.0.0.1:PORT/<token>/tabtunnel/navigation`: blocked and asked navigations
+        /// are redirected to `<navigation_url>/<agent>/<tabId>?<url>`, which decides them.
+        #[serde(rename = "navigationUrl")]
+        navigation_url: String,
+    },
     /// Keeps the service worker alive; no answer expected.
     Heartbeat,
 }
@@ -77,7 +92,13 @@ pub struct BrowserRequest {
 pub enum BrowserOp {
     /// Open a tab for `agent` in the agent's own window and tab group, never taking the human's
     /// focus, attach the debugger, and answer with its [`TabInfo`] (`created: true`).
-    CreateTab { agent: String, url: String },
+    /// `allow_once`: the human allowed this URL past the agent's origin rules.
+    CreateTab {
+        agent: String,
+        url: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        allow_once: bool,
+    },
     /// Close a tab the agent created. Its `TabUnshared { reason: Closed }` follows.
     CloseTab { tab_id: TabId },
     /// Give a tab back to the human: detach the debugger, take it out of the agent's group, keep
@@ -92,6 +113,9 @@ pub enum BrowserOp {
     GetWindowBounds { window_id: WindowId },
     /// CDP's `Browser.setWindowBounds`; only for an agent's own window.
     SetWindowBounds { window_id: WindowId, bounds: WindowBounds },
+    /// Let this tab load this exact URL once, past its agent's origin rules (the human allowed
+    /// it). Answers `{}` once the browser's rules are in place.
+    AllowNavigation { tab_id: TabId, url: String },
     /// CDP's `Browser.setContentsSize`: resize the window so that its active tab's contents get
     /// this size; only for an agent's own window. Sent from a page session, `tab_id` is that page,
     /// made the window's active tab first (tabs share their window's size; a background tab is
@@ -122,6 +146,73 @@ pub struct WindowBounds {
     pub window_state: Option<String>,
 }
 
+/// Origin rules for one agent's tabs, as RE2 regular expressions over whole URLs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OriginRules {
+    /// Top-level documents may load only from URLs matching one of these; `None`: from any.
+    pub allow: Option<Vec<String>>,
+    /// URLs matching one of these are asked of the human first.
+    pub ask: Vec<String>,
+}
+
+/// The origin rules of every agent: `default` for agents without a section of their own.
+/// `None` means no restriction.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NavigationRules {
+    pub default: Option<OriginRules>,
+    pub agents: std::collections::BTreeMap<String, Option<OriginRules>>,
+}
+
+impl NavigationRules {
+    pub fn for_agent(&self, agent: &str) -> Option<&OriginRules> {
+        match self.agents.get(agent) {
+            Some(own) => own.as_ref(),
+            None => self.default.as_ref(),
+        }
+    }
+}
+
+/// Something an agent wants to do that the policy asks the human about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalRequest {
+    pub id: u64,
+    pub agent: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab_id: Option<TabId>,
+    /// The CDP method.
+    pub method: String,
+    /// For a navigation, where to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// The policy rule that asks.
+    pub rule: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ApprovalAnswer {
+    /// This once.
+    Allow,
+    /// This and every like it (the method, or the origin) for this agent, until the daemon stops.
+    Always,
+    Deny,
+}
+
+/// One line of an agent's recent activity, as the side panel shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Activity {
+    pub method: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// `allowed`, `denied by …`, `asked: allowed once` …
+    pub outcome: String,
+    pub at_ms: u64,
+}
+
 /// One agent as the side panel shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -139,6 +230,9 @@ pub struct AgentStatus {
     /// Set while the agent has no connection: when its tabs are released (daemon clock, ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub releases_at_ms: Option<u64>,
+    /// Its last audited steps, newest last.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recent: Vec<Activity>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -214,6 +308,11 @@ pub enum FromExtension {
         #[serde(rename = "tabId", default, skip_serializing_if = "Option::is_none")]
         tab_id: Option<TabId>,
     },
+    /// The human answered an [`ToExtension::Approval`].
+    ApprovalAnswer { id: u64, answer: ApprovalAnswer },
+    /// The human pressed (or released) the kill switch: while engaged, every client connection
+    /// is closed and new ones are refused; the extension has detached every tab.
+    KillSwitch { engaged: bool },
     /// Keeps the connection observably alive; no answer expected.
     Heartbeat,
 }
@@ -230,6 +329,9 @@ pub struct Hello {
     pub instance_id: String,
     pub browser: BrowserInfo,
     pub tabs: Vec<TabInfo>,
+    /// The kill switch is engaged in this browser.
+    #[serde(default)]
+    pub kill_switch: bool,
 }
 
 /// What `Browser.getVersion` and `/json/version` report; read by the extension from the real

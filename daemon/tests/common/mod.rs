@@ -32,13 +32,25 @@ pub async fn daemon() -> Daemon {
 }
 
 pub async fn daemon_with(limits: Limits) -> Daemon {
+    daemon_with_policy(limits, None).await
+}
+
+/// A daemon with a policy file holding `policy` (TOML).
+pub async fn daemon_with_policy(limits: Limits, policy: Option<&str>) -> Daemon {
     let config = tempfile::tempdir().unwrap();
+    let policy = policy.map(|text| {
+        let path = config.path().join("policy.toml");
+        std::fs::write(&path, text).unwrap();
+        path
+    });
     let running = tabtunnel::start(ServeOptions {
         port: 0,
         require_token: true,
         config_dir: config.path().to_owned(),
         extension_id: EXTENSION_ID.into(),
         limits,
+        policy,
+        data_dir: config.path().join("data"),
     })
     .await
     .unwrap();
@@ -46,6 +58,10 @@ pub async fn daemon_with(limits: Limits) -> Daemon {
 }
 
 impl Daemon {
+    pub fn config_dir(&self) -> &std::path::Path {
+        self._config.path()
+    }
+
     /// `http://127.0.0.1:PORT/<token>/agent/<name>`
     pub fn agent_endpoint(&self, name: &str) -> String {
         format!("{}/agent/{name}", self.running.client_endpoint())
@@ -82,6 +98,7 @@ pub fn hello(tabs: &[i32]) -> FromExtension {
             js_version: "15.6.1".into(),
         },
         tabs: tabs.iter().map(|t| tab(*t)).collect(),
+        kill_switch: false,
     })
 }
 
@@ -114,11 +131,14 @@ pub async fn next_text(socket: &mut Socket) -> String {
     }
 }
 
-/// The next frame for the extension, skipping heartbeats and the side panel's agent lists.
+/// The next frame for the extension, skipping heartbeats, the side panel's agent lists and
+/// navigation rules.
 pub async fn next_ext(socket: &mut Socket) -> ToExtension {
     loop {
         match serde_json::from_str(&next_text(socket).await).unwrap() {
-            ToExtension::Heartbeat | ToExtension::Agents { .. } => continue,
+            ToExtension::Heartbeat | ToExtension::Agents { .. } | ToExtension::NavigationRules { .. } => {
+                continue
+            }
             frame => return frame,
         }
     }

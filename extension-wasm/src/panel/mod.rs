@@ -29,7 +29,7 @@ fn update(f: impl FnOnce(&mut Panel)) {
     PANEL.with_borrow_mut(|panel| {
         if let Some(p) = panel {
             f(p);
-            p.view.render(&p.state, p.active.as_ref(), p.notice.as_deref(), js_sys::Date::now());
+            p.view.render(&p.state, p.active.as_ref(), p.notice.as_deref());
             p.view.show_daemon_url(p.state.daemon_url.as_deref());
         }
     });
@@ -50,7 +50,7 @@ pub fn start() {
     spawn_local(async {
         loop {
             crate::js::sleep(1000).await;
-            update(|_| {});
+            read(|p| p.view.show_times(js_sys::Date::now()));
         }
     });
     spawn_local(async {
@@ -157,6 +157,31 @@ fn wire_dom(view: &View) {
             _ => None,
         };
         spawn_local(request(PanelRequest::AnswerHandover { id, tab_id }));
+    });
+
+    on(&view.kill_switch, "click", |_| {
+        if let Some(engaged) = read(|p| p.state.kill_switch) {
+            spawn_local(request(PanelRequest::KillSwitch { engaged: !engaged }));
+        }
+    });
+
+    on(&view.approvals, "click", |event| {
+        let Some(button) = clicked_button(&event) else { return };
+        let answer = match button.get_attribute("data-answer").as_deref() {
+            Some("allow") => tabtunnel_wire::ApprovalAnswer::Allow,
+            Some("always") => tabtunnel_wire::ApprovalAnswer::Always,
+            Some("deny") => tabtunnel_wire::ApprovalAnswer::Deny,
+            _ => return,
+        };
+        let id = button
+            .closest("[data-request-id]")
+            .ok()
+            .flatten()
+            .and_then(|item| item.get_attribute("data-request-id"))
+            .and_then(|id| id.parse().ok());
+        if let Some(id) = id {
+            spawn_local(request(PanelRequest::AnswerApproval { id, answer }));
+        }
     });
 
     on(&view.save, "click", |_| {

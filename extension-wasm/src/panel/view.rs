@@ -38,6 +38,12 @@ pub struct View {
     requests_section: HtmlElement,
     pub agents: HtmlElement,
     agents_empty: HtmlElement,
+    pub approvals: HtmlElement,
+    approvals_section: HtmlElement,
+    pub kill_switch: HtmlButtonElement,
+    kill_note: HtmlElement,
+    /// What each list was last built from, to rebuild only on change.
+    built: std::cell::RefCell<std::collections::HashMap<&'static str, String>>,
 }
 
 impl View {
@@ -49,6 +55,15 @@ impl View {
         let header = b.el("header", &[], "");
         header.append_child(&b.el("h1", &[], "tabtunnel")).unwrap();
         header.append_child(&status).unwrap();
+        let kill_switch = b.el("button", &[("id", "kill-switch"), ("type", "button"), ("class", "kill")], "");
+        let kill_note = b.el("p", &[("id", "kill-note"), ("class", "kill-note")], "");
+        let kill_row = b.el("div", &[("class", "kill-row")], "");
+        kill_row.append_child(&kill_switch).unwrap();
+        kill_row.append_child(&kill_note).unwrap();
+
+        let approvals = b.el("ul", &[("id", "approvals"), ("class", "requests")], "");
+        let approvals_section = b.section("Asking you");
+        approvals_section.append_child(&approvals).unwrap();
         let detail = b.el("p", &[("id", "daemon-detail"), ("class", "detail")], "");
 
         let endpoint = b.el("code", &[("id", "client-endpoint"), ("class", "endpoint")], "");
@@ -122,6 +137,8 @@ impl View {
         for child in [
             &header,
             &detail,
+            &kill_row,
+            &approvals_section,
             &endpoint_section,
             &requests_section,
             &share_section,
@@ -154,11 +171,33 @@ impl View {
             requests_section: requests_section.unchecked_into(),
             agents: agents.unchecked_into(),
             agents_empty: agents_empty.unchecked_into(),
+            approvals: approvals.unchecked_into(),
+            approvals_section: approvals_section.unchecked_into(),
+            kill_switch: kill_switch.unchecked_into(),
+            kill_note: kill_note.unchecked_into(),
+            built: Default::default(),
         }
     }
 
-    /// Renders everything; `now` is `Date.now()`, for "3 s ago".
-    pub fn render(&self, state: &PanelState, active: Option<&ActiveTab>, notice: Option<&str>, now: f64) {
+    /// Whether a list's content changed since it was last built (and remembers it).
+    fn changed(&self, list: &'static str, key: String) -> bool {
+        self.built.borrow_mut().insert(list, key.clone()).as_deref() != Some(key.as_str())
+    }
+
+    /// Moves every "3 s ago" and "in 42 s" on to `now`.
+    pub fn show_times(&self, now: f64) {
+        let Ok(elements) = self.doc.query_selector_all("[data-at]") else { return };
+        for i in 0..elements.length() {
+            if let Some(el) = elements.item(i).and_then(|n| n.dyn_into::<Element>().ok()) {
+                if let Some(text) = clock_text(&el, now) {
+                    el.set_text_content(Some(&text));
+                }
+            }
+        }
+    }
+
+    /// Renders everything.
+    pub fn render(&self, state: &PanelState, active: Option<&ActiveTab>, notice: Option<&str>) {
         let daemon = state.daemon;
         self.status.set_attribute("data-state", daemon.as_str()).unwrap();
         self.status.set_text_content(Some(match daemon {
@@ -215,8 +254,10 @@ impl View {
         self.notice.set_text_content(notice);
         self.notice.set_hidden(notice.is_none());
 
+        self.render_kill_switch(state);
+        self.render_approvals(state);
         self.render_requests(state, active.is_some());
-        self.render_agents(state, now);
+        self.render_agents(state);
 
         self.list.set_text_content(None);
         let human_shared: Vec<&SharedTab> =
@@ -237,7 +278,66 @@ impl View {
         self.empty.set_hidden(!human_shared.is_empty());
     }
 
+    fn render_kill_switch(&self, state: &PanelState) {
+        let engaged = state.kill_switch;
+        self.kill_switch.set_attribute("data-engaged", if engaged { "true" } else { "false" }).unwrap();
+        self.kill_switch.set_text_content(Some(if engaged {
+            "Let agents in again"
+        } else {
+            "Stop all agents"
+        }));
+        self.kill_note.set_text_content(Some(if engaged {
+            "Every agent is stopped: connections closed, tabs detached, new connections refused."
+        } else {
+            "Closes every agent's connection and detaches every tab at once (Alt+Shift+K)."
+        }));
+        self.toggle.set_disabled(self.toggle.disabled() || engaged);
+        self.hand_button.set_disabled(self.hand_button.disabled() || engaged);
+    }
+
+    fn render_approvals(&self, state: &PanelState) {
+        if !self.changed("approvals", serde_json::to_string(&state.approvals).unwrap_or_default()) {
+            return;
+        }
+        let b = Builder(&self.doc);
+        self.approvals.set_text_content(None);
+        for request in &state.approvals {
+            let item = b.el("li", &[("data-request-id", &request.id.to_string())], "");
+            let text = b.el("p", &[("class", "request")], "");
+            text.append_child(&b.el("strong", &[], &request.agent)).unwrap();
+            let what = match &request.url {
+                Some(url)
+                    if request.method == "navigation"
+                        || request.method.ends_with("navigate")
+                        || request.method == "Target.createTarget" =>
+                {
+                    format!(" wants to open {url}")
+                }
+                Some(url) => format!(" wants to call {} ({url})", request.method),
+                None => format!(" wants to call {}", request.method),
+            };
+            text.append_child(&b.el("span", &[], &what)).unwrap();
+            item.append_child(&text).unwrap();
+            item.append_child(&b.el("p", &[("class", "hint")], &format!("Asked by {}", request.rule)))
+                .unwrap();
+            let button =
+                |answer, label| b.el("button", &[("type", "button"), ("data-answer", answer)], label);
+            let row = b.row(&[
+                &button("allow", "Allow once"),
+                &button("always", "Always for this agent"),
+                &button("deny", "Deny"),
+            ]);
+            item.append_child(&row).unwrap();
+            self.approvals.append_child(&item).unwrap();
+        }
+        self.approvals_section.set_hidden(state.approvals.is_empty());
+    }
+
     fn render_requests(&self, state: &PanelState, has_active_tab: bool) {
+        let key = serde_json::to_string(&(&state.handovers, has_active_tab)).unwrap_or_default();
+        if !self.changed("requests", key) {
+            return;
+        }
         let b = Builder(&self.doc);
         self.requests.set_text_content(None);
         for request in &state.handovers {
@@ -261,7 +361,13 @@ impl View {
         self.requests_section.set_hidden(state.handovers.is_empty());
     }
 
-    fn render_agents(&self, state: &PanelState, now: f64) {
+    fn render_agents(&self, state: &PanelState) {
+        // Rebuilt only when what it shows changed (times tick on in place, see `show_times`), so
+        // its buttons stay put under the pointer.
+        let key = serde_json::to_string(&(&state.agents, &state.shared_tabs)).unwrap_or_default();
+        if !self.changed("agents", key) {
+            return;
+        }
         let b = Builder(&self.doc);
         self.agents.set_text_content(None);
         for agent in &state.agents {
@@ -278,11 +384,37 @@ impl View {
                 .unwrap();
             let name = if agent.name == DEFAULT_AGENT { "default (plain endpoint)" } else { &agent.name };
             head.append_child(&b.el("span", &[("class", "agent-name")], name)).unwrap();
-            head.append_child(&b.el("span", &[("class", "agent-state")], &presence(agent, now))).unwrap();
+            head.append_child(&presence(&b, agent)).unwrap();
             item.append_child(&head).unwrap();
             if let (Some(action), Some(at)) = (&agent.last_action, agent.last_action_at) {
-                let last = format!("Last: {action}, {}", ago(now - at));
-                item.append_child(&b.el("p", &[("class", "agent-last")], &last)).unwrap();
+                let before = format!("Last: {action}, ");
+                item.append_child(&b.time("p", &[("class", "agent-last")], &before, at, Clock::Ago, ""))
+                    .unwrap();
+            }
+            if !agent.recent.is_empty() {
+                let steps = b.el("ul", &[("class", "activity")], "");
+                for step in agent.recent.iter().rev() {
+                    let mut text = step.method.clone();
+                    if let Some(url) = &step.url {
+                        text.push(' ');
+                        text.push_str(url);
+                    }
+                    let line =
+                        b.el("li", &[("data-outcome", step.outcome.split(' ').next().unwrap_or(""))], "");
+                    line.append_child(&b.el("span", &[("class", "step")], &text)).unwrap();
+                    let before = format!("{}, ", step.outcome);
+                    line.append_child(&b.time(
+                        "span",
+                        &[("class", "when")],
+                        &before,
+                        step.at,
+                        Clock::Ago,
+                        "",
+                    ))
+                    .unwrap();
+                    steps.append_child(&line).unwrap();
+                }
+                item.append_child(&steps).unwrap();
             }
             let tabs = b.el("ul", &[("class", "agent-tabs")], "");
             for tab_id in &agent.tabs {
@@ -302,12 +434,18 @@ impl View {
                 tabs.append_child(&row).unwrap();
             }
             item.append_child(&tabs).unwrap();
-            if agent.connections > 0 || !agent.tabs.is_empty() {
-                let attrs = |action| {
-                    [("type", "button"), ("data-action", action), ("data-agent", agent.name.as_str())]
-                };
-                let release = b.el("button", &attrs("disconnect"), "Disconnect");
-                let close = b.el("button", &attrs("disconnect-close"), "Disconnect and close its tabs");
+            let attrs =
+                |action| [("type", "button"), ("data-action", action), ("data-agent", agent.name.as_str())];
+            let buttons = if agent.connections > 0 {
+                Some(("Disconnect", "Disconnect and close its tabs"))
+            } else if !agent.tabs.is_empty() && agent.name != DEFAULT_AGENT {
+                Some(("Let go of its tabs now", "Close its tabs"))
+            } else {
+                None
+            };
+            if let Some((release, close)) = buttons {
+                let release = b.el("button", &attrs("disconnect"), release);
+                let close = b.el("button", &attrs("disconnect-close"), close);
                 item.append_child(&b.row(&[&release, &close])).unwrap();
             }
             self.agents.append_child(&item).unwrap();
@@ -324,19 +462,35 @@ impl View {
 }
 
 /// "2 connections", or how long a gone agent's tabs still wait for it.
-fn presence(agent: &AgentView, now: f64) -> String {
+fn presence(b: &Builder, agent: &AgentView) -> Element {
+    let attrs = [("class", "agent-state")];
     match (agent.connections, agent.releases_at) {
-        (1, _) => "connected".into(),
-        (n, _) if n > 1 => format!("{n} connections"),
+        (1, _) => b.el("span", &attrs, "connected"),
+        (n, _) if n > 1 => b.el("span", &attrs, &format!("{n} connections")),
         (_, Some(at)) if !agent.tabs.is_empty() => {
-            format!("disconnected; its tabs are let go in {}", duration((at - now).max(0.0)))
+            b.time("span", &attrs, "disconnected; its tabs are let go in ", at, Clock::In, "")
         }
-        _ => "disconnected".into(),
+        _ => b.el("span", &attrs, "disconnected"),
     }
 }
 
-fn ago(ms: f64) -> String {
-    format!("{} ago", duration(ms.max(0.0)))
+/// How a time reads: "3 s ago", or "in 42 s".
+#[derive(Clone, Copy)]
+enum Clock {
+    Ago,
+    In,
+}
+
+/// The text of a `data-at` element at `now`.
+fn clock_text(element: &Element, now: f64) -> Option<String> {
+    let at: f64 = element.get_attribute("data-at")?.parse().ok()?;
+    let before = element.get_attribute("data-before").unwrap_or_default();
+    let after = element.get_attribute("data-after").unwrap_or_default();
+    let time = match element.get_attribute("data-clock").as_deref() {
+        Some("in") => duration((at - now).max(0.0)),
+        _ => format!("{} ago", duration((now - at).max(0.0))),
+    };
+    Some(format!("{before}{time}{after}"))
 }
 
 fn duration(ms: f64) -> String {
@@ -365,6 +519,33 @@ impl SetHidden for Element {
 struct Builder<'a>(&'a Document);
 
 impl Builder<'_> {
+    /// An element whose text tells a time relative to now, kept current by `View::show_times`.
+    fn time(
+        &self,
+        tag: &str,
+        attrs: &[(&str, &str)],
+        before: &str,
+        at: f64,
+        clock: Clock,
+        after: &str,
+    ) -> Element {
+        let el = self.el(tag, attrs, "");
+        let clock = match clock {
+            Clock::Ago => "ago",
+            Clock::In => "in",
+        };
+        for (name, value) in [
+            ("data-at", at.to_string().as_str()),
+            ("data-clock", clock),
+            ("data-before", before),
+            ("data-after", after),
+        ] {
+            el.set_attribute(name, value).expect("valid attribute");
+        }
+        el.set_text_content(clock_text(&el, js_sys::Date::now()).as_deref());
+        el
+    }
+
     fn el(&self, tag: &str, attrs: &[(&str, &str)], text: &str) -> Element {
         let el = self.0.create_element(tag).expect("valid tag");
         for (name, value) in attrs {

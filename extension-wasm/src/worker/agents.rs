@@ -2,7 +2,10 @@
 //! active tab, disconnecting an agent, and the daemon's reports of its agents for the panel.
 //! Also popups: a tab an agent's page opens is that agent's too.
 
-use tabtunnel_wire::{AgentStatus, FromExtension, HandoverRequest, TabId, TabInfo, TabsFate, DEFAULT_AGENT};
+use tabtunnel_wire::{
+    AgentStatus, ApprovalAnswer, ApprovalRequest, FromExtension, HandoverRequest, TabId, TabInfo, TabsFate,
+    DEFAULT_AGENT,
+};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
@@ -10,7 +13,7 @@ use super::sharing::{self, Owner};
 use super::{broadcast, daemon, placement, with};
 use crate::chrome;
 use crate::js::from_js;
-use crate::messages::AgentView;
+use crate::messages::{AgentView, RecentStep};
 
 pub fn listen() {
     let on_created = Closure::<dyn FnMut(JsValue)>::new(|tab: JsValue| {
@@ -36,7 +39,7 @@ async fn adopt_popup(tab_id: TabId, window_id: tabtunnel_wire::WindowId, opener:
     match sharing::attach_and_describe(tab_id, false, opener).await {
         Ok(info) => {
             log!("tab {tab_id}, opened by a page of {agent}, is {agent}'s");
-            sharing::add(info);
+            sharing::add(info).await;
         }
         Err(e) => log!("not sharing tab {tab_id} opened by a page of {agent}: {e}"),
     }
@@ -84,10 +87,11 @@ pub async fn answer_handover(id: u64, tab_id: Option<TabId>) -> Result<(), Strin
     Ok(())
 }
 
-/// The daemon's report of its agents, with times turned into this browser's clock.
+/// The daemon's report of its agents, with times turned into this browser's clock (by one
+/// offset per connection, so that the same time reads the same in every report).
 pub fn reported(daemon_now_ms: u64, statuses: Vec<AgentStatus>) {
-    let now = js_sys::Date::now();
-    let local = |t: u64| now - (daemon_now_ms as f64 - t as f64);
+    let offset = with(|w| *w.clock_offset.get_or_insert_with(|| js_sys::Date::now() - daemon_now_ms as f64));
+    let local = |t: u64| t as f64 + offset;
     let agents = statuses
         .into_iter()
         .map(|s| AgentView {
@@ -98,6 +102,11 @@ pub fn reported(daemon_now_ms: u64, statuses: Vec<AgentStatus>) {
             connections: s.connections,
             tabs: s.tabs,
             last_action: s.last_action,
+            recent: s
+                .recent
+                .into_iter()
+                .map(|a| RecentStep { at: local(a.at_ms), method: a.method, url: a.url, outcome: a.outcome })
+                .collect(),
         })
         .collect();
     with(|w| w.agents = agents);
@@ -117,10 +126,36 @@ pub fn handover_withdrawn(id: u64) {
     broadcast();
 }
 
+/// The policy asks the human: shown in the panel until answered or withdrawn.
+pub fn approval_requested(request: ApprovalRequest) {
+    with(|w| {
+        w.approvals.retain(|r| r.id != request.id);
+        w.approvals.push(request);
+    });
+    broadcast();
+}
+
+pub fn approval_withdrawn(id: u64) {
+    with(|w| w.approvals.retain(|r| r.id != id));
+    broadcast();
+}
+
+pub fn answer_approval(id: u64, answer: ApprovalAnswer) -> Result<(), String> {
+    if !with(|w| w.approvals.iter().any(|r| r.id == id)) {
+        return Err("That question is no longer waiting.".into());
+    }
+    with(|w| w.approvals.retain(|r| r.id != id));
+    daemon::send(&FromExtension::ApprovalAnswer { id, answer });
+    broadcast();
+    Ok(())
+}
+
 /// The daemon connection is gone: what it reported is stale.
 pub fn forget_reports() {
     with(|w| {
+        w.clock_offset = None;
         w.agents.clear();
         w.handovers.clear();
+        w.approvals.clear();
     });
 }

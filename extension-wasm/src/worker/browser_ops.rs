@@ -9,7 +9,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
 use super::sharing::{self, Owner};
-use super::{daemon, placement, with};
+use super::{daemon, navigation, placement, with};
 use crate::chrome;
 use crate::js::sleep;
 
@@ -35,7 +35,13 @@ fn error(message: String) -> CdpError {
 
 async fn perform(op: BrowserOp) -> Result<Value, String> {
     match op {
-        BrowserOp::CreateTab { agent, url } => serially(&agent.clone(), create_tab(agent, url)).await,
+        BrowserOp::CreateTab { agent, url, allow_once } => {
+            serially(&agent.clone(), create_tab(agent, url, allow_once)).await
+        }
+        BrowserOp::AllowNavigation { tab_id, url } => {
+            navigation::allow_once(tab_id, &url).await?;
+            Ok(json!({}))
+        }
         BrowserOp::CloseTab { tab_id } => {
             chrome::remove_tab(tab_id).await?;
             Ok(json!({}))
@@ -77,14 +83,26 @@ async fn perform(op: BrowserOp) -> Result<Value, String> {
     }
 }
 
-/// Opens the tab, attaches it for the agent and reports it shared, then answers with it.
-async fn create_tab(agent: String, url: String) -> Result<Value, String> {
-    let tab = placement::open_tab(&agent, &url).await?;
+/// Opens the tab, attaches it for the agent and reports it shared, then answers with it. When
+/// the agent's origins are restricted, the tab opens blank and goes to `url` only once its
+/// rules are in place (`allow_once`: the human allowed this URL).
+async fn create_tab(agent: String, url: String, allow_once: bool) -> Result<Value, String> {
+    let later = (navigation::restricts(&agent) || allow_once) && url != "about:blank";
+    let tab = placement::open_tab(&agent, if later { "about:blank" } else { &url }).await?;
     let tab_id = tab.id.ok_or("Chrome opened a tab without an id")?;
     let owner = Owner { agent, created: true };
     match sharing::attach_and_describe(tab_id, false, owner).await {
-        Ok(info) => {
-            sharing::add(info.clone());
+        Ok(mut info) => {
+            if later {
+                info.url = url.clone();
+            }
+            sharing::add(info.clone()).await;
+            if later {
+                if allow_once {
+                    navigation::allow_once(tab_id, &url).await?;
+                }
+                chrome::update_tab(tab_id, &json!({ "url": url })).await?;
+            }
             serde_json::to_value(info).map_err(|e| e.to_string())
         }
         Err(e) => {

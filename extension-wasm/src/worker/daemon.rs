@@ -6,7 +6,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 use web_sys::{CloseEvent, MessageEvent, WebSocket};
 
-use super::{agents, broadcast, browser_ops, relay, settings, sharing, with};
+use super::{agents, broadcast, browser_ops, navigation, relay, settings, sharing, with};
 use crate::messages::DaemonState;
 use crate::{browser_info, chrome, js::sleep};
 
@@ -118,6 +118,7 @@ async fn connect(generation: u64) {
                 instance_id: instance_id.clone(),
                 browser: browser.clone(),
                 tabs: w.shared.values().cloned().collect(),
+                kill_switch: w.kill_switch,
             }))
         });
         if let Some(hello) = hello {
@@ -167,6 +168,11 @@ fn receive(generation: u64, text: &str) {
         Ok(ToExtension::Agents { now_ms, agents: statuses }) => agents::reported(now_ms, statuses),
         Ok(ToExtension::HandoverRequest(request)) => agents::handover_requested(request),
         Ok(ToExtension::HandoverWithdrawn { id }) => agents::handover_withdrawn(id),
+        Ok(ToExtension::Approval(request)) => agents::approval_requested(request),
+        Ok(ToExtension::ApprovalWithdrawn { id }) => agents::approval_withdrawn(id),
+        Ok(ToExtension::NavigationRules { rules, navigation_url }) => {
+            navigation::rules_changed(rules, navigation_url)
+        }
         Ok(ToExtension::Heartbeat) => {}
         Ok(ToExtension::Welcome(welcome)) => {
             log!("daemon {} welcomed us", welcome.daemon_version);

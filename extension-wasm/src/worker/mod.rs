@@ -4,6 +4,8 @@
 mod agents;
 mod browser_ops;
 mod daemon;
+mod kill_switch;
+mod navigation;
 mod placement;
 mod relay;
 mod settings;
@@ -12,7 +14,7 @@ mod sharing;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
-use tabtunnel_wire::{HandoverRequest, TabId, TabInfo};
+use tabtunnel_wire::{ApprovalRequest, HandoverRequest, TabId, TabInfo};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
@@ -57,6 +59,13 @@ struct Worker {
     agent_queue: BTreeMap<String, js_sys::Promise>,
     /// The human's focus, and an agent's last pointer press, for [`placement::focus_changed`].
     focus: placement::FocusGuard,
+    /// The agents' origin rules in the browser.
+    navigation: navigation::Navigation,
+    /// Questions the policy asks the human, waiting for an answer.
+    approvals: Vec<ApprovalRequest>,
+    kill_switch: bool,
+    /// This browser's clock minus the daemon's, from its first report on this connection.
+    clock_offset: Option<f64>,
 }
 
 thread_local! {
@@ -73,13 +82,17 @@ pub fn start() {
     sharing::listen();
     placement::listen();
     agents::listen();
+    kill_switch::listen();
     listen_to_panel();
     spawn_local(async {
         if let Err(e) = chrome::open_panel_on_action_click().await {
             warn!("sidePanel.setPanelBehavior failed: {e}");
         }
         // Re-attach before dialing, so the first Hello lists the tabs that survived a restart.
-        sharing::restore().await;
+        kill_switch::restore().await;
+        if !kill_switch::is_engaged() {
+            sharing::restore().await;
+        }
         daemon::reconnect_now();
     });
 }
@@ -126,6 +139,11 @@ async fn handle(request: PanelRequest) -> Result<(), String> {
         }
         PanelRequest::DisconnectAgent { agent, close_tabs } => agents::disconnect(&agent, close_tabs),
         PanelRequest::AnswerHandover { id, tab_id } => agents::answer_handover(id, tab_id).await,
+        PanelRequest::AnswerApproval { id, answer } => agents::answer_approval(id, answer),
+        PanelRequest::KillSwitch { engaged } => {
+            kill_switch::set(engaged).await;
+            Ok(())
+        }
     }
 }
 
@@ -149,6 +167,8 @@ fn snapshot() -> PanelState {
         agents: w.agents.clone(),
         handovers: w.handovers.clone(),
         human_window: w.focus.human_window(),
+        approvals: w.approvals.clone(),
+        kill_switch: w.kill_switch,
     })
 }
 

@@ -7,7 +7,7 @@ use tabtunnel_wire::{FromExtension, TabId, TabInfo, UnshareReason, WindowId, DEF
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
-use super::{broadcast, daemon, placement, settings, with};
+use super::{broadcast, daemon, navigation, placement, settings, with};
 use crate::chrome;
 use crate::js::{error_message, from_js, sleep, to_js};
 use crate::restricted::check_debuggable;
@@ -121,11 +121,15 @@ pub async fn share(tab_id: TabId) -> Result<(), String> {
 /// Shares a tab with an agent; a tab already shared changes hands (the daemon moves it from one
 /// agent's clients to the other's). Returns its description.
 pub async fn share_with(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> {
+    if super::kill_switch::is_engaged() {
+        return Err("The kill switch is on: no tab is shared until you turn it off.".into());
+    }
     if let Some(mut info) = with(|w| w.shared.get(&tab_id).cloned()) {
         if info.agent != owner.agent || info.created != owner.created {
             info.agent = owner.agent;
             info.created = owner.created;
             with(|w| w.shared.insert(tab_id, info.clone()));
+            navigation::apply(tab_id, Some(&info.agent)).await;
             daemon::send(&FromExtension::TabChanged(info.clone()));
             persist();
             broadcast();
@@ -141,7 +145,7 @@ pub async fn share_with(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> 
     match outcome {
         Ok(info) => {
             log!("sharing tab {tab_id} ({}) with {}", info.url, info.agent);
-            add(info.clone());
+            add(info.clone()).await;
             Ok(info)
         }
         Err(e) => {
@@ -201,7 +205,7 @@ pub async fn release(tab_id: TabId) {
 }
 
 /// Detaches and unshares; false when the tab was not shared.
-async fn stop_sharing(tab_id: TabId, reason: UnshareReason) -> bool {
+pub async fn stop_sharing(tab_id: TabId, reason: UnshareReason) -> bool {
     if !is_shared(tab_id) {
         return false;
     }
@@ -231,7 +235,7 @@ pub async fn restore() {
             Ok(info) => {
                 log!("re-attached tab {tab_id}");
                 // Announced too: the daemon socket may already be open with an earlier Hello.
-                add(info);
+                add(info).await;
             }
             Err(e) => log!("tab {tab_id} is no longer shared: {e}"),
         }
@@ -396,8 +400,11 @@ async fn describe(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> {
 }
 
 /// Records a tab as shared and tells the daemon and the panel.
-pub fn add(info: TabInfo) {
+/// Records a tab as shared and tells the daemon and the panel; its agent's navigation rules
+/// are put in place first.
+pub async fn add(info: TabInfo) {
     with(|w| w.shared.insert(info.tab_id, info.clone()));
+    navigation::apply(info.tab_id, Some(&info.agent)).await;
     daemon::send(&FromExtension::TabShared(info));
     persist();
     broadcast();
@@ -422,6 +429,7 @@ pub fn unshare(tab_id: TabId, reason: UnshareReason) {
     }
     log!("tab {tab_id} unshared: {reason:?}");
     daemon::send(&FromExtension::TabUnshared { tab_id, reason });
+    spawn_local(navigation::apply(tab_id, None));
     persist();
     broadcast();
 }

@@ -1,0 +1,156 @@
+//! The audit trail: every command that reads or changes a page, with its agent, tab, method, the
+//! URL of a navigation and what the policy made of it. Never params or results (they would make
+//! the trail the leak it guards against). The shell appends each [`AuditRecord`] to a file with
+//! the time; the side panel shows each agent's last few.
+
+use crate::{AgentId, Core, Output};
+use std::collections::VecDeque;
+use tabtunnel_wire::{Activity, TabId};
+
+/// How many recent steps per agent the side panel shows.
+pub const RECENT_PER_AGENT: usize = 8;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditRecord {
+    pub agent: AgentId,
+    pub tab: Option<TabId>,
+    /// The CDP method, or `navigation` for one the page started itself (a link, a form, a
+    /// script).
+    pub method: String,
+    /// Where a navigation goes.
+    pub url: Option<String>,
+    pub outcome: Outcome,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Allowed,
+    Denied {
+        rule: String,
+    },
+    /// The human was asked; `answer` is `allowed once`, `always allowed`, `denied` or
+    /// `not answered in time`.
+    Asked {
+        rule: String,
+        answer: &'static str,
+    },
+}
+
+impl Outcome {
+    pub fn describe(&self) -> String {
+        match self {
+            Outcome::Allowed => "allowed".into(),
+            Outcome::Denied { rule } => format!("denied by {rule}"),
+            Outcome::Asked { rule, answer } => format!("asked ({rule}): {answer}"),
+        }
+    }
+}
+
+/// Protocol plumbing clients send to set themselves up; it neither reads nor changes a page.
+pub fn is_plumbing(method: &str) -> bool {
+    method.ends_with(".enable")
+        || method.ends_with(".disable")
+        || matches!(
+            method,
+            "Runtime.runIfWaitingForDebugger"
+                | "Runtime.releaseObject"
+                | "Runtime.releaseObjectGroup"
+                | "Page.setLifecycleEventsEnabled"
+                | "Page.getFrameTree"
+                | "Target.setAutoAttach"
+                | "Target.setDiscoverTargets"
+                | "Target.getTargets"
+                | "Target.getTargetInfo"
+                | "Target.getBrowserContexts"
+                | "Target.getDevToolsTarget"
+                | "Target.attachToTarget"
+                | "Target.attachToBrowserTarget"
+                | "Target.detachFromTarget"
+                | "Browser.getVersion"
+                | "Browser.setDownloadBehavior"
+        )
+}
+
+/// An agent's last steps.
+#[derive(Debug, Default)]
+pub(crate) struct Recent(VecDeque<Activity>);
+
+impl Recent {
+    pub fn push(&mut self, activity: Activity) {
+        if self.0.len() == RECENT_PER_AGENT {
+            self.0.pop_front();
+        }
+        self.0.push_back(activity);
+    }
+
+    pub fn to_vec(&self) -> Vec<Activity> {
+        self.0.iter().cloned().collect()
+    }
+}
+
+impl Core {
+    /// Records one step of an agent's.
+    pub(crate) fn audit(
+        &mut self,
+        agent: &AgentId,
+        tab: Option<TabId>,
+        method: &str,
+        url: Option<&str>,
+        outcome: Outcome,
+    ) {
+        let activity = Activity {
+            method: method.to_owned(),
+            url: url.map(str::to_owned),
+            outcome: outcome.describe(),
+            at_ms: self.now_ms,
+        };
+        if let Some(record) = self.agents.get_mut(agent) {
+            record.recent.push(activity);
+        }
+        let record = AuditRecord {
+            agent: agent.clone(),
+            tab,
+            method: method.to_owned(),
+            url: url.map(str::to_owned),
+            outcome,
+        };
+        self.out.push_back(Output::Audit(record));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plumbing_is_not_audited_and_outcomes_read_well() {
+        for plumbing in ["Runtime.enable", "Network.disable", "Target.setAutoAttach", "Runtime.releaseObject"]
+        {
+            assert!(is_plumbing(plumbing), "{plumbing}");
+        }
+        for step in [
+            "Runtime.evaluate",
+            "Input.dispatchMouseEvent",
+            "Page.navigate",
+            "Target.createTarget",
+            "Network.getCookies",
+        ] {
+            assert!(!is_plumbing(step), "{step}");
+        }
+        let asked =
+            Outcome::Asked { rule: "ask_origins \"https://m\" in [default]".into(), answer: "denied" };
+        assert_eq!(asked.describe(), "asked (ask_origins \"https://m\" in [default]): denied");
+        let mut recent = Recent::default();
+        for i in 0..RECENT_PER_AGENT + 2 {
+            recent.push(Activity {
+                method: format!("M.{i}"),
+                url: None,
+                outcome: "allowed".into(),
+                at_ms: i as u64,
+            });
+        }
+        let kept = recent.to_vec();
+        assert_eq!(kept.len(), RECENT_PER_AGENT);
+        assert_eq!(kept.last().unwrap().method, format!("M.{}", RECENT_PER_AGENT + 1));
+    }
+}

@@ -1,0 +1,735 @@
+//! Applying each agent's policy: every command is allowed, refused (with an error naming the
+//! rule), or held while the human is asked in the side panel; navigations are checked against
+//! the agent's origins whether a client asks for them (`Page.navigate`, `Target.createTarget`)
+//! or the page starts them itself (the extension sends those here through the daemon's
+//! navigation endpoint). Also the kill switch, which stops every agent at once.
+
+use crate::audit::{is_plumbing, Outcome};
+use crate::frames::{self, errors, ClientCommand};
+use crate::policy::{AgentPolicy, Decision, PolicySet};
+use crate::session::{ConnId, SessionKind};
+use crate::{AgentId, Core, OnSuccess, Output};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+use tabtunnel_wire::{ApprovalAnswer, ApprovalRequest, BrowserOp, CdpError, TabId, ToExtension};
+
+/// Whether a command was already approved by the human.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Approved {
+    No,
+    Yes,
+    /// Approved, and the browser's rules let its navigation through once.
+    YesAndBrowserAllowed,
+}
+
+/// What the guard decided for a command.
+enum Verdict {
+    Go,
+    Stop,
+}
+
+#[derive(Debug)]
+enum Waiting {
+    /// A client's command, replayed from its text when allowed.
+    Command { conn: ConnId, text: String },
+    /// A navigation the page started, answered to the daemon's navigation endpoint.
+    Navigation { id: u64 },
+}
+
+#[derive(Debug)]
+struct Asked {
+    request: ApprovalRequest,
+    waiting: Waiting,
+    asked_at_ms: u64,
+}
+
+/// The guard's state in the core.
+#[derive(Debug, Default)]
+pub(crate) struct Guard {
+    policy: Option<Arc<PolicySet>>,
+    asked: BTreeMap<u64, Asked>,
+    next_id: u64,
+    /// "Always for this agent": methods, and origins (`scheme://host:port`).
+    always: HashMap<AgentId, (HashSet<String>, HashSet<String>)>,
+    pub kill_switch: bool,
+}
+
+/// The URL a navigation command goes to (params are parsed only for these two methods).
+fn navigation_target(cmd: &ClientCommand) -> Option<String> {
+    match cmd.method {
+        "Page.navigate" | "Target.createTarget" => {
+            let url = crate::emulation::params(cmd)["url"].as_str().map(str::to_owned);
+            Some(url.filter(|u| !u.is_empty()).unwrap_or_else(|| "about:blank".into()))
+        }
+        _ => None,
+    }
+}
+
+/// `scheme://host[:port]` of a URL, for "always allow this origin".
+fn origin_key(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    format!("{}://{}", scheme.to_ascii_lowercase(), authority.to_ascii_lowercase())
+}
+
+impl Core {
+    /// Replaces the policy (`None`: everything allowed). Every connection's agent gets its
+    /// policy at once, and the browser its origin rules.
+    pub fn set_policy(&mut self, policy: Option<PolicySet>) {
+        self.guard.policy = policy.map(Arc::new);
+        let agents: Vec<(ConnId, AgentId)> =
+            self.conns.iter().map(|(id, c)| (*id, c.agent.clone())).collect();
+        for (conn, agent) in agents {
+            let policy = self.policy_for(&agent);
+            if let Some(c) = self.conns.get_mut(&conn) {
+                c.policy = policy;
+            }
+        }
+        self.send_navigation_rules();
+    }
+
+    /// The agent's policy, unless it restricts nothing (the fast path checks nothing then).
+    pub(crate) fn policy_for(&self, agent: &AgentId) -> Option<Arc<AgentPolicy>> {
+        let policy = self.guard.policy.as_ref()?.for_agent(agent.as_str());
+        (!policy.is_open()).then(|| policy.clone())
+    }
+
+    pub(crate) fn send_navigation_rules(&mut self) {
+        if !self.extension_connected {
+            return;
+        }
+        let rules = self.guard.policy.as_ref().map(|p| p.origin_rules()).unwrap_or_default();
+        let navigation_url = self.config.navigation_url.clone();
+        self.out.push_back(Output::ToExtension(ToExtension::NavigationRules { rules, navigation_url }));
+    }
+
+    /// Applies the connection's policy to a command; `true` when it may go on. A command held
+    /// for the human, or refused, has been dealt with.
+    pub(crate) fn guard_command(
+        &mut self,
+        conn: ConnId,
+        cmd: &ClientCommand,
+        kind: SessionKind,
+        text: &str,
+        approved: Approved,
+    ) -> bool {
+        let agent = self.conns[&conn].agent.clone();
+        let tab = kind.tab();
+        let url = navigation_target(cmd);
+        let Some(policy) = self.conns[&conn].policy.clone() else {
+            if approved == Approved::No && !is_plumbing(cmd.method) {
+                self.audit(&agent, tab, cmd.method, url.as_deref(), Outcome::Allowed);
+            }
+            return true;
+        };
+        let verdict = self.verdict(conn, cmd, kind, text, approved, &agent, &policy, url.as_deref());
+        if matches!(verdict, Verdict::Go) && approved == Approved::No && !is_plumbing(cmd.method) {
+            self.audit(&agent, tab, cmd.method, url.as_deref(), Outcome::Allowed);
+        }
+        matches!(verdict, Verdict::Go)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn verdict(
+        &mut self,
+        conn: ConnId,
+        cmd: &ClientCommand,
+        kind: SessionKind,
+        text: &str,
+        approved: Approved,
+        agent: &AgentId,
+        policy: &AgentPolicy,
+        url: Option<&str>,
+    ) -> Verdict {
+        let tab = kind.tab();
+        match policy.method(cmd.method) {
+            Decision::Deny(rule) => {
+                self.audit(agent, tab, cmd.method, url, Outcome::Denied { rule: rule.clone() });
+                self.refuse(conn, cmd, kind, &errors::denied_by_policy(cmd.method, &rule));
+                return Verdict::Stop;
+            }
+            Decision::Ask(rule) if approved == Approved::No && !self.always_method(agent, cmd.method) => {
+                self.ask(agent, tab, cmd.method, url, rule, Waiting::Command { conn, text: text.to_owned() });
+                return Verdict::Stop;
+            }
+            _ => {}
+        }
+        let Some(url) = url else { return Verdict::Go };
+        match policy.navigation(url) {
+            Decision::Allow => Verdict::Go,
+            Decision::Deny(rule) => {
+                self.audit(agent, tab, cmd.method, Some(url), Outcome::Denied { rule: rule.clone() });
+                self.refuse(conn, cmd, kind, &errors::navigation_denied(url, &rule));
+                Verdict::Stop
+            }
+            Decision::Ask(rule) if approved == Approved::No && !self.always_origin(agent, url) => {
+                self.ask(
+                    agent,
+                    tab,
+                    cmd.method,
+                    Some(url),
+                    rule,
+                    Waiting::Command { conn, text: text.to_owned() },
+                );
+                Verdict::Stop
+            }
+            // Allowed by the human: the browser's rules would send this navigation to the human
+            // again, so they let it through once first (a new tab is opened that way already).
+            Decision::Ask(_) => match (cmd.method, tab, approved) {
+                ("Page.navigate", Some(tab), Approved::Yes | Approved::No) => {
+                    let op = BrowserOp::AllowNavigation { tab_id: tab, url: url.to_owned() };
+                    let then = OnSuccess::Redispatch { conn, text: text.to_owned() };
+                    self.browser_op_housekeeping_then(op, then);
+                    Verdict::Stop
+                }
+                _ => Verdict::Go,
+            },
+        }
+    }
+
+    /// Refuses a command: a navigation fails as Chrome's does when an extension blocks it (the
+    /// tab stays where it was); anything else gets a CDP error naming the rule.
+    fn refuse(&mut self, conn: ConnId, cmd: &ClientCommand, kind: SessionKind, error: &CdpError) {
+        if cmd.method == "Page.navigate" {
+            let frame_id = crate::emulation::params(cmd)["frameId"]
+                .as_str()
+                .map(str::to_owned)
+                .or_else(|| self.session_target_of(conn, cmd.session_id, kind))
+                .unwrap_or_default();
+            let result =
+                serde_json::json!({ "frameId": frame_id, "errorText": "net::ERR_BLOCKED_BY_CLIENT" });
+            return self.reply_json(conn, cmd, &result);
+        }
+        self.reply_error(conn, cmd, error);
+    }
+
+    /// The targetId a session is attached to (a page's or a child's).
+    fn session_target_of(&self, conn: ConnId, session_id: &str, kind: SessionKind) -> Option<String> {
+        match kind {
+            SessionKind::Child { tab } => self.tabs.get(&tab)?.children.get(session_id)?.target_id.clone(),
+            _ => self.session_target_id(self.conns.get(&conn)?.sessions.get(session_id)?),
+        }
+    }
+
+    fn always_method(&self, agent: &AgentId, method: &str) -> bool {
+        self.guard.always.get(agent).is_some_and(|(methods, _)| methods.contains(method))
+    }
+
+    fn always_origin(&self, agent: &AgentId, url: &str) -> bool {
+        self.guard.always.get(agent).is_some_and(|(_, origins)| origins.contains(&origin_key(url)))
+    }
+
+    fn ask(
+        &mut self,
+        agent: &AgentId,
+        tab: Option<TabId>,
+        method: &str,
+        url: Option<&str>,
+        rule: String,
+        waiting: Waiting,
+    ) {
+        self.guard.next_id += 1;
+        let id = self.guard.next_id;
+        let request = ApprovalRequest {
+            id,
+            agent: agent.as_str().to_owned(),
+            tab_id: tab,
+            method: method.to_owned(),
+            url: url.map(str::to_owned),
+            rule,
+        };
+        if self.extension_connected {
+            self.out.push_back(Output::ToExtension(ToExtension::Approval(request.clone())));
+        }
+        self.guard.asked.insert(id, Asked { request, waiting, asked_at_ms: self.now_ms });
+    }
+
+    /// The human answered in the side panel.
+    pub(crate) fn approval_answered(&mut self, id: u64, answer: ApprovalAnswer) {
+        let Some(asked) = self.guard.asked.remove(&id) else { return };
+        let words = match answer {
+            ApprovalAnswer::Allow => "allowed once",
+            ApprovalAnswer::Always => "always allowed",
+            ApprovalAnswer::Deny => "denied",
+        };
+        self.settle_asked(asked, answer != ApprovalAnswer::Deny, answer == ApprovalAnswer::Always, words);
+    }
+
+    fn settle_asked(&mut self, asked: Asked, allowed: bool, always: bool, words: &'static str) {
+        let Asked { request, waiting, .. } = asked;
+        let agent = AgentId::new(&request.agent);
+        let outcome = Outcome::Asked { rule: request.rule.clone(), answer: words };
+        self.audit(&agent, request.tab_id, &request.method, request.url.as_deref(), outcome);
+        let is_origin_question = request.rule.starts_with("ask_origins");
+        if always {
+            let (methods, origins) = self.guard.always.entry(agent.clone()).or_default();
+            match (&request.url, is_origin_question) {
+                (Some(url), true) => {
+                    origins.insert(origin_key(url));
+                }
+                _ => {
+                    methods.insert(request.method.clone());
+                }
+            }
+        }
+        match waiting {
+            Waiting::Command { conn, text } if allowed => self.dispatch(conn, &text, Approved::Yes),
+            Waiting::Command { conn, text } => {
+                let why =
+                    if words == "denied" { "the user refused it" } else { "the user did not answer in time" };
+                self.refuse_text(conn, &text, &errors::refused_by_user(&request.method, why));
+            }
+            Waiting::Navigation { id } if allowed => self.let_navigation_through(id, &request),
+            Waiting::Navigation { id } => self.out.push_back(Output::NavigationDecided { id, go: false }),
+        }
+    }
+
+    /// Refuses a held command from its text (it was parsed once already).
+    fn refuse_text(&mut self, conn: ConnId, text: &str, error: &CdpError) {
+        if !self.conns.contains_key(&conn) {
+            return;
+        }
+        let Ok(parsed) = frames::parse_client_frame(text) else { return };
+        let cmd = parsed.command();
+        let Some(kind) = self.conns[&conn].sessions.get(cmd.session_id).map(|s| s.kind) else {
+            return self.reply_error(conn, &cmd, &errors::session_not_found());
+        };
+        self.refuse(conn, &cmd, kind, error);
+    }
+
+    /// A navigation the page started reached the daemon's navigation endpoint (the browser's
+    /// rules sent it there: its origin is not allowed, or asked). The answer comes as
+    /// [`Output::NavigationDecided`] with `id`.
+    pub fn navigation_requested(&mut self, id: u64, agent: &AgentId, tab: TabId, url: &str) {
+        let owned = self.tabs.get(&tab).is_some_and(|s| s.tab.visible_to(agent));
+        if !owned || self.guard.kill_switch {
+            return self.out.push_back(Output::NavigationDecided { id, go: false });
+        }
+        let decision = match self.guard.policy.as_ref() {
+            Some(policy) => policy.for_agent(agent.as_str()).navigation(url),
+            None => Decision::Allow,
+        };
+        let request = |rule: String| ApprovalRequest {
+            id,
+            agent: agent.as_str().to_owned(),
+            tab_id: Some(tab),
+            method: "navigation".into(),
+            url: Some(url.to_owned()),
+            rule,
+        };
+        match decision {
+            Decision::Deny(rule) => {
+                self.audit(agent, Some(tab), "navigation", Some(url), Outcome::Denied { rule });
+                self.out.push_back(Output::NavigationDecided { id, go: false });
+            }
+            Decision::Ask(rule) if !self.always_origin(agent, url) => {
+                self.ask(agent, Some(tab), "navigation", Some(url), rule, Waiting::Navigation { id })
+            }
+            _ => {
+                self.audit(agent, Some(tab), "navigation", Some(url), Outcome::Allowed);
+                self.let_navigation_through(id, &request(String::new()));
+            }
+        }
+    }
+
+    /// A popup an agent's page opened loads before the browser's rules cover its tab: one going
+    /// where the agent may not go (or would have to ask) is closed at once instead of shared.
+    pub(crate) fn popup_not_allowed(&mut self, info: &tabtunnel_wire::TabInfo) -> bool {
+        if !info.created || info.opener_target_id.is_none() {
+            return false;
+        }
+        let agent = AgentId::new(&info.agent);
+        let Some(policy) = self.policy_for(&agent) else { return false };
+        let rule = match policy.navigation(&info.url) {
+            Decision::Allow => return false,
+            Decision::Ask(_) if self.always_origin(&agent, &info.url) => return false,
+            Decision::Deny(rule) | Decision::Ask(rule) => rule,
+        };
+        self.audit(&agent, Some(info.tab_id), "popup", Some(&info.url), Outcome::Denied { rule });
+        self.browser_op_housekeeping(BrowserOp::CloseTab { tab_id: info.tab_id });
+        true
+    }
+
+    /// The browser lets the tab load the URL once, then the navigation endpoint sends it on.
+    fn let_navigation_through(&mut self, id: u64, request: &ApprovalRequest) {
+        let (Some(tab_id), Some(url)) = (request.tab_id, request.url.clone()) else {
+            return self.out.push_back(Output::NavigationDecided { id, go: false });
+        };
+        self.browser_op_housekeeping_then(
+            BrowserOp::AllowNavigation { tab_id, url },
+            OnSuccess::NavigationGo { id },
+        );
+    }
+
+    /// Questions nobody answered in time are refusals.
+    pub(crate) fn expire_questions(&mut self) {
+        let Some(timeout) = self.guard.policy.as_ref().map(|p| p.ask_timeout_ms) else { return };
+        let now = self.now_ms;
+        let expired: Vec<u64> = self
+            .guard
+            .asked
+            .iter()
+            .filter(|(_, a)| now.saturating_sub(a.asked_at_ms) >= timeout)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in expired {
+            let asked = self.guard.asked.remove(&id).expect("listed");
+            if self.extension_connected {
+                self.out.push_back(Output::ToExtension(ToExtension::ApprovalWithdrawn { id }));
+            }
+            self.settle_asked(asked, false, false, "not answered in time");
+        }
+    }
+
+    /// A connection went: its held commands are no longer asked about.
+    pub(crate) fn forget_questions_of(&mut self, conn: ConnId) {
+        let gone: Vec<u64> = self
+            .guard
+            .asked
+            .iter()
+            .filter(|(_, a)| matches!(a.waiting, Waiting::Command { conn: c, .. } if c == conn))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in gone {
+            self.guard.asked.remove(&id);
+            if self.extension_connected {
+                self.out.push_back(Output::ToExtension(ToExtension::ApprovalWithdrawn { id }));
+            }
+        }
+    }
+
+    /// A new extension connection sees the questions still waiting.
+    pub(crate) fn resend_questions(&mut self) {
+        let requests: Vec<ApprovalRequest> = self.guard.asked.values().map(|a| a.request.clone()).collect();
+        for request in requests {
+            self.out.push_back(Output::ToExtension(ToExtension::Approval(request)));
+        }
+    }
+
+    pub fn is_kill_switch_engaged(&self) -> bool {
+        self.guard.kill_switch
+    }
+
+    /// The human's kill switch: engaged, every client connection closes at once and new ones are
+    /// refused (the extension detaches every tab itself); released, agents may come back.
+    pub fn set_kill_switch(&mut self, engaged: bool) {
+        if self.guard.kill_switch == engaged {
+            return;
+        }
+        self.guard.kill_switch = engaged;
+        self.out.push_back(Output::KillSwitch { engaged });
+        if !engaged {
+            return;
+        }
+        let mut conns: Vec<ConnId> = self.conns.keys().copied().collect();
+        conns.sort_unstable();
+        for conn in conns {
+            self.client_disconnected(conn);
+            self.out.push_back(Output::CloseClient { conn });
+        }
+        let asked = std::mem::take(&mut self.guard.asked);
+        for (id, asked) in asked {
+            if self.extension_connected {
+                self.out.push_back(Output::ToExtension(ToExtension::ApprovalWithdrawn { id }));
+            }
+            if let Waiting::Navigation { id } = asked.waiting {
+                self.out.push_back(Output::NavigationDecided { id, go: false });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::audit::{AuditRecord, Outcome};
+    use crate::policy::{PolicyFile, PolicySet};
+    use crate::testing::*;
+    use crate::*;
+    use serde_json::json;
+    use tabtunnel_wire::{ApprovalAnswer, BrowserOp, TabInfo, ToExtension};
+
+    fn policy(value: serde_json::Value) -> PolicySet {
+        PolicySet::compile(&serde_json::from_value::<PolicyFile>(value).unwrap()).unwrap()
+    }
+
+    /// The issue's example policy, with a short question timeout.
+    fn example() -> PolicySet {
+        policy(json!({
+            "ask_timeout": 2,
+            "default": {
+                "deny_methods": ["Network.getAllCookies", "Network.getCookies", "Storage.getCookies"],
+                "allow_origins": ["http://127.0.0.1:*", "https://*.example.com"],
+                "ask_origins": ["https://mail.example.com"],
+                "ask_methods": ["Emulation.setGeolocationOverride"]
+            },
+            "agent": { "reader": { "preset": "read-only" } }
+        }))
+    }
+
+    fn audits(step: &Step) -> Vec<&AuditRecord> {
+        step.other
+            .iter()
+            .filter_map(|o| match o {
+                Output::Audit(r) => Some(r),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn approvals(step: &Step) -> Vec<&tabtunnel_wire::ApprovalRequest> {
+        step.extension
+            .iter()
+            .filter_map(|f| match f {
+                ToExtension::Approval(r) => Some(r),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn guarded(agent: &str) -> (Harness, String) {
+        let mut h = Harness::with_tabs(&[]);
+        h.core.set_policy(Some(example()));
+        h.ext(FromExtension::TabShared(agent_tab(1, agent, true)));
+        h.connect_as(1, agent);
+        let page = h.playwright_attach(1)[0].clone();
+        h.drain();
+        (h, page)
+    }
+
+    #[test]
+    fn a_denied_method_names_its_rule_and_the_session_carries_on() {
+        let (mut h, page) = guarded("a");
+        let step = h.send(1, json!({"id": 1, "sessionId": page, "method": "Network.getAllCookies"}));
+        let message = step.only_reply(1)["error"]["message"].as_str().unwrap().to_owned();
+        assert!(message.contains("deny_methods \"Network.getAllCookies\" in [default]"), "{message}");
+        assert!(step.commands().is_empty());
+        assert!(matches!(
+            &audits(&step)[..],
+            [AuditRecord { outcome: Outcome::Denied { .. }, url: None, .. }]
+        ));
+        let step = h.send(1, json!({"id": 2, "sessionId": page, "method": "Runtime.evaluate", "params": {"expression": "document.cookie"}}));
+        assert_eq!(step.commands().len(), 1, "the connection lives on");
+        let audited = audits(&step);
+        assert_eq!(
+            (audited[0].method.as_str(), &audited[0].outcome),
+            ("Runtime.evaluate", &Outcome::Allowed)
+        );
+        assert!(
+            audits(&h.send(1, json!({"id": 3, "sessionId": page, "method": "Page.enable"}))).is_empty(),
+            "plumbing"
+        );
+    }
+
+    #[test]
+    fn navigations_outside_the_allowed_origins_fail_and_the_tab_stays() {
+        let (mut h, page) = guarded("a");
+        let step = h.send(1, json!({"id": 1, "sessionId": page, "method": "Page.navigate", "params": {"url": "https://evil.test/"}}));
+        assert_eq!(
+            step.only_reply(1)["result"],
+            json!({"frameId": "PAGE1", "errorText": "net::ERR_BLOCKED_BY_CLIENT"})
+        );
+        assert!(step.commands().is_empty(), "nothing reaches the tab");
+        let record = audits(&step)[0].clone();
+        assert_eq!(record.url.as_deref(), Some("https://evil.test/"));
+        assert!(matches!(record.outcome, Outcome::Denied { rule } if rule.contains("allow_origins")));
+        let step = h.send(
+            1,
+            json!({"id": 2, "method": "Target.createTarget", "params": {"url": "https://evil.test/"}}),
+        );
+        assert!(step.only_reply(1)["error"]["message"].as_str().unwrap().contains("allow_origins"));
+        let step = h.send(1, json!({"id": 3, "sessionId": page, "method": "Page.navigate", "params": {"url": "https://shop.example.com/"}}));
+        assert_eq!(step.commands()[0].method, "Page.navigate");
+        let step = h.send(
+            1,
+            json!({"id": 4, "method": "Target.createTarget", "params": {"url": "http://127.0.0.1:9/x"}}),
+        );
+        assert!(matches!(step.browser_ops()[0].1, BrowserOp::CreateTab { allow_once: false, .. }));
+    }
+
+    #[test]
+    fn an_asked_navigation_waits_for_the_human() {
+        let (mut h, page) = guarded("a");
+        let ask = |h: &mut Harness, id: i64| {
+            let step = h.send(1, json!({"id": id, "sessionId": page, "method": "Page.navigate", "params": {"url": "https://mail.example.com/inbox"}}));
+            assert!(step.client.is_empty() && step.commands().is_empty(), "it waits");
+            let request = approvals(&step)[0].clone();
+            assert_eq!(
+                (request.agent.as_str(), request.tab_id, request.url.as_deref()),
+                ("a", Some(1), Some("https://mail.example.com/inbox"))
+            );
+            assert!(request.rule.contains("ask_origins"));
+            request.id
+        };
+        // Allowed once: the browser lets the URL through once, then the command goes.
+        let id = ask(&mut h, 1);
+        let step = h.ext(FromExtension::ApprovalAnswer { id, answer: ApprovalAnswer::Allow });
+        let (op_id, op) = step.browser_ops()[0];
+        assert_eq!(
+            op,
+            &BrowserOp::AllowNavigation { tab_id: 1, url: "https://mail.example.com/inbox".into() }
+        );
+        assert!(matches!(&audits(&step)[0].outcome, Outcome::Asked { answer: "allowed once", .. }));
+        let step = h.answer(op_id, json!({}));
+        assert_eq!(step.commands()[0].method, "Page.navigate");
+        assert!(audits(&step).is_empty(), "audited once, when answered");
+        // Denied: a failed navigation.
+        let id = ask(&mut h, 2);
+        let step = h.ext(FromExtension::ApprovalAnswer { id, answer: ApprovalAnswer::Deny });
+        assert_eq!(step.only_reply(1)["result"]["errorText"], "net::ERR_BLOCKED_BY_CLIENT");
+        // Silence past the timeout: refused, and the panel is told to drop it.
+        let id = ask(&mut h, 3);
+        h.tick(1000);
+        let step = h.tick(2000);
+        assert_eq!(step.only_reply(1)["id"], 3);
+        assert!(step
+            .extension
+            .iter()
+            .any(|f| matches!(f, ToExtension::ApprovalWithdrawn { id: w } if *w == id)));
+        assert!(matches!(&audits(&step)[0].outcome, Outcome::Asked { answer: "not answered in time", .. }));
+        // Always for this agent: the next navigation to that origin is not asked.
+        let id = ask(&mut h, 4);
+        h.ext(FromExtension::ApprovalAnswer { id, answer: ApprovalAnswer::Always });
+        let step = h.send(1, json!({"id": 5, "sessionId": page, "method": "Page.navigate", "params": {"url": "https://mail.example.com/other"}}));
+        assert!(approvals(&step).is_empty());
+        assert!(matches!(step.browser_ops()[0].1, BrowserOp::AllowNavigation { .. }));
+    }
+
+    #[test]
+    fn asked_methods_wait_and_go_or_fail_as_answered() {
+        let (mut h, page) = guarded("a");
+        let step = h.send(1, json!({"id": 1, "sessionId": page, "method": "Emulation.setGeolocationOverride", "params": {"latitude": 1}}));
+        let id = approvals(&step)[0].id;
+        let step = h.ext(FromExtension::ApprovalAnswer { id, answer: ApprovalAnswer::Allow });
+        assert_eq!(
+            step.commands()[0].params.as_ref().unwrap().get(),
+            r#"{"latitude":1}"#,
+            "replayed as sent"
+        );
+        let step =
+            h.send(1, json!({"id": 2, "sessionId": page, "method": "Emulation.setGeolocationOverride"}));
+        let id = approvals(&step)[0].id;
+        let step = h.ext(FromExtension::ApprovalAnswer { id, answer: ApprovalAnswer::Deny });
+        assert!(step.only_reply(1)["error"]["message"].as_str().unwrap().contains("the user refused"));
+        // A question whose client left is withdrawn.
+        let step =
+            h.send(1, json!({"id": 3, "sessionId": page, "method": "Emulation.setGeolocationOverride"}));
+        let id = approvals(&step)[0].id;
+        h.core.client_disconnected(1);
+        let step = h.drain();
+        assert!(step
+            .extension
+            .iter()
+            .any(|f| matches!(f, ToExtension::ApprovalWithdrawn { id: w } if *w == id)));
+    }
+
+    #[test]
+    fn a_read_only_agent_reads_but_does_not_type_or_navigate() {
+        let (mut h, page) = guarded("reader");
+        for (id, method) in
+            [(1, "Page.captureScreenshot"), (2, "Accessibility.getFullAXTree"), (3, "Runtime.callFunctionOn")]
+        {
+            assert_eq!(
+                h.send(1, json!({"id": id, "sessionId": page, "method": method})).commands().len(),
+                1,
+                "{method}"
+            );
+        }
+        let step = h.send(
+            1,
+            json!({"id": 4, "sessionId": page, "method": "Input.insertText", "params": {"text": "x"}}),
+        );
+        assert!(step.only_reply(1)["error"]["message"].as_str().unwrap().contains("read-only"));
+        let step = h.send(1, json!({"id": 5, "sessionId": page, "method": "Page.navigate", "params": {"url": "http://127.0.0.1:1/"}}));
+        assert_eq!(step.only_reply(1)["result"]["errorText"], "net::ERR_BLOCKED_BY_CLIENT");
+    }
+
+    #[test]
+    fn navigations_the_page_starts_are_decided_for_the_endpoint() {
+        let (mut h, _) = guarded("a");
+        h.ext(FromExtension::TabShared(agent_tab(2, "b", true)));
+        let decided = |step: &Step| {
+            step.other.iter().find_map(|o| match o {
+                Output::NavigationDecided { id, go } => Some((*id, *go)),
+                _ => None,
+            })
+        };
+        h.core.navigation_requested(7, &AgentId::new("a"), 1, "https://evil.test/");
+        let step = h.drain();
+        assert_eq!(decided(&step), Some((7, false)));
+        assert_eq!(audits(&step)[0].method, "navigation");
+        h.core.navigation_requested(8, &AgentId::new("a"), 2, "http://127.0.0.1:1/");
+        assert_eq!(decided(&h.drain()), Some((8, false)), "not a's tab");
+        h.core.navigation_requested(9, &AgentId::new("a"), 1, "https://mail.example.com/");
+        let step = h.drain();
+        let id = approvals(&step)[0].id;
+        let step = h.ext(FromExtension::ApprovalAnswer { id, answer: ApprovalAnswer::Allow });
+        let (op, _) = step.browser_ops()[0];
+        assert_eq!(decided(&h.answer(op, json!({}))), Some((9, true)));
+    }
+
+    #[test]
+    fn a_popup_going_where_its_agent_may_not_is_closed_not_shared() {
+        let (mut h, _) = guarded("a");
+        let popup = |tab: TabId, url: &str| TabInfo {
+            url: url.into(),
+            opener_target_id: Some("PAGE1".into()),
+            ..agent_tab(tab, "a", true)
+        };
+        let step = h.ext(FromExtension::TabShared(popup(5, "https://evil.test/")));
+        assert_eq!(step.browser_ops()[0].1, &BrowserOp::CloseTab { tab_id: 5 });
+        assert!(step.to(1).is_empty(), "never announced");
+        assert_eq!(audits(&step)[0].method, "popup");
+        let step = h.ext(FromExtension::TabShared(popup(6, "http://127.0.0.1:5/ok")));
+        assert!(step.browser_ops().is_empty());
+        assert_eq!(step.methods(1), ["Target.attachedToTarget"]);
+    }
+
+    #[test]
+    fn the_kill_switch_closes_everyone_and_refuses_newcomers_until_released() {
+        let (mut h, _) = guarded("a");
+        h.connect_as(2, "b");
+        let step = h.ext(FromExtension::KillSwitch { engaged: true });
+        assert_eq!(step.closed, [1, 2]);
+        assert!(step.other.iter().any(|o| matches!(o, Output::KillSwitch { engaged: true })));
+        h.connect_as(3, "c");
+        assert_eq!(h.drain().closed, [3]);
+        h.ext(FromExtension::KillSwitch { engaged: false });
+        h.connect_as(4, "c");
+        assert!(
+            h.send(4, json!({"id": 1, "method": "Browser.getVersion"})).only_reply(4)["result"].is_object()
+        );
+    }
+
+    #[test]
+    fn a_new_policy_reaches_connections_already_open_and_the_browser() {
+        let mut h = Harness::with_tabs(&[1]);
+        h.connect(1);
+        let page = h.playwright_attach(1)[0].clone();
+        assert_eq!(
+            h.send(1, json!({"id": 1, "sessionId": page, "method": "Network.getCookies"})).commands().len(),
+            1
+        );
+        h.core.set_policy(Some(example()));
+        let step = h.drain();
+        let rules = step.extension.iter().find_map(|f| match f {
+            ToExtension::NavigationRules { rules, navigation_url } => {
+                Some((rules.clone(), navigation_url.clone()))
+            }
+            _ => None,
+        });
+        let (rules, url) = rules.expect("the browser is told");
+        assert_eq!(url, NAVIGATION_URL);
+        assert_eq!(rules.for_agent("anyone").unwrap().ask.len(), 1);
+        assert!(
+            rules.for_agent("reader").unwrap().allow.is_some(),
+            "the reader inherits the default's origins"
+        );
+        let step = h.send(1, json!({"id": 2, "sessionId": page, "method": "Network.getCookies"}));
+        assert!(step.only_reply(1)["error"]["message"].as_str().unwrap().contains("policy"));
+        h.core.set_policy(None);
+        assert_eq!(
+            h.send(1, json!({"id": 3, "sessionId": page, "method": "Network.getCookies"})).commands().len(),
+            1
+        );
+    }
+}

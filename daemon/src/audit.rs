@@ -1,0 +1,286 @@
+//! The audit trail on disk: one JSON object per line in `<data dir>/audit/audit.jsonl`, owner-only,
+//! rotated by size (`audit.jsonl.1` is the previous file, up to [`KEEP`] of them), written by a
+//! task of its own so the hub never waits on the disk; and `tabtunnel audit`, which reads it.
+
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, Seek, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+use tabtunnel_core::{AuditRecord, Outcome};
+use tokio::sync::mpsc;
+
+/// A file is rotated past this size.
+pub const ROTATE_BYTES: u64 = 16 << 20;
+/// Rotated files kept besides the current one.
+pub const KEEP: usize = 4;
+/// Records queued for the writer; past this the hub drops them (and says so) rather than wait.
+const QUEUE: usize = 65_536;
+
+/// One line of the trail.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Line {
+    /// RFC 3339, UTC, milliseconds.
+    pub time: String,
+    pub agent: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab: Option<i32>,
+    pub method: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// `allowed`, `denied` or `asked`.
+    pub outcome: String,
+    /// The policy rule that denied or asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// For `asked`: `allowed once`, `always allowed`, `denied`, `not answered in time`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
+}
+
+impl Line {
+    pub fn new(record: &AuditRecord, at: SystemTime) -> Self {
+        let (outcome, rule, answer) = match &record.outcome {
+            Outcome::Allowed => ("allowed", None, None),
+            Outcome::Denied { rule } => ("denied", Some(rule.clone()), None),
+            Outcome::Asked { rule, answer } => ("asked", Some(rule.clone()), Some((*answer).to_owned())),
+        };
+        Line {
+            time: humantime::format_rfc3339_millis(at).to_string(),
+            agent: record.agent.as_str().to_owned(),
+            tab: record.tab,
+            method: record.method.clone(),
+            url: record.url.clone(),
+            outcome: outcome.into(),
+            rule,
+            answer,
+        }
+    }
+
+    /// The line as `tabtunnel audit` prints it without `--json`.
+    pub fn human(&self) -> String {
+        let tab = self.tab.map(|t| format!("tab {t}")).unwrap_or_else(|| "-".into());
+        let mut text = format!("{}  {:<16} {:<13} {}", self.time, self.agent, tab, self.method);
+        if let Some(url) = &self.url {
+            text.push_str(&format!(" {url}"));
+        }
+        match (&self.rule, &self.answer) {
+            (Some(rule), Some(answer)) => text.push_str(&format!("  asked ({rule}): {answer}")),
+            (Some(rule), None) => text.push_str(&format!("  DENIED by {rule}")),
+            _ => {}
+        }
+        text
+    }
+}
+
+pub fn dir(data_dir: &Path) -> PathBuf {
+    data_dir.join("audit")
+}
+
+pub fn current_file(data_dir: &Path) -> PathBuf {
+    dir(data_dir).join("audit.jsonl")
+}
+
+fn rotated_file(data_dir: &Path, n: usize) -> PathBuf {
+    dir(data_dir).join(format!("audit.jsonl.{n}"))
+}
+
+/// The sending half: the hub hands records over without ever waiting.
+#[derive(Clone)]
+pub struct AuditLog {
+    tx: mpsc::Sender<(AuditRecord, SystemTime)>,
+}
+
+impl AuditLog {
+    /// Starts the writer task for `data_dir`.
+    pub fn start(data_dir: &Path) -> Result<Self, String> {
+        let mut writer = Writer::open(data_dir)?;
+        let (tx, mut rx) = mpsc::channel::<(AuditRecord, SystemTime)>(QUEUE);
+        tokio::task::spawn_blocking(move || {
+            while let Some((record, at)) = rx.blocking_recv() {
+                writer.append(&Line::new(&record, at));
+                // Write what else is queued before flushing: one write for a burst.
+                while let Ok((record, at)) = rx.try_recv() {
+                    writer.append(&Line::new(&record, at));
+                }
+                writer.flush();
+            }
+        });
+        Ok(AuditLog { tx })
+    }
+
+    /// Queues a record; `false` when the writer is behind by [`QUEUE`] records (it is dropped).
+    pub fn record(&self, record: AuditRecord) -> bool {
+        self.tx.try_send((record, SystemTime::now())).is_ok()
+    }
+}
+
+struct Writer {
+    data_dir: PathBuf,
+    file: std::io::BufWriter<std::fs::File>,
+    size: u64,
+}
+
+fn open_owner_only(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new().create(true).append(true).mode(0o600).open(path)?;
+    // An older file may have been created with wider permissions.
+    use std::os::unix::fs::PermissionsExt;
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    Ok(file)
+}
+
+impl Writer {
+    fn open(data_dir: &Path) -> Result<Self, String> {
+        let dir = dir(data_dir);
+        crate::token::create_private_dir(&dir)?;
+        let path = current_file(data_dir);
+        let mut file = open_owner_only(&path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        let size = file.seek(std::io::SeekFrom::End(0)).unwrap_or(0);
+        Ok(Writer { data_dir: data_dir.to_owned(), file: std::io::BufWriter::new(file), size })
+    }
+
+    fn append(&mut self, line: &Line) {
+        let mut text = serde_json::to_string(line).expect("a line serializes");
+        text.push('\n');
+        if self.size + text.len() as u64 > ROTATE_BYTES && self.size > 0 {
+            self.rotate();
+        }
+        match self.file.write_all(text.as_bytes()) {
+            Ok(()) => self.size += text.len() as u64,
+            Err(e) => tracing::warn!("cannot write the audit trail: {e}"),
+        }
+    }
+
+    fn flush(&mut self) {
+        if let Err(e) = self.file.flush() {
+            tracing::warn!("cannot write the audit trail: {e}");
+        }
+    }
+
+    /// `audit.jsonl` becomes `.1`, `.1` becomes `.2`..., the oldest beyond [`KEEP`] goes.
+    fn rotate(&mut self) {
+        self.flush();
+        let _ = std::fs::remove_file(rotated_file(&self.data_dir, KEEP));
+        for n in (1..KEEP).rev() {
+            let _ = std::fs::rename(rotated_file(&self.data_dir, n), rotated_file(&self.data_dir, n + 1));
+        }
+        let current = current_file(&self.data_dir);
+        let _ = std::fs::rename(&current, rotated_file(&self.data_dir, 1));
+        match open_owner_only(&current) {
+            Ok(file) => {
+                self.file = std::io::BufWriter::new(file);
+                self.size = 0;
+            }
+            Err(e) => tracing::warn!("cannot start a new audit file: {e}"),
+        }
+    }
+}
+
+/// `tabtunnel audit`: prints the trail, oldest first, then follows it if asked.
+pub fn print(data_dir: &Path, agent: Option<&str>, follow: bool, json: bool) -> Result<(), String> {
+    let show = |text: &str| {
+        let Ok(line) = serde_json::from_str::<Line>(text) else { return };
+        if agent.is_some_and(|a| a != line.agent) {
+            return;
+        }
+        let out = if json { text.to_owned() } else { line.human() };
+        // A closed pipe (`| head`) ends the command quietly.
+        if writeln!(std::io::stdout(), "{out}").is_err() {
+            std::process::exit(0);
+        }
+    };
+    let current = current_file(data_dir);
+    if !current.exists() && !follow {
+        return Err(format!("no audit trail at {} yet", current.display()));
+    }
+    for n in (1..=KEEP).rev() {
+        if let Ok(file) = std::fs::File::open(rotated_file(data_dir, n)) {
+            std::io::BufReader::new(file).lines().map_while(Result::ok).for_each(|l| show(&l));
+        }
+    }
+    let mut position = 0;
+    if let Ok(file) = std::fs::File::open(&current) {
+        let mut reader = std::io::BufReader::new(file);
+        position = read_lines_from(&mut reader, &show);
+    }
+    if !follow {
+        return Ok(());
+    }
+    loop {
+        std::thread::sleep(Duration::from_millis(250));
+        let Ok(file) = std::fs::File::open(&current) else { continue };
+        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        if len < position {
+            position = 0; // rotated: the new file starts over
+        }
+        let mut reader = std::io::BufReader::new(file);
+        if reader.seek(std::io::SeekFrom::Start(position)).is_ok() {
+            position += read_lines_from(&mut reader, &show);
+        }
+    }
+}
+
+/// Shows every whole line from the reader's position; returns the bytes consumed.
+fn read_lines_from(reader: &mut impl BufRead, show: &impl Fn(&str)) -> u64 {
+    let mut consumed = 0;
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match reader.read_line(&mut line) {
+            Ok(0) | Err(_) => return consumed,
+            // A half-written last line is read again next time.
+            Ok(_) if !line.ends_with('\n') => return consumed,
+            Ok(n) => {
+                consumed += n as u64;
+                show(line.trim_end());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tabtunnel_core::AgentId;
+
+    fn record(method: &str, outcome: Outcome) -> AuditRecord {
+        AuditRecord { agent: AgentId::new("a"), tab: Some(3), method: method.into(), url: None, outcome }
+    }
+
+    #[test]
+    fn lines_say_who_did_what_and_what_the_policy_made_of_it() {
+        let at = SystemTime::UNIX_EPOCH + Duration::from_millis(1_764_500_000_123);
+        let denied = Line::new(
+            &record("Network.getCookies", Outcome::Denied { rule: "deny_methods x in [default]".into() }),
+            at,
+        );
+        let text = serde_json::to_string(&denied).unwrap();
+        assert_eq!(
+            text,
+            r#"{"time":"2025-11-30T10:53:20.123Z","agent":"a","tab":3,"method":"Network.getCookies","outcome":"denied","rule":"deny_methods x in [default]"}"#
+        );
+        assert!(
+            denied.human().ends_with("Network.getCookies  DENIED by deny_methods x in [default]"),
+            "{}",
+            denied.human()
+        );
+    }
+
+    #[test]
+    fn the_file_is_owner_only_and_rotates() {
+        use std::os::unix::fs::PermissionsExt;
+        let data = tempfile::tempdir().unwrap();
+        let mut writer = Writer::open(data.path()).unwrap();
+        let line = Line::new(&record("Runtime.evaluate", Outcome::Allowed), SystemTime::now());
+        let per_line = serde_json::to_string(&line).unwrap().len() as u64 + 1;
+        for _ in 0..(ROTATE_BYTES / per_line + 10) {
+            writer.append(&line);
+        }
+        writer.flush();
+        let current = current_file(data.path());
+        assert_eq!(std::fs::metadata(&current).unwrap().permissions().mode() & 0o777, 0o600);
+        assert!(rotated_file(data.path(), 1).exists(), "rotated past {ROTATE_BYTES} bytes");
+        assert!(std::fs::metadata(&current).unwrap().len() < ROTATE_BYTES);
+        assert_eq!(std::fs::metadata(dir(data.path())).unwrap().permissions().mode() & 0o777, 0o700);
+    }
+}

@@ -1,0 +1,105 @@
+//! `--policy FILE`: the per-agent policy as TOML, read at start and again whenever the file
+//! changes. A file that does not parse keeps the last good policy in force, and says why.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+use tabtunnel_core::policy::{PolicyFile, PolicySet};
+
+/// How often the file is looked at for changes.
+const POLL: Duration = Duration::from_millis(500);
+
+/// Reads and compiles a policy file.
+pub fn load(path: &Path) -> Result<PolicySet, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+pub fn parse(text: &str) -> Result<PolicySet, String> {
+    let file: PolicyFile = toml::from_str(text).map_err(|e| e.to_string())?;
+    PolicySet::compile(&file)
+}
+
+fn modified(path: &Path) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+/// Watches `path` and calls `apply` with each new policy that compiles.
+pub async fn watch(path: PathBuf, mut apply: impl FnMut(PolicySet)) {
+    let mut seen = modified(&path);
+    let mut interval = tokio::time::interval(POLL);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        interval.tick().await;
+        let now = modified(&path);
+        if now == seen {
+            continue;
+        }
+        seen = now;
+        match load(&path) {
+            Ok(policy) => {
+                tracing::info!(path = %path.display(), "policy reloaded");
+                apply(policy);
+            }
+            Err(e) => tracing::warn!("the policy file changed but is not valid; keeping the last one: {e}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tabtunnel_core::policy::Decision;
+
+    /// The example the README shows, exactly.
+    const EXAMPLE: &str = r#"
+[default]
+deny_methods = ["Network.getAllCookies", "Network.getCookies", "Storage.getCookies"]
+allow_origins = ["http://127.0.0.1:*", "https://*.example.com"]
+ask_origins = ["https://mail.example.com"]
+
+[agent.reader]
+preset = "read-only"
+"#;
+
+    #[test]
+    fn the_example_policy_reads_as_written() {
+        let policy = parse(EXAMPLE).unwrap();
+        assert!(matches!(policy.for_agent("x").method("Network.getCookies"), Decision::Deny(_)));
+        assert!(matches!(policy.for_agent("reader").method("Input.insertText"), Decision::Deny(_)));
+        assert!(matches!(policy.for_agent("x").navigation("https://mail.example.com/"), Decision::Ask(_)));
+    }
+
+    #[test]
+    fn mistakes_are_reported_with_where() {
+        for (bad, says) in [
+            ("[default]\ndeny_methods = \"Network.getCookies\"", "invalid type"),
+            ("[default]\ndeny_method = []", "unknown field"),
+            ("[agent.reader]\npreset = \"readonly\"", "unknown variant"),
+            ("[default]\nallow_origins = [\"example.com\"]", "not an origin pattern"),
+            ("[default\n", "parse error"),
+        ] {
+            let error = parse(bad).unwrap_err();
+            assert!(error.to_lowercase().contains(says), "{bad}: {error}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_changed_file_is_read_again_and_a_broken_one_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("policy.toml");
+        std::fs::write(&path, EXAMPLE).unwrap();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let watcher = tokio::spawn(watch(path.clone(), move |p| {
+            let _ = tx.send(p);
+        }));
+        // Make sure the modification time moves even on coarse file systems.
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+        std::fs::write(&path, "[default\n").unwrap();
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+        std::fs::write(&path, "[default]\ndeny_methods = [\"Input.*\"]\n").unwrap();
+        let reloaded = tokio::time::timeout(Duration::from_secs(10), rx.recv()).await.unwrap().unwrap();
+        assert!(matches!(reloaded.for_agent("x").method("Input.insertText"), Decision::Deny(_)));
+        assert!(rx.try_recv().is_err(), "the broken version was not applied");
+        watcher.abort();
+    }
+}

@@ -1,0 +1,147 @@
+//! The policy over real sockets: navigations the browser sends to the navigation endpoint, the
+//! kill switch, and the audit trail on disk, with a scripted fake extension in place of Chrome.
+
+mod common;
+use common::*;
+
+const POLICY: &str = r#"
+[default]
+deny_methods = ["Network.getAllCookies", "Network.getCookies", "Storage.getCookies"]
+allow_origins = ["http://127.0.0.1:*", "https://*.example.com"]
+ask_origins = ["https://mail.example.com"]
+"#;
+
+fn agent_tab(tab_id: i32, agent: &str) -> TabInfo {
+    TabInfo { agent: agent.into(), created: true, ..tab(tab_id) }
+}
+
+/// An HTTP request to the navigation endpoint, as the browser's redirect makes it.
+async fn navigation(d: &Daemon, agent: &str, tab: i32, url: &str) -> (u16, String) {
+    let path = format!("/{}/tabtunnel/navigation/{agent}/{tab}?{url}", d.token());
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", d.running.port)).await.unwrap();
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nOrigin: https://shop.example.com\r\nConnection: close\r\n\r\n",
+        d.running.port
+    );
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    let status = response[9..12].parse().unwrap();
+    let location = response
+        .lines()
+        .find_map(|l| l.strip_prefix("location: ").or_else(|| l.strip_prefix("Location: ")))
+        .unwrap_or_default()
+        .to_owned();
+    (status, location)
+}
+
+#[tokio::test]
+async fn navigations_the_page_starts_are_blocked_let_through_or_asked() {
+    let d = daemon_with_policy(Limits::default(), Some(POLICY)).await;
+    let mut ext = extension(&d, &[]).await;
+    ext_send(&mut ext, FromExtension::TabShared(agent_tab(4, "a"))).await;
+    // Blocked: 204, the tab stays where it was.
+    assert_eq!(navigation(&d, "a", 4, "https://evil.test/x").await, (204, String::new()));
+    // Not a's tab: blocked too.
+    assert_eq!(navigation(&d, "b", 4, "http://127.0.0.1:1/").await.0, 204);
+    // Allowed (the rules were late, say): let through once, then redirected back.
+    let allowed = tokio::spawn({
+        let port = d.running.port;
+        let token = d.token();
+        async move {
+            let d = (port, token);
+            let path = format!("/{}/tabtunnel/navigation/a/4?http://127.0.0.1:1/ok", d.1);
+            request(d.0, "GET", &path, "").await
+        }
+    });
+    let (id, op) = next_browser_op(&mut ext).await;
+    assert_eq!(op, BrowserOp::AllowNavigation { tab_id: 4, url: "http://127.0.0.1:1/ok".into() });
+    ext_send(&mut ext, FromExtension::CommandResult(CommandResult::ok(id, raw("{}")))).await;
+    assert_eq!(allowed.await.unwrap().0, 307);
+    // Asked: the side panel hears of it; a refusal leaves the tab where it was.
+    let asked = tokio::spawn({
+        let port = d.running.port;
+        let path = format!("/{}/tabtunnel/navigation/a/4?https://mail.example.com/inbox", d.token());
+        async move { request(port, "GET", &path, "").await }
+    });
+    let question = match next_ext(&mut ext).await {
+        ToExtension::Approval(request) => request,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        (question.method.as_str(), question.url.as_deref()),
+        ("navigation", Some("https://mail.example.com/inbox"))
+    );
+    ext_send(
+        &mut ext,
+        FromExtension::ApprovalAnswer { id: question.id, answer: tabtunnel_wire::ApprovalAnswer::Deny },
+    )
+    .await;
+    assert_eq!(asked.await.unwrap().0, 204);
+}
+
+#[tokio::test]
+async fn the_kill_switch_closes_every_client_and_refuses_new_ones_until_released() {
+    let d = daemon().await;
+    let mut ext = extension(&d, &[1]).await;
+    let mut client = client(&d).await;
+    attach_pages(&mut client).await;
+    ext_send(&mut ext, FromExtension::KillSwitch { engaged: true }).await;
+    assert!(closes_within(&mut client, Duration::from_secs(5)).await, "the client is closed");
+    // Ordered after the switch on the same socket: a heartbeat round trip makes sure it was seen.
+    let (status, body) = get(d.running.port, &format!("/{}/json/version", d.token()), &[]).await;
+    assert_eq!(status, 503, "{body}");
+    assert!(body.contains("kill switch"), "{body}");
+    assert!(ws(&d.running.ws_endpoint(), None).await.is_err(), "new sockets are refused");
+    ext_send(&mut ext, FromExtension::KillSwitch { engaged: false }).await;
+    let mut again = None;
+    for _ in 0..50 {
+        if let Ok(socket) = ws(&d.running.ws_endpoint(), None).await {
+            again = Some(socket);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(again.is_some(), "released: clients come back");
+}
+
+#[tokio::test]
+async fn the_audit_trail_records_steps_and_outcomes_but_no_params() {
+    let d = daemon_with_policy(Limits::default(), Some(POLICY)).await;
+    let mut ext = extension(&d, &[1]).await;
+    let mut client = client(&d).await;
+    let page = attach_pages(&mut client).await.remove(0);
+    send(&mut client, json!({"id": 2, "sessionId": page, "method": "Network.getCookies", "params": {"urls": ["https://secret.test/"]}})).await;
+    let (denied, _) = until_reply(&mut client, 2).await;
+    assert!(denied["error"]["message"].as_str().unwrap().contains("deny_methods"));
+    send(&mut client, json!({"id": 3, "sessionId": page, "method": "Runtime.evaluate", "params": {"expression": "'a secret value'"}})).await;
+    let ToExtension::Command(cmd) = next_ext(&mut ext).await else { panic!() };
+    ext_send(
+        &mut ext,
+        FromExtension::CommandResult(CommandResult::ok(
+            cmd.id,
+            raw(r#"{"result":{"value":"a secret value"}}"#),
+        )),
+    )
+    .await;
+    until_reply(&mut client, 3).await;
+    let file = d.config_dir().join("data/audit/audit.jsonl");
+    let mut text = String::new();
+    for _ in 0..100 {
+        text = std::fs::read_to_string(&file).unwrap_or_default();
+        if text.lines().count() >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let steps: Vec<(&str, &str)> =
+        lines.iter().map(|l| (l["method"].as_str().unwrap(), l["outcome"].as_str().unwrap())).collect();
+    assert_eq!(steps, [("Network.getCookies", "denied"), ("Runtime.evaluate", "allowed")]);
+    assert!(lines[0]["rule"].as_str().unwrap().contains("deny_methods"));
+    assert!(!text.contains("secret"), "no params or results in the trail: {text}");
+    assert!(!text.contains(&d.token()));
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+}

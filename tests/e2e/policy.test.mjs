@@ -1,0 +1,270 @@
+// The human stays in control: a per-agent policy (the README's example, with its origins adapted
+// to the local test sites), asking the human in the side panel, the audit trail, and the kill
+// switch, all through the built extension and daemon in real Chromium.
+
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+
+import puppeteer from 'puppeteer-core';
+
+import { RawCdp, daemonBinary, pollFor, sleep, startHarness, withTimeout } from './harness.mjs';
+
+const WAIT_MS = 30_000;
+const ASK_TIMEOUT_SECONDS = 4;
+
+/** The README's example policy, its origins pointed at the test sites. */
+function policyText({ allowed, asked }) {
+  return `ask_timeout = ${ASK_TIMEOUT_SECONDS}
+
+[default]
+deny_methods = ["Network.getAllCookies", "Network.getCookies", "Storage.getCookies"]
+allow_origins = ["${allowed}", "https://*.example.com"]
+ask_origins = ["${asked}"]
+
+[agent.reader]
+preset = "read-only"
+`;
+}
+
+describe('policy, questions, audit trail and kill switch', { timeout: 600_000 }, () => {
+  let h;
+  let policyFile;
+  let elsewhere; // a site on an origin no agent may load
+  let elsewhereUrl;
+  let allowedOrigin;
+  let askedOrigin;
+
+  before(async () => {
+    elsewhere = http.createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<!doctype html><title>elsewhere</title><p id="elsewhere">an origin no agent may load</p>');
+    });
+    await new Promise((r) => elsewhere.listen(0, '127.0.0.1', r));
+    elsewhereUrl = `http://127.0.0.1:${elsewhere.address().port}/`;
+    const dir = fs.mkdtempSync(path.join(process.env.TMPDIR ?? '/tmp', 'tabtunnel-policy-'));
+    policyFile = path.join(dir, 'policy.toml');
+    // The test site's port is known once the harness runs: start with a placeholder and let the
+    // daemon read the file again when it changes, as it would for a user editing it.
+    fs.writeFileSync(policyFile, policyText({ allowed: 'http://127.0.0.1:1', asked: 'http://localhost:1' }));
+    h = await startHarness({ name: 'policy', daemonArgs: ['--policy', policyFile] });
+    const port = new URL(h.pageServerUrl).port;
+    allowedOrigin = `http://127.0.0.1:${port}`;
+    askedOrigin = `http://localhost:${port}`;
+    fs.writeFileSync(policyFile, policyText({ allowed: allowedOrigin, asked: askedOrigin }));
+    await pollFor(() => h.logs().includes('policy reloaded'), WAIT_MS, 'the daemon to read the edited policy', h.detail);
+  });
+
+  after(async () => {
+    await h?.close();
+    elsewhere?.close();
+  });
+
+  function connectAgent(agent) {
+    return withTimeout(
+      puppeteer.connect({ browserURL: h.agentEndpoint(agent), defaultViewport: null, protocolTimeout: WAIT_MS }),
+      WAIT_MS,
+      `connect as ${agent}`,
+      h.detail,
+    );
+  }
+
+  async function audit(...args) {
+    const { stdout } = await promisify(execFile)(daemonBinary(), ['audit', ...args], {
+      env: { ...process.env, XDG_CONFIG_HOME: h.configHome, XDG_DATA_HOME: h.dataHome },
+    });
+    return stdout;
+  }
+
+  async function auditLines() {
+    return (await audit('--json')).trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  }
+
+  test("cookie-reading methods are refused with an error naming the rule, and the session carries on", async () => {
+    const browser = await connectAgent('a');
+    try {
+      const page = await browser.newPage();
+      await page.goto(h.pageUrl);
+      const session = await page.createCDPSession();
+      for (const method of ['Network.getCookies', 'Network.getAllCookies', 'Storage.getCookies']) {
+        await assert.rejects(session.send(method), (e) => {
+          assert.match(e.message, new RegExp(`deny_methods "${method.replace('.', '\\.')}" in \\[default\\]`));
+          return true;
+        });
+      }
+      assert.equal(await page.evaluate(() => document.title), 'tabtunnel test form', 'the session carries on');
+    } finally {
+      await browser.disconnect();
+    }
+  });
+
+  test("an agent's tab cannot reach a disallowed origin by any route, and stays on its page", async () => {
+    const browser = await connectAgent('a');
+    try {
+      const page = await browser.newPage();
+      const start = `${h.pageServerUrl}/link.html?href=${encodeURIComponent(elsewhereUrl)}`;
+      await page.goto(start);
+      // Page.navigate: a failed navigation.
+      await assert.rejects(page.goto(elsewhereUrl), /net::ERR_BLOCKED_BY_CLIENT/);
+      assert.equal(page.url(), start);
+      // A link the page follows.
+      await page.click('#away');
+      await sleep(1000);
+      assert.equal(await page.$eval('#here', (el) => el.textContent), 'the link page', 'the link click stayed');
+      // A script.
+      await page.evaluate((url) => {
+        window.location.href = url;
+      }, elsewhereUrl);
+      await sleep(1000);
+      assert.equal(await page.evaluate(() => location.href), start, 'location.href stayed');
+      // Target.createTarget and /json/new.
+      const raw = await RawCdp.open(`${h.agentEndpoint('a')}/cdp`.replace('http://', 'ws://'));
+      const created = await raw.send(1, 'Target.createTarget', { url: elsewhereUrl });
+      raw.close();
+      assert.match(created.error?.message ?? '', /allow_origins/, JSON.stringify(created));
+      const viaHttp = await fetch(`${h.agentEndpoint('a')}/json/new?${elsewhereUrl}`, { method: 'PUT' });
+      assert.equal(viaHttp.status, 500);
+      // An allowed origin works.
+      await page.goto(h.pageUrl);
+      assert.equal(await page.title(), 'tabtunnel test form');
+      const tabs = await h.sw(async () => (await chrome.tabs.query({})).map((t) => t.url));
+      assert.ok(!tabs.some((u) => u.startsWith(elsewhereUrl)), `a tab reached the disallowed origin: ${tabs}`);
+    } finally {
+      await browser.disconnect();
+    }
+  });
+
+  test('an asked navigation waits for the human: allow once lets it through, deny and silence refuse it', async () => {
+    const panel = await h.openPanel();
+    const browser = await connectAgent('a');
+    try {
+      const page = await browser.newPage();
+      await page.goto(h.pageUrl);
+      const item = '#approvals [data-request-id]';
+      // Allow once.
+      const target = `${askedOrigin}/other.html`;
+      const allowed = page.goto(target);
+      allowed.catch(() => {}); // awaited below
+      await panel.waitForSelector(item, { timeout: WAIT_MS });
+      assert.match(await panel.$eval(item, (el) => el.textContent), /a wants to open http:\/\/localhost:\d+\/other\.html/);
+      await panel.click(`${item} button[data-answer="allow"]`);
+      await withTimeout(allowed, WAIT_MS, 'the allowed navigation', h.detail);
+      assert.equal(page.url(), target);
+      await panel.waitForSelector(item, { hidden: true, timeout: WAIT_MS });
+      // Deny. (The outcome is caught at once: it may come while the panel is still clicked.)
+      const outcome = (navigation) => navigation.then(() => 'navigated', (e) => e.message);
+      await page.goto(h.pageUrl);
+      const denied = outcome(page.goto(`${askedOrigin}/form.html?denied`));
+      await panel.waitForSelector(item, { timeout: WAIT_MS });
+      await panel.click(`${item} button[data-answer="deny"]`);
+      assert.match(await withTimeout(denied, WAIT_MS, 'the denied navigation'), /net::ERR_BLOCKED_BY_CLIENT/);
+      assert.equal(page.url(), h.pageUrl, 'the tab stays');
+      // Silence past the timeout.
+      const unanswered = outcome(page.goto(`${askedOrigin}/form.html?silence`));
+      await panel.waitForSelector(item, { timeout: WAIT_MS });
+      assert.match(await withTimeout(unanswered, WAIT_MS, 'the unanswered navigation'), /net::ERR_BLOCKED_BY_CLIENT/);
+      await panel.waitForSelector(item, { hidden: true, timeout: WAIT_MS });
+      // A link the page follows is asked too. (Chrome answers the click only once the
+      // navigation it started is decided, so the click waits for the human as well.)
+      await page.goto(`${h.pageServerUrl}/link.html?href=${encodeURIComponent(`${askedOrigin}/other.html?link`)}`);
+      const click = outcome(page.click('#away'));
+      await panel.waitForSelector(item, { timeout: WAIT_MS });
+      await panel.click(`${item} button[data-answer="allow"]`);
+      await withTimeout(click, WAIT_MS, 'the click');
+      await pollFor(async () => (await page.evaluate(() => location.href).catch(() => '')).endsWith('?link'), WAIT_MS, 'the allowed link', h.detail);
+    } finally {
+      await browser.disconnect();
+    }
+  });
+
+  test('a read-only agent can snapshot and screenshot but not type or navigate away', async () => {
+    // The human hands their tab to the reader from the side panel.
+    const panel = await h.openPanel();
+    await h.sw(async (tabId) => {
+      const tab = await chrome.tabs.get(tabId);
+      await chrome.tabs.update(tabId, { active: true });
+      await chrome.windows.update(tab.windowId, { focused: true });
+    }, h.tabId);
+    await panel.waitForSelector(`#share-toggle[data-tab-id="${h.tabId}"]`, { timeout: WAIT_MS });
+    await panel.$eval('#handover-agent', (el) => (el.value = ''));
+    await panel.type('#handover-agent', 'reader');
+    await panel.click('#handover-button');
+    await pollFor(async () => (await (await fetch(`${h.agentEndpoint('reader')}/json/list`)).json()).length === 1, WAIT_MS, 'the reader getting the tab', h.detail);
+    const browser = await connectAgent('reader');
+    try {
+      const [page] = await browser.pages();
+      const snapshot = await page.accessibility.snapshot();
+      assert.ok(JSON.stringify(snapshot).includes('Greet'), 'the snapshot shows the page');
+      const shot = await page.screenshot();
+      assert.ok(shot.length > 2000, 'a screenshot');
+      await assert.rejects(page.type('#name', 'nope'), /read-only/);
+      await assert.rejects(page.goto(`${h.pageServerUrl}/other.html`), /net::ERR_BLOCKED_BY_CLIENT/);
+      assert.equal(await page.$eval('#name', (el) => el.value), '', 'nothing was typed');
+      assert.equal(page.url(), h.pageUrl);
+    } finally {
+      await browser.disconnect();
+      await panel.click('#take-back').catch(() => {});
+    }
+  });
+
+  test('the audit trail holds each step and its outcome, and no cookie, token or page content', async () => {
+    await sleep(500);
+    const lines = await auditLines();
+    const has = (pred, what) => assert.ok(lines.some(pred), `the trail lacks ${what}:\n${lines.map((l) => JSON.stringify(l)).join('\n')}`);
+    has((l) => l.agent === 'a' && l.method === 'Network.getCookies' && l.outcome === 'denied' && l.rule.includes('deny_methods'), 'the refused cookie read');
+    has((l) => l.method === 'Page.navigate' && l.url === elsewhereUrl && l.outcome === 'denied', 'the refused Page.navigate');
+    has((l) => l.method === 'navigation' && l.url?.startsWith(elsewhereUrl) && l.outcome === 'denied', "the page's own refused navigation");
+    has((l) => l.method === 'Target.createTarget' && l.outcome === 'denied', 'the refused createTarget');
+    has((l) => l.outcome === 'asked' && l.answer === 'allowed once', 'an allowed question');
+    has((l) => l.outcome === 'asked' && l.answer === 'denied', 'a denied question');
+    has((l) => l.outcome === 'asked' && l.answer === 'not answered in time', 'an unanswered question');
+    has((l) => l.agent === 'reader' && l.method.startsWith('Input.') && l.outcome === 'denied' && l.rule.includes('read-only'), "the reader's refused typing");
+    has((l) => l.agent === 'reader' && l.method === 'Page.captureScreenshot' && l.outcome === 'allowed', "the reader's screenshot");
+    has((l) => l.method === 'Page.navigate' && l.url === h.pageUrl && l.outcome === 'allowed', 'an allowed navigation with its URL');
+    for (const l of lines) assert.ok(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(l.time), l.time);
+    const text = fs.readFileSync(path.join(h.dataHome, 'tabtunnel', 'audit', 'audit.jsonl'), 'utf8');
+    for (const secret of ['session=', 'human', h.token, 'tabtunnel test form', 'Hello,', 'nope']) {
+      assert.ok(!text.includes(secret), `the trail contains ${JSON.stringify(secret)}`);
+    }
+    assert.equal(fs.statSync(path.join(h.dataHome, 'tabtunnel', 'audit', 'audit.jsonl')).mode & 0o777, 0o600);
+    const readable = await audit('--agent', 'reader');
+    assert.match(readable, /reader\s+tab \d+\s+Input\.\w+\s+DENIED by preset "read-only"/);
+    assert.ok(!readable.includes(' a '), 'only the reader');
+    // The side panel shows each agent's recent steps.
+    const panel = await h.openPanel();
+    await panel.waitForSelector('#agents li[data-agent="reader"] .activity li[data-outcome="denied"]', { timeout: WAIT_MS });
+  });
+
+  test('the kill switch, clicked in the side panel, ends every connection, detaches every tab, and refuses newcomers until released', async () => {
+    const panel = await h.openPanel();
+    const first = await connectAgent('a');
+    const second = await connectAgent('b');
+    const page = await second.newPage();
+    await page.goto(h.pageUrl);
+    // The human shares a tab too.
+    const gone = Promise.all([first, second].map((b) => new Promise((r) => b.once('disconnected', r))));
+    const t0 = Date.now();
+    await panel.click('#kill-switch');
+    await withTimeout(gone, WAIT_MS, 'every agent disconnected', h.detail);
+    const shared = () => h.sw(() => chrome.storage.session.get('sharedTabs').then((v) => v.sharedTabs ?? []));
+    await pollFor(async () => (await shared()).length === 0, WAIT_MS, 'every tab detached', h.detail);
+    console.log(`# kill switch: every connection closed and every tab detached ${Date.now() - t0} ms after the click`);
+    assert.equal(await panel.$eval('#kill-switch', (el) => el.dataset.engaged), 'true');
+    const refused = await fetch(`${h.agentEndpoint('a')}/json/version`);
+    assert.equal(refused.status, 503);
+    assert.match(await refused.text(), /kill switch/);
+    await assert.rejects(puppeteer.connect({ browserURL: h.agentEndpoint('c'), protocolTimeout: 5000 }));
+    // Released: agents may come back.
+    await panel.click('#kill-switch');
+    await pollFor(async () => (await fetch(`${h.agentEndpoint('a')}/json/version`)).status === 200, WAIT_MS, 'the daemon letting agents in again', h.detail);
+    const again = await connectAgent('a');
+    const fresh = await again.newPage();
+    await fresh.goto(h.pageUrl);
+    assert.equal(await fresh.title(), 'tabtunnel test form');
+    await again.disconnect();
+  });
+});
