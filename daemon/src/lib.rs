@@ -3,6 +3,7 @@
 pub mod gate;
 pub mod hub;
 pub mod launch;
+pub mod mcp;
 pub mod server;
 pub mod token;
 

@@ -1,0 +1,265 @@
+//! The MCP server `tabtunnel mcp` serves: the child's tools forwarded raw, plus our own
+//! (`tabtunnel_*`, see `own_tools.rs`).
+//!
+//! rmcp's typed `tools/list` and `tools/call` would re-serialize the child's answers through
+//! its model and drop what it does not know, so [`McpServer`] answers those two requests itself
+//! with the child's JSON as is, and hands every other request to [`Proxy`], an ordinary rmcp
+//! `ServerHandler`.
+
+use super::child::{self, Child, ToolKind};
+use super::daemon_api::Daemon;
+use super::endpoint::ClientEndpoint;
+use super::rpc::Notification;
+use super::supervisor::{Backend, Bounds, CallError, Extension, Supervisor};
+use super::{agent_name, install};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::model::{
+    CallToolRequestParams, ClientRequest, CustomResult, ErrorCode, Implementation, PaginatedRequestParams,
+    ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig, ServerResult,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, Service};
+use serde_json::{json, Value};
+use std::borrow::Cow;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+use tokio::sync::mpsc;
+
+/// Where the child comes from and where it points; the agent is known once the client has
+/// introduced itself (its name may be the agent's).
+pub struct RealBackend {
+    pub kind: ToolKind,
+    pub data_dir: PathBuf,
+    endpoint: ClientEndpoint,
+    daemon: OnceLock<Daemon>,
+    protocol_version: OnceLock<String>,
+}
+
+impl RealBackend {
+    pub fn new(kind: ToolKind, data_dir: PathBuf, endpoint: ClientEndpoint) -> RealBackend {
+        RealBackend { kind, data_dir, endpoint, daemon: OnceLock::new(), protocol_version: OnceLock::new() }
+    }
+
+    pub fn daemon(&self) -> Result<&Daemon, String> {
+        self.daemon.get().ok_or_else(|| "the MCP client has not initialized yet".into())
+    }
+}
+
+impl Backend for RealBackend {
+    async fn extension(&self) -> Result<Extension, String> {
+        self.daemon()?.extension().await
+    }
+
+    async fn launch(&self) -> Result<(Child, mpsc::Receiver<Notification>), String> {
+        let installed = install::ensure_installed(&self.data_dir).await?;
+        let endpoint = self.daemon()?.child_endpoint().await;
+        let command =
+            child::Command { kind: self.kind, node: installed.node, modules: installed.modules, endpoint };
+        let version =
+            self.protocol_version.get().map(String::as_str).unwrap_or(child::FALLBACK_PROTOCOL_VERSION);
+        child::spawn(&command, version).await
+    }
+}
+
+pub struct Proxy {
+    pub(super) supervisor: Supervisor<RealBackend>,
+    /// The agent from `--agent`, `TABTUNNEL_AGENT` or the endpoint; else the client's name.
+    fixed_agent: Option<String>,
+    notifications: Mutex<Option<mpsc::Receiver<Notification>>>,
+    pub(super) tool_router: ToolRouter<Proxy>,
+}
+
+impl Proxy {
+    pub fn new(backend: RealBackend, fixed_agent: Option<String>) -> Proxy {
+        let (supervisor, notifications) = Supervisor::new(backend, Bounds::default());
+        Proxy {
+            supervisor,
+            fixed_agent,
+            notifications: Mutex::new(Some(notifications)),
+            tool_router: Proxy::own_tools(),
+        }
+    }
+
+    /// Names the agent, points the backend at the daemon and starts the child (in the
+    /// background). Once per session.
+    fn begin(&self, client_name: &str, protocol_version: Option<String>, peer: rmcp::Peer<RoleServer>) {
+        let backend = self.supervisor.backend();
+        let agent = self
+            .fixed_agent
+            .clone()
+            .unwrap_or_else(|| agent_name::from_client_name(client_name, &agent_name::unique_suffix()));
+        if let Some(version) = protocol_version {
+            let _ = backend.protocol_version.set(version);
+        }
+        if backend.daemon.set(Daemon::new(backend.endpoint.clone(), agent.clone())).is_ok() {
+            tracing::info!(
+                "agent {agent} (client {client_name:?}) on {}; tools: {}",
+                super::endpoint::redact(backend.endpoint.as_str()),
+                backend.kind.package()
+            );
+        }
+        if let Some(notifications) = self.notifications.lock().unwrap().take() {
+            tokio::spawn(relay(notifications, self.supervisor.clone(), peer));
+        }
+        self.supervisor.warm_up();
+    }
+
+    /// `tools/list`: our tools first on the first page, then the child's page unchanged.
+    async fn list_tools_raw(&self, params: Option<PaginatedRequestParams>) -> Result<Value, McpError> {
+        let cursor = params.and_then(|p| p.cursor);
+        let first_page = cursor.is_none();
+        let mut page =
+            self.supervisor.list_tools(cursor).await.map_err(|e| McpError::internal_error(e, None))?;
+        if first_page {
+            let own = self.tool_router.list_all();
+            let mut tools: Vec<Value> =
+                own.iter().map(|t| serde_json::to_value(t).expect("serializable")).collect();
+            if let Some(theirs) = page.get_mut("tools").and_then(Value::as_array_mut) {
+                // Our names are prefixed; should a child ever use one, ours wins, visibly.
+                theirs.retain(|tool| {
+                    let name = tool["name"].as_str().unwrap_or_default();
+                    let clash = self.tool_router.has_route(name);
+                    if clash {
+                        tracing::warn!("the child's tool {name} is hidden by tabtunnel's own");
+                    }
+                    !clash
+                });
+                tools.append(theirs);
+            }
+            page["tools"] = Value::Array(tools);
+        }
+        Ok(page)
+    }
+
+    /// `tools/call` of a child tool, forwarded once; its result unchanged.
+    async fn forward_call(
+        &self,
+        params: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<Value, McpError> {
+        let mut raw =
+            serde_json::to_value(&params).map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        if raw.get("_meta").is_none() && !context.meta.is_empty() {
+            // rmcp keeps the request's _meta (a progress token) beside the params.
+            raw["_meta"] = serde_json::to_value(&context.meta).unwrap_or(Value::Null);
+        }
+        match self.supervisor.call_tool(raw, &context.ct).await {
+            Ok(result) => Ok(result),
+            Err(CallError::Remote { code, message, data }) => {
+                Err(McpError::new(ErrorCode(code as i32), message, data))
+            }
+            Err(CallError::Cancelled) => Err(McpError::new(ErrorCode(-32800), "cancelled", None)),
+            Err(CallError::Unavailable(why)) => {
+                Ok(tool_error(&format!("{} was not run: {why}", params.name)))
+            }
+            Err(CallError::Lost(why)) => Ok(tool_error(&format!(
+                "the browser tool server stopped during {} ({why}): it may or may not have taken effect, and \
+                 was not retried. The next browser tool call restarts the tool server.",
+                params.name
+            ))),
+        }
+    }
+}
+
+/// A tool result the model reads as a failure.
+pub fn tool_error(text: &str) -> Value {
+    json!({"content": [{"type": "text", "text": text}], "isError": true})
+}
+
+/// Relays the child's notifications to the client: tool list changes (dropping our cached
+/// list) and progress. Its log messages go to our log.
+async fn relay(
+    mut notifications: mpsc::Receiver<Notification>,
+    supervisor: Supervisor<RealBackend>,
+    peer: rmcp::Peer<RoleServer>,
+) {
+    while let Some(Notification { method, params }) = notifications.recv().await {
+        match method.as_str() {
+            "notifications/tools/list_changed" => {
+                supervisor.tools_changed();
+                let _ = peer.notify_tool_list_changed().await;
+            }
+            "notifications/progress" => match serde_json::from_value::<ProgressNotificationParam>(params) {
+                Ok(progress) => {
+                    let _ = peer.notify_progress(progress).await;
+                }
+                Err(e) => tracing::debug!("unreadable progress from the child: {e}"),
+            },
+            "notifications/message" => tracing::info!("child: {params}"),
+            other => tracing::debug!("child notification {other} not relayed"),
+        }
+    }
+}
+
+impl ServerHandler for Proxy {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build())
+            .with_server_info(Implementation::new("tabtunnel", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Browser tools that act in the user's real, logged-in browser, in this agent's own tabs \
+                 (other agents and the user's own tabs are not visible). tabtunnel_status tells whether the \
+                 browser is connected; tabtunnel_request_tab asks the user to hand over their active tab.",
+            )
+    }
+
+    /// The session model (one agent per session) needs the `initialize` handshake, which the
+    /// 2026-07-28 revision dropped.
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let info = context.peer.peer_info();
+        let client_name = info.as_ref().map(|i| i.client_info.name.clone()).unwrap_or_default();
+        let version = info.as_ref().map(|i| i.protocol_version.to_string());
+        self.begin(&client_name, version, context.peer.clone());
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, McpError> {
+        self.tool_router.call(rmcp::handler::server::tool::ToolCallContext::new(self, request, context)).await
+    }
+}
+
+/// The service rmcp runs: `tools/list` and child `tools/call` raw, the rest to [`Proxy`].
+pub struct McpServer {
+    pub proxy: Arc<Proxy>,
+}
+
+impl Service<RoleServer> for McpServer {
+    async fn handle_request(
+        &self,
+        request: ClientRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ServerResult, McpError> {
+        let raw = match request {
+            ClientRequest::ListToolsRequest(request) => self.proxy.list_tools_raw(request.params).await?,
+            ClientRequest::CallToolRequest(request)
+                if !self.proxy.tool_router.has_route(&request.params.name) =>
+            {
+                self.proxy.forward_call(request.params, context).await?
+            }
+            other => return Service::handle_request(&*self.proxy, other, context).await,
+        };
+        Ok(ServerResult::CustomResult(CustomResult(raw)))
+    }
+
+    async fn handle_notification(
+        &self,
+        notification: rmcp::model::ClientNotification,
+        context: NotificationContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        Service::handle_notification(&*self.proxy, notification, context).await
+    }
+
+    fn get_info(&self) -> ServerConfig {
+        ServerHandler::get_info(&*self.proxy)
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        ServerHandler::supported_protocol_versions(&*self.proxy)
+    }
+}
