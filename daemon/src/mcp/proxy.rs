@@ -14,8 +14,9 @@ use super::supervisor::{Backend, Bounds, CallError, Extension, Supervisor};
 use super::{agent_name, install};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
-    CallToolRequestParams, ClientRequest, CustomResult, ErrorCode, Implementation, PaginatedRequestParams,
-    ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig, ServerResult,
+    CallToolRequestParams, ClientRequest, CustomResult, ErrorCode, Implementation, InitializeRequestParams,
+    InitializeResult, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ServerCapabilities,
+    ServerConfig, ServerResult,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, Service};
@@ -81,7 +82,7 @@ impl Proxy {
     }
 
     /// Names the agent, points the backend at the daemon and starts the child (in the
-    /// background). Once per session.
+    /// background), with the protocol version agreed with the client. Once per session.
     fn begin(&self, client_name: &str, protocol_version: Option<String>, peer: rmcp::Peer<RoleServer>) {
         let backend = self.supervisor.backend();
         let agent = self
@@ -208,11 +209,22 @@ impl ServerHandler for Proxy {
         Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
     }
 
-    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        let info = context.peer.peer_info();
-        let client_name = info.as_ref().map(|i| i.client_info.name.clone()).unwrap_or_default();
-        let version = info.as_ref().map(|i| i.protocol_version.to_string());
-        self.begin(&client_name, version, context.peer.clone());
+    /// The client's name (maybe the agent's) and protocol version are known here; naming the
+    /// agent now, not on `notifications/initialized`, means a `tools/list` that overtakes that
+    /// notification (rmcp handles them concurrently) still finds it named.
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        context.peer.set_peer_info(request.clone());
+        let result = self.negotiate_initialize(&request)?;
+        self.begin(
+            &request.client_info.name,
+            Some(result.protocol_version.to_string()),
+            context.peer.clone(),
+        );
+        Ok(result)
     }
 
     async fn call_tool(
