@@ -100,7 +100,7 @@ impl Proxy {
             );
         }
         if let Some(notifications) = self.notifications.lock().unwrap().take() {
-            tokio::spawn(relay(notifications, self.supervisor.clone(), peer));
+            tokio::spawn(relay(notifications, peer));
         }
         self.supervisor.warm_up();
     }
@@ -167,17 +167,12 @@ pub fn tool_error(text: &str) -> Value {
     json!({"content": [{"type": "text", "text": text}], "isError": true})
 }
 
-/// Relays the child's notifications to the client: tool list changes (dropping our cached
-/// list) and progress. Its log messages go to our log.
-async fn relay(
-    mut notifications: mpsc::Receiver<Notification>,
-    supervisor: Supervisor<RealBackend>,
-    peer: rmcp::Peer<RoleServer>,
-) {
+/// Relays the child's notifications to the client: tool list changes and progress. Its log
+/// messages go to our log. Ends when the supervisor and its children are gone.
+async fn relay(mut notifications: mpsc::Receiver<Notification>, peer: rmcp::Peer<RoleServer>) {
     while let Some(Notification { method, params }) = notifications.recv().await {
         match method.as_str() {
             "notifications/tools/list_changed" => {
-                supervisor.tools_changed();
                 let _ = peer.notify_tool_list_changed().await;
             }
             "notifications/progress" => match serde_json::from_value::<ProgressNotificationParam>(params) {

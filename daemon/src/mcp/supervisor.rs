@@ -124,12 +124,14 @@ struct Inner<B> {
     backend: B,
     bounds: Bounds,
     slot: Mutex<Slot>,
-    /// Raw `tools/list` results by cursor, from the latest child.
-    tool_pages: Mutex<HashMap<Option<String>, Value>>,
+    /// Raw `tools/list` results by cursor, from the latest child (dropped when it says its
+    /// tools changed).
+    tool_pages: Arc<Mutex<HashMap<Option<String>, Value>>>,
     launches: AtomicU64,
     /// Some child has listed its tools (so later listings never start one).
     listed: AtomicBool,
-    /// Every child's notifications, for the server to relay.
+    /// Every child's notifications, for the server to relay; the receiver ends when the
+    /// supervisor and its children are gone.
     notifications: mpsc::Sender<Notification>,
 }
 
@@ -150,7 +152,7 @@ impl<B: Backend> Supervisor<B> {
             backend,
             bounds,
             slot: Mutex::new(Slot::Empty),
-            tool_pages: Mutex::new(HashMap::new()),
+            tool_pages: Arc::default(),
             launches: AtomicU64::new(0),
             listed: AtomicBool::new(false),
             notifications,
@@ -337,9 +339,17 @@ impl<B: Backend> Inner<B> {
             pages.insert(None, first_page);
         }
         self.listed.store(true, Ordering::Relaxed);
+        // Holds no strong reference to the supervisor: dropping the supervisor drops (and
+        // kills) the child, which ends this task.
         let relay = self.notifications.clone();
+        let tool_pages = Arc::downgrade(&self.tool_pages);
         tokio::spawn(async move {
             while let Some(notification) = notifications.recv().await {
+                if notification.method == "notifications/tools/list_changed" {
+                    if let Some(pages) = tool_pages.upgrade() {
+                        pages.lock().unwrap().clear();
+                    }
+                }
                 if relay.send(notification).await.is_err() {
                     break;
                 }
@@ -365,18 +375,6 @@ impl<B: Backend> Inner<B> {
             }
             tokio::time::sleep(self.bounds.extension_poll).await;
         }
-    }
-
-    /// Drops the cached list (the child said its tools changed).
-    fn forget_tools(&self) {
-        self.tool_pages.lock().unwrap().clear();
-    }
-}
-
-impl<B: Backend> Supervisor<B> {
-    /// The child's tool list changed: the next listing asks it again.
-    pub fn tools_changed(&self) {
-        self.inner.forget_tools();
     }
 }
 

@@ -66,22 +66,29 @@ impl Backend for FakeBackend {
         let (child_writes, from_child) = tokio::io::duplex(1 << 16);
         let (kill, killed) = oneshot::channel();
         *self.kill_current.lock().unwrap() = Some(kill);
-        tokio::spawn(fake_child(child_reads, child_writes, self.ran.clone(), self.cancelled.clone(), killed));
+        // Dropping the `Child` kills it, as it kills a real process.
+        let (on_drop, dropped) = oneshot::channel();
+        let ends = async move {
+            tokio::select! { _ = killed => {}, _ = dropped => {} }
+        };
+        tokio::spawn(fake_child(child_reads, child_writes, self.ran.clone(), self.cancelled.clone(), ends));
         let (peer, notifications) = RpcPeer::start(from_child, to_child);
-        Ok((Child::handshake(peer, "2025-06-18", None).await?, notifications))
+        Ok((Child::handshake(peer, "2025-06-18", Some(on_drop)).await?, notifications))
     }
 }
 
 /// A minimal MCP server: `initialize`, `tools/list` (one tool with a non-standard annotation),
 /// `tools/call` of `count` (records the call, answers its number), `hold` (never answers),
-/// `die` (records the call, then exits without answering). Exits when killed.
+/// `die` (records the call, then exits without answering), `change_tools` (says its tools
+/// changed). Exits when killed.
 async fn fake_child(
     reads: tokio::io::DuplexStream,
     mut writes: tokio::io::DuplexStream,
     ran: Ran,
     cancelled: Arc<Mutex<Vec<Value>>>,
-    mut killed: oneshot::Receiver<()>,
+    killed: impl std::future::Future<Output = ()>,
 ) {
+    let mut killed = std::pin::pin!(killed);
     let mut lines = BufReader::new(reads).lines();
     loop {
         let line = tokio::select! {
@@ -100,6 +107,11 @@ async fn fake_child(
                 let tag = message["params"]["arguments"]["tag"].as_str().unwrap_or_default().to_owned();
                 match tool.as_str() {
                     "hold" => continue,
+                    "change_tools" => {
+                        let note = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+                        let _ = writes.write_all(format!("{note}\n").as_bytes()).await;
+                        json!({"content": []})
+                    }
                     "die" => {
                         ran.lock().unwrap().push(tag);
                         return;
@@ -138,6 +150,11 @@ fn bounds() -> Bounds {
 
 fn supervisor() -> Supervisor<FakeBackend> {
     Supervisor::new(FakeBackend::new(), bounds()).0
+}
+
+/// Tries `receive` until it gives something, boundedly.
+async fn soon<T>(receive: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(5), receive).await.expect("in time")
 }
 
 fn call(tool: &str, tag: &str) -> Value {
@@ -329,4 +346,26 @@ async fn cancelling_a_call_tells_the_child() {
     let cancelled = s.backend().cancelled.lock().unwrap().clone();
     assert_eq!(cancelled.len(), 1);
     assert!(cancelled[0]["requestId"].is_u64(), "{cancelled:?}");
+}
+
+#[tokio::test]
+async fn a_tool_list_change_is_relayed_and_drops_the_cached_list() {
+    let (s, mut relay) = Supervisor::new(FakeBackend::new(), bounds());
+    s.list_tools(None).await.unwrap();
+    s.call_tool(call("change_tools", "t"), &CancellationToken::new()).await.unwrap();
+    assert_eq!(soon(relay.recv()).await.unwrap().method, "notifications/tools/list_changed");
+    s.backend().kill_child();
+    until_child_gone(&s).await;
+    assert!(s.list_tools(None).await.is_err(), "the stale list is not served");
+    assert_eq!(s.launches(), 1);
+}
+
+#[tokio::test]
+async fn dropping_the_supervisor_ends_its_child_and_the_relay() {
+    let (s, mut relay) = Supervisor::new(FakeBackend::new(), bounds());
+    count(&s, "a").await.unwrap();
+    let peer = s.current().unwrap().child.peer.clone();
+    drop(s);
+    soon(peer.closed()).await;
+    assert!(soon(relay.recv()).await.is_none(), "the relay ends");
 }
