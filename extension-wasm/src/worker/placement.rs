@@ -80,12 +80,12 @@ pub async fn join_group(tab_id: TabId, window_id: WindowId, agent: &str) {
 async fn group(tab_id: TabId, window_id: WindowId, agent: &str) {
     let existing = with(|w| w.places.groups.get(agent).and_then(|g| g.get(&window_id)).copied());
     let grouped = match existing {
-        Some(group) => match chrome::group_tab(tab_id, Some(group)).await {
+        Some(group) => match chrome::group_tab(tab_id, Some(group), window_id).await {
             Ok(group) => Ok(group),
             // The group is gone (its last tab left): start a new one.
-            Err(_) => chrome::group_tab(tab_id, None).await,
+            Err(_) => chrome::group_tab(tab_id, None, window_id).await,
         },
-        None => chrome::group_tab(tab_id, None).await,
+        None => chrome::group_tab(tab_id, None, window_id).await,
     };
     match grouped {
         Ok(group) => {
