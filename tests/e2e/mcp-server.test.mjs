@@ -1,21 +1,63 @@
 // `tabtunnel mcp`: the official TypeScript MCP SDK client starts it over stdio; it runs the
 // pinned child tool server (installed by `tabtunnel mcp --install`, which ./dev test runs)
-// against the harness's daemon, forwards the child's tools unchanged and adds its own.
-//
-// Until agents are served by the daemon, `tabtunnel mcp` falls back to the plain endpoint
-// (it says so on stderr), so the agent here drives the tab the harness shares.
+// against the harness's daemon, at the agent's own endpoint, forwards the child's tools
+// unchanged and adds its own. The agents work on a local site where the human logged in once,
+// in the browser's profile.
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { FORM_TITLE, daemonBinary, greetingFor, pollFor, sleep, startHarness } from './harness.mjs';
+import { daemonBinary, greetingFor, pollFor, sleep, startHarness } from './harness.mjs';
 import { startMcpServer, textOf } from './mcp.mjs';
 
 const OWN_TOOLS = ['tabtunnel_status', 'tabtunnel_tabs', 'tabtunnel_request_tab'];
+const APP_TITLE = 'tabtunnel app';
+
+/**
+ * A site that needs a login: `/login?as=NAME` sets the session cookie (the human does that
+ * once, in the browser), `/app` is a form for whoever is signed in, else a login prompt.
+ */
+async function startLoginSite() {
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://localhost');
+    const user = /(?:^|;\s*)user=(\w+)/.exec(req.headers.cookie ?? '')?.[1];
+    const page = (title, body) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+      res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body>${body}</body></html>`);
+    };
+    if (url.pathname === '/login') {
+      const as = /^\w+$/.test(url.searchParams.get('as') ?? '') ? url.searchParams.get('as') : 'nobody';
+      res.setHeader('set-cookie', `user=${as}; Path=/; HttpOnly; SameSite=Lax`);
+      page('signed in', `<p>Signed in as ${as}</p>`);
+    } else if (url.pathname === '/app' && user) {
+      page(
+        APP_TITLE,
+        `<h1>Signed in as ${user}</h1><label for="name">Name</label><input id="name" type="text" autocomplete="off">` +
+          `<button id="go" type="button">Greet</button><p id="out"></p>` +
+          `<script>document.getElementById('go').onclick = () => { document.getElementById('out').textContent = 'Hello, ' + document.getElementById('name').value + '!'; };</script>`,
+      );
+    } else if (url.pathname === '/app') {
+      page('please sign in', '<p>Please sign in</p>');
+    } else {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${server.address().port}`;
+  return { appUrl: `${base}/app`, loginUrl: (as) => `${base}/login?as=${as}`, close: () => new Promise((r) => server.close(r)) };
+}
+
+/** The human signs in to the site once, in their own tab of the real browser. */
+async function humanSignsIn(h, site) {
+  const tab = await h.browser.newPage();
+  await tab.goto(site.loginUrl('human'), { waitUntil: 'load' });
+  await tab.close();
+}
 
 /**
  * Starts `tabtunnel mcp ...args` as the SDK client's stdio server, in a scratch directory (the
@@ -108,19 +150,28 @@ function idOf(snapshot, pattern, idPattern) {
   return m[1];
 }
 
-describe('tabtunnel mcp (chrome-devtools-mcp child)', { timeout: 300_000 }, () => {
+/** The page id chrome-devtools-mcp's `list_pages` gives `url`. */
+function pageIdOf(pages, url) {
+  return Number(idOf(pages, new RegExp(url.replaceAll('.', '\\.').replaceAll('?', '\\?')), /^\s*(\d+):/));
+}
+
+describe('tabtunnel mcp (chrome-devtools-mcp child) as agent A', { timeout: 300_000 }, () => {
   let h;
+  let site;
   let mcp;
   let pageId;
 
   before(async () => {
-    h = await startHarness({ name: 'mcp-server' });
+    h = await startHarness({ name: 'mcp-server', share: false });
+    site = await startLoginSite();
+    await humanSignsIn(h, site);
     mcp = await startTabtunnelMcp(h, 'tabtunnel mcp', ['--agent', 'A', '--endpoint', h.clientEndpoint]);
   });
 
   after(async () => {
     await mcp?.close();
     await h?.close();
+    await site?.close();
   });
 
   test("tools/list has the child's tools unchanged plus tabtunnel's own", async () => {
@@ -140,12 +191,14 @@ describe('tabtunnel mcp (chrome-devtools-mcp child)', { timeout: 300_000 }, () =
     assert.equal(status.annotations?.readOnlyHint, true);
   });
 
-  test('list_pages, take_snapshot, fill, click, evaluate_script and take_screenshot drive the page', async () => {
+  test('new_page, list_pages, take_snapshot, fill, click, evaluate_script, take_screenshot on a page that needs the login', async () => {
+    await mcp.call('new_page', { url: site.appUrl });
     const pages = await mcp.call('list_pages');
-    assert.ok(pages.includes(h.pageUrl), `list_pages does not show ${h.pageUrl}:\n${pages}`);
-    pageId = Number(idOf(pages, new RegExp(h.pageUrl.replaceAll('.', '\\.')), /^\s*(\d+):/));
+    assert.ok(pages.includes(site.appUrl), `list_pages does not show ${site.appUrl}:\n${pages}`);
+    assert.ok(!pages.includes(h.pageUrl), `agent A lists the human's own tab:\n${pages}`);
+    pageId = pageIdOf(pages, site.appUrl);
     const snapshot = await mcp.call('take_snapshot', { pageId });
-    assert.match(snapshot, new RegExp(FORM_TITLE));
+    assert.match(snapshot, /Signed in as human/, `the agent's tab does not have the human's login:\n${snapshot}`);
     await mcp.call('fill', { pageId, uid: idOf(snapshot, /textbox "Name"/, /uid=(\S+)/), value: 'Ada' });
     await mcp.call('click', { pageId, uid: idOf(snapshot, /button "Greet"/, /uid=(\S+)/) });
     const out = await mcp.call('evaluate_script', { pageId, function: "() => document.querySelector('#out').textContent" });
@@ -166,13 +219,17 @@ describe('tabtunnel mcp (chrome-devtools-mcp child)', { timeout: 300_000 }, () =
     assert.match(text, /font|display|color/i, `no styles in:\n${text}`);
   });
 
-  test("tabtunnel_status names the agent and the child; tabtunnel's tools never start a child", async () => {
+  test('tabtunnel_status and tabtunnel_tabs show agent A, its tab, and never start a child', async () => {
     const status = JSON.parse(await mcp.call('tabtunnel_status'));
     assert.equal(status.agent, 'A');
+    assert.equal(status.daemon.extensionConnected, true, JSON.stringify(status));
     assert.equal(status.toolServer.package, 'chrome-devtools-mcp');
     assert.equal(status.toolServer.running, 'chrome_devtools 1.11.0');
     assert.ok(!JSON.stringify(status).includes(h.token), 'tabtunnel_status shows the token');
     assert.equal(status.toolServer.starts, 1);
+    const tabs = await mcp.call('tabtunnel_tabs');
+    assert.ok(tabs.includes(site.appUrl), tabs);
+    assert.ok(!tabs.includes(h.pageUrl), tabs);
   });
 
   test('killing the child mid-session: the next calls succeed after one restart, none lost or run twice', async () => {
@@ -202,14 +259,26 @@ describe('tabtunnel mcp (chrome-devtools-mcp child)', { timeout: 300_000 }, () =
     const final = await mcp.call('evaluate_script', { pageId, function: '() => window.__mcpCalls' });
     assert.match(final, /\b9\b/, `the page ran ${final} calls, not 9`);
   });
+
+  test('close_page closes the agent\'s tab', async () => {
+    // chrome-devtools-mcp keeps one page open: open a second to close the first.
+    await mcp.call('new_page', { url: 'about:blank' });
+    const pages = await mcp.call('close_page', { pageId });
+    assert.ok(!pages.includes(site.appUrl), `the closed page is still listed:\n${pages}`);
+    const tabs = await mcp.call('tabtunnel_tabs');
+    assert.ok(!tabs.includes(site.appUrl), tabs);
+  });
 });
 
-describe('tabtunnel mcp --tools playwright', { timeout: 300_000 }, () => {
+describe('tabtunnel mcp --tools playwright as agent P', { timeout: 300_000 }, () => {
   let h;
+  let site;
   let mcp;
 
   before(async () => {
-    h = await startHarness({ name: 'mcp-server-pw' });
+    h = await startHarness({ name: 'mcp-server-pw', share: false });
+    site = await startLoginSite();
+    await humanSignsIn(h, site);
     mcp = await startTabtunnelMcp(h, 'tabtunnel mcp --tools playwright', [
       '--agent', 'P', '--endpoint', h.clientEndpoint, '--tools', 'playwright',
     ]);
@@ -218,18 +287,20 @@ describe('tabtunnel mcp --tools playwright', { timeout: 300_000 }, () => {
   after(async () => {
     await mcp?.close();
     await h?.close();
+    await site?.close();
   });
 
   test("tools/list has @playwright/mcp's tools plus tabtunnel's own", async () => {
     const names = (await listAllTools(mcp)).map((t) => t.name);
-    for (const name of [...OWN_TOOLS, 'browser_snapshot', 'browser_click', 'browser_type', 'browser_evaluate', 'browser_take_screenshot', 'browser_tabs']) {
+    for (const name of [...OWN_TOOLS, 'browser_navigate', 'browser_snapshot', 'browser_click', 'browser_type', 'browser_evaluate', 'browser_take_screenshot', 'browser_tabs', 'browser_close']) {
       assert.ok(names.includes(name), `tools/list lacks ${name}: ${names.join(', ')}`);
     }
   });
 
-  test('browser_snapshot, browser_type, browser_click, browser_evaluate, browser_take_screenshot', async () => {
+  test('browser_navigate, browser_snapshot, browser_type, browser_click, browser_evaluate, browser_take_screenshot, browser_tabs', async () => {
+    await mcp.call('browser_navigate', { url: site.appUrl });
     const snapshot = await mcp.call('browser_snapshot');
-    assert.ok(snapshot.includes(FORM_TITLE), `not the shared page:\n${snapshot}`);
+    assert.match(snapshot, /Signed in as human/, `the agent's tab does not have the human's login:\n${snapshot}`);
     const ref = (pattern) => idOf(snapshot, pattern, /\[ref=([^\]]+)\]/);
     await mcp.call('browser_type', { element: 'Name textbox', target: ref(/textbox "Name"/), text: 'Grace' });
     await mcp.call('browser_click', { element: 'Greet button', target: ref(/button "Greet"/) });
@@ -240,13 +311,16 @@ describe('tabtunnel mcp --tools playwright', { timeout: 300_000 }, () => {
     assert.ok(image, `no image in ${JSON.stringify(shot).slice(0, 300)}`);
     assert.ok(Buffer.from(image.data, 'base64').length > 2_000);
     const tabs = await mcp.call('browser_tabs', { action: 'list' });
-    assert.ok(tabs.includes(h.pageUrl), tabs);
+    assert.ok(tabs.includes(site.appUrl), tabs);
+    assert.ok(!tabs.includes(h.pageUrl), `agent P lists the human's own tab:\n${tabs}`);
   });
 
   test('killing the child: the next call restarts it once', async () => {
     await killChild(mcp);
+    const tabs = await mcp.call('browser_tabs', { action: 'list' });
+    assert.ok(tabs.includes(site.appUrl), `the new child does not find agent P's tab:\n${tabs}`);
     const out = await mcp.call('browser_evaluate', { function: '() => document.title' });
-    assert.ok(out.includes(FORM_TITLE), out);
+    assert.ok(out.includes(APP_TITLE), out);
     assert.equal(JSON.parse(await mcp.call('tabtunnel_status')).toolServer.starts, 2);
   });
 });
