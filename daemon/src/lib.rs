@@ -115,6 +115,7 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
             extension_origin: format!("chrome-extension://{}", options.extension_id),
         },
         browser_target_id: browser_target_id.clone(),
+        mcp: mcp::http_service(port, token.as_deref()),
     };
     let server = tokio::spawn(server::serve(listener, state, async move {
         let _ = shutdown_rx.await;
@@ -123,7 +124,7 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
 }
 
 /// `scheme://127.0.0.1:PORT[/<token>]path`
-fn url(port: u16, token: Option<&str>, scheme: &str, path: &str) -> String {
+pub(crate) fn url(port: u16, token: Option<&str>, scheme: &str, path: &str) -> String {
     match token {
         Some(token) => format!("{scheme}://127.0.0.1:{port}/{token}{path}"),
         None => format!("{scheme}://127.0.0.1:{port}{path}"),

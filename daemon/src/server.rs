@@ -34,6 +34,8 @@ pub struct AppState {
     pub hub: HubHandle,
     pub gate: Gate,
     pub browser_target_id: String,
+    /// `/mcp`: MCP over Streamable HTTP, a session per agent (`crate::mcp`).
+    pub mcp: crate::mcp::HttpService,
 }
 
 impl AppState {
@@ -64,6 +66,7 @@ pub fn router(state: AppState) -> Router {
         .route("/tabtunnel/status", get(status))
         .route("/tabtunnel/handover", post(handover))
         .route(EXTENSION_PATH, get(extension_socket))
+        .route_service("/mcp", state.mcp.clone())
         .with_state(state)
 }
 

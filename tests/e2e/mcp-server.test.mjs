@@ -12,7 +12,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { daemonBinary, greetingFor, pollFor, sleep, startHarness } from './harness.mjs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+import { EXTENSION_ID, RawCdp, daemonBinary, greetingFor, pollFor, sleep, startHarness, withTimeout } from './harness.mjs';
 import { startMcpServer, textOf } from './mcp.mjs';
 
 const OWN_TOOLS = ['tabtunnel_status', 'tabtunnel_tabs', 'tabtunnel_request_tab'];
@@ -322,6 +325,202 @@ describe('tabtunnel mcp --tools playwright as agent P', { timeout: 300_000 }, ()
     const out = await mcp.call('browser_evaluate', { function: '() => document.title' });
     assert.ok(out.includes(APP_TITLE), out);
     assert.equal(JSON.parse(await mcp.call('tabtunnel_status')).toolServer.starts, 2);
+  });
+});
+
+// Before the agent has a window of its own: headless Chromium reports the newest window as the
+// last focused one, which would make the side panel offer the agent's own tab.
+describe('tabtunnel_request_tab', { timeout: 300_000 }, () => {
+  let h;
+  let mcp;
+
+  before(async () => {
+    h = await startHarness({ name: 'mcp-handover', share: false });
+    mcp = await startTabtunnelMcp(h, 'tabtunnel mcp (agent R)', ['--agent', 'R', '--endpoint', h.clientEndpoint]);
+  });
+
+  after(async () => {
+    await mcp?.close();
+    await h?.close();
+  });
+
+  test('the request shows in the side panel, a click hands the tab over', async () => {
+    // The human is looking at their form tab.
+    await h.sw(async (tabId, windowId) => {
+      await chrome.tabs.update(tabId, { active: true });
+      await chrome.windows.update(windowId, { focused: true });
+      return true;
+    }, h.tabId, h.windowId);
+    const panel = await h.openPanel();
+    const reason = 'to finish the checkout you started';
+    const asked = mcp.call('tabtunnel_request_tab', { reason, timeout_seconds: 60 });
+    const give = await panel.waitForSelector('#handover-requests li[data-request-id] button[data-answer="give"]', { timeout: 30_000 });
+    const shown = await panel.$eval('#handover-requests', (el) => el.textContent);
+    assert.ok(shown.includes(reason) && shown.includes('R'), `the side panel shows: ${shown}`);
+    await give.click();
+    const answer = await asked;
+    assert.match(answer, /handed you their tab/, answer);
+    assert.ok(answer.includes(h.pageUrl), `not the human's active tab (${h.pageUrl}): ${answer}`);
+    const pages = await mcp.call('list_pages');
+    assert.ok(pages.includes(h.pageUrl), `agent R does not list the handed tab:\n${pages}`);
+    assert.ok((await mcp.call('tabtunnel_tabs')).includes(h.pageUrl));
+  });
+});
+
+/** The child tool servers (node processes) the daemon `pid` runs for HTTP sessions. */
+function daemonToolServers(pid) {
+  return childPids(pid).filter((child) => {
+    try {
+      // The tool servers name their process (`chrome-devtools-mcp`), else node's command line
+      // names the install dir.
+      const cmdline = fs.readFileSync(`/proc/${child}/cmdline`, 'utf8');
+      return cmdline.includes('/mcp-children/') || cmdline.startsWith('chrome-devtools-mcp');
+    } catch {
+      return false;
+    }
+  });
+}
+
+describe('one stdio agent and one HTTP agent at once', { timeout: 300_000 }, () => {
+  let h;
+  let site;
+  let stdio;
+  let web;
+
+  before(async () => {
+    h = await startHarness({ name: 'mcp-two', share: false });
+    site = await startLoginSite();
+    await humanSignsIn(h, site);
+    stdio = await startTabtunnelMcp(h, 'tabtunnel mcp (agent S)', ['--agent', 'S', '--endpoint', h.clientEndpoint]);
+  });
+
+  after(async () => {
+    await stdio?.close();
+    await web?.client.close().catch(() => {});
+    await h?.close();
+    await site?.close();
+  });
+
+  test('/mcp refuses requests without the token or from a web page', async () => {
+    const url = `http://127.0.0.1:${h.port}/mcp`;
+    const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '0' } } });
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    assert.equal((await fetch(url, { method: 'POST', headers, body: initialize })).status, 401);
+    const foreign = await fetch(`${h.clientEndpoint}/mcp`, { method: 'POST', headers: { ...headers, origin: 'https://evil.example' }, body: initialize });
+    assert.equal(foreign.status, 403);
+  });
+
+  test('each works in its own tabs over many rounds: no cross-talk, neither lists the other\'s pages', async () => {
+    // The token as a Bearer header, the agent in the query.
+    web = await startHttpMcpWithBearer(h, 'H');
+    const urlOf = (who) => `${site.appUrl}?who=${who}`;
+    await stdio.call('new_page', { url: urlOf('S') });
+    await web.call('new_page', { url: urlOf('H') });
+    const idIn = async (mcp, who) => pageIdOf(await mcp.call('list_pages'), urlOf(who));
+    const agents = [
+      { name: 'S', mcp: stdio, pageId: await idIn(stdio, 'S'), other: 'H' },
+      { name: 'H', mcp: web, pageId: await idIn(web, 'H'), other: 'S' },
+    ];
+    for (let round = 0; round < 8; round++) {
+      await Promise.all(agents.map(async (a) => {
+        const value = `${a.name}-${round}`;
+        const written = await a.mcp.call('evaluate_script', {
+          pageId: a.pageId,
+          function: `() => { document.querySelector('#name').value = ${JSON.stringify(value)}; return document.querySelector('h1').textContent; }`,
+        });
+        assert.match(written, /Signed in as human/, `${a.name} lost the login: ${written}`);
+        const read = await a.mcp.call('evaluate_script', { pageId: a.pageId, function: "() => [location.search, document.querySelector('#name').value]" });
+        assert.ok(read.includes(`?who=${a.name}`) && read.includes(value), `${a.name} round ${round} read ${read}`);
+        const pages = await a.mcp.call('list_pages');
+        assert.ok(!pages.includes(urlOf(a.other)), `${a.name} lists ${a.other}'s page:\n${pages}`);
+        assert.ok(!pages.includes(h.pageUrl), `${a.name} lists the human's tab:\n${pages}`);
+      }));
+    }
+    const status = JSON.parse(await web.call('tabtunnel_status'));
+    assert.equal(status.agent, 'H');
+  });
+
+  test('DELETE ends the HTTP session and its tool server', async () => {
+    await pollFor(() => daemonToolServers(h.daemon.pid).length === 1, 10_000, 'the HTTP session\'s tool server', () =>
+      childPids(h.daemon.pid).map((p) => { try { return fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').replaceAll('\0', ' ').slice(0, 200); } catch { return p; } }).join('\n'));
+    await web.transport.terminateSession();
+    await web.client.close();
+    web = null;
+    await pollFor(() => daemonToolServers(h.daemon.pid).length === 0, 15_000, 'the tool server ending with its session', h.detail);
+    // The stdio agent goes on.
+    assert.match(await stdio.call('list_pages'), /who=S/);
+  });
+});
+
+/** Agent `agent` over HTTP with the token as `Authorization: Bearer` (not in the path). */
+async function startHttpMcpWithBearer(h, agent) {
+  const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${h.port}/mcp?agent=${agent}`), {
+    requestInit: { headers: { authorization: `Bearer ${h.token}` } },
+  });
+  const client = new Client({ name: 'tabtunnel-e2e-http', version: '0.0.0' });
+  await withTimeout(client.connect(transport), 30_000, 'MCP initialize over HTTP', h.detail);
+  const call = async (tool, args = {}) => {
+    const result = await withTimeout(client.callTool({ name: tool, arguments: args }), 60_000, `HTTP ${tool}`, h.detail);
+    assert.ok(!result.isError, `HTTP agent ${agent}: ${tool} failed: ${textOf(result)}\n${h.detail()}`);
+    return textOf(result);
+  };
+  return { client, transport, call };
+}
+
+describe("the extension's service worker restarting mid-session", { timeout: 300_000 }, () => {
+  let h;
+  let site;
+  let mcp;
+
+  before(async () => {
+    h = await startHarness({ name: 'mcp-worker', share: false });
+    site = await startLoginSite();
+    await humanSignsIn(h, site);
+    mcp = await startTabtunnelMcp(h, 'tabtunnel mcp (agent W)', ['--agent', 'W', '--endpoint', h.clientEndpoint]);
+  });
+
+  after(async () => {
+    await mcp?.close();
+    await h?.close();
+    await site?.close();
+  });
+
+  test('the next calls succeed after one restart; the page counter shows none lost or run twice', async () => {
+    await mcp.call('new_page', { url: site.appUrl });
+    const pageId = pageIdOf(await mcp.call('list_pages'), site.appUrl);
+    const bump = () =>
+      mcp.call('evaluate_script', { pageId, function: '() => (window.__mcpCalls = (window.__mcpCalls ?? 0) + 1)' });
+    const counts = [await bump(), await bump(), await bump()];
+    const statusUrl = `${h.clientEndpoint}/agent/W/tabtunnel/status`;
+    const before = await (await fetch(statusUrl)).json();
+
+    // Stop the worker over a plain CDP socket (the harness's puppeteer would hold it paused),
+    // then wake it with an extension event: a reload of the human's tab.
+    const worker = await h.browser.waitForTarget((t) => t.type() === 'service_worker' && t.url().includes(EXTENSION_ID));
+    const workerId = worker._targetId;
+    const humanTab = h.testPage.target()._targetId;
+    await h.browser.disconnect();
+    h.browser = null;
+    const raw = await RawCdp.open(h.realBrowserWsEndpoint);
+    try {
+      assert.deepEqual((await raw.send(1, 'Target.closeTarget', { targetId: workerId })).result, { success: true });
+      await pollFor(async () => !(await (await fetch(statusUrl)).json()).extensionConnected, 15_000, 'the daemon losing the extension', h.detail);
+      const attached = await raw.send(2, 'Target.attachToTarget', { targetId: humanTab, flatten: true });
+      await raw.send(3, 'Page.reload', {}, attached.result.sessionId);
+    } finally {
+      raw.close();
+    }
+    const after = await pollFor(async () => {
+      const status = await (await fetch(statusUrl)).json();
+      return status.extensionConnected && status.tabs.some((t) => t.url === site.appUrl) ? status : null;
+    }, 30_000, "the worker back with agent W's tab", h.detail);
+    assert.ok(after.extensionEpoch > before.extensionEpoch, `epoch ${before.extensionEpoch} -> ${after.extensionEpoch}`);
+
+    counts.push(await bump(), await bump(), await bump());
+    const numbers = counts.map((text) => Number(/(\d+)\D*$/.exec(text)?.[1]));
+    assert.deepEqual(numbers, [1, 2, 3, 4, 5, 6], `the page counter shows a lost or repeated call: ${JSON.stringify(counts)}`);
+    assert.equal(JSON.parse(await mcp.call('tabtunnel_status')).toolServer.starts, 2, 'one restart');
   });
 });
 

@@ -35,7 +35,12 @@ impl ClientEndpoint {
     /// The daemon on this machine's `port`, with the token kept in `config_dir`.
     pub fn local(config_dir: &Path, port: u16) -> Result<ClientEndpoint, String> {
         let token = crate::token::load_or_create(config_dir)?;
-        Ok(ClientEndpoint { base: format!("http://127.0.0.1:{port}/{token}") })
+        Ok(ClientEndpoint::loopback(port, Some(&token)))
+    }
+
+    /// `http://127.0.0.1:PORT[/<token>]`: a daemon's own endpoint.
+    pub fn loopback(port: u16, token: Option<&str>) -> ClientEndpoint {
+        ClientEndpoint { base: crate::url(port, token, "http", "") }
     }
 
     pub fn as_str(&self) -> &str {

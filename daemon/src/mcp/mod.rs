@@ -13,11 +13,13 @@
 //! | `child` | which child, its command line, process and handshake |
 //! | `supervisor` | restart before forward |
 //! | `proxy`, `own_tools` | the MCP server itself |
+//! | `http` | the same server over Streamable HTTP at `<endpoint>/mcp`, a session per agent |
 
 mod agent_name;
 mod child;
 mod daemon_api;
 mod endpoint;
+mod http;
 mod install;
 mod own_tools;
 mod patches;
@@ -26,6 +28,7 @@ mod rpc;
 mod supervisor;
 
 pub use child::ToolKind;
+pub use http::{service as http_service, HttpService};
 
 use rmcp::ServiceExt;
 use std::path::PathBuf;
@@ -67,7 +70,8 @@ pub async fn run(args: McpArgs) -> Result<(), String> {
         }
     };
     let agent = fixed_agent(args.agent, std::env::var("TABTUNNEL_AGENT").ok(), endpoint_agent)?;
-    let proxy = Arc::new(proxy::Proxy::new(proxy::RealBackend::new(args.tools, data_dir, endpoint), agent));
+    let session = proxy::Session::Stdio { agent, kind: args.tools };
+    let proxy = Arc::new(proxy::Proxy::new(proxy::RealBackend::new(data_dir, endpoint), session));
     let running = proxy::McpServer { proxy }
         .serve(rmcp::transport::stdio())
         .await

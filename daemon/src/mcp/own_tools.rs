@@ -54,7 +54,7 @@ impl Proxy {
     async fn tabtunnel_status(&self) -> Result<CallToolResult, McpError> {
         let backend = self.supervisor.backend();
         let tool_server = json!({
-            "package": backend.kind.package(),
+            "package": backend.kind().package(),
             "running": self.supervisor.current().map(|live| live.child.describe()),
             "starts": self.supervisor.launches(),
         });
@@ -129,6 +129,7 @@ impl Proxy {
                 }
                 Some("denied") => text("The user declined to hand over a tab."),
                 Some("timeout") => text(format!("The user did not answer within {seconds}s.")),
+                Some("withdrawn") => text("The request was withdrawn before the user answered."),
                 _ => failure(format!("unexpected answer from the daemon: {answer}")),
             },
             Err(ApiError::Status(503, _)) => failure(

@@ -14,9 +14,9 @@ use super::supervisor::{Backend, Bounds, CallError, Extension, Supervisor};
 use super::{agent_name, install};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
-    CallToolRequestParams, ClientRequest, CustomResult, ErrorCode, Implementation, InitializeRequestParams,
-    InitializeResult, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ServerCapabilities,
-    ServerConfig, ServerResult,
+    CallToolRequestParams, CallToolResult, ClientRequest, CustomResult, ErrorCode, Implementation,
+    InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig, ServerResult,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, Service};
@@ -26,23 +26,34 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::mpsc;
 
-/// Where the child comes from and where it points; the agent is known once the client has
-/// introduced itself (its name may be the agent's).
+/// Where the child comes from and where it points. The agent and the tool server are settled
+/// once the client has introduced itself (its name may be the agent's; over HTTP the request
+/// names them).
 pub struct RealBackend {
-    pub kind: ToolKind,
     pub data_dir: PathBuf,
     endpoint: ClientEndpoint,
+    kind: OnceLock<ToolKind>,
     daemon: OnceLock<Daemon>,
     protocol_version: OnceLock<String>,
 }
 
 impl RealBackend {
-    pub fn new(kind: ToolKind, data_dir: PathBuf, endpoint: ClientEndpoint) -> RealBackend {
-        RealBackend { kind, data_dir, endpoint, daemon: OnceLock::new(), protocol_version: OnceLock::new() }
+    pub fn new(data_dir: PathBuf, endpoint: ClientEndpoint) -> RealBackend {
+        RealBackend {
+            data_dir,
+            endpoint,
+            kind: OnceLock::new(),
+            daemon: OnceLock::new(),
+            protocol_version: OnceLock::new(),
+        }
     }
 
     pub fn daemon(&self) -> Result<&Daemon, String> {
         self.daemon.get().ok_or_else(|| "the MCP client has not initialized yet".into())
+    }
+
+    pub fn kind(&self) -> ToolKind {
+        self.kind.get().copied().unwrap_or(ToolKind::ChromeDevtools)
     }
 }
 
@@ -55,48 +66,73 @@ impl Backend for RealBackend {
         let installed = install::ensure_installed(&self.data_dir).await?;
         let endpoint = self.daemon()?.child_endpoint().await;
         let command =
-            child::Command { kind: self.kind, node: installed.node, modules: installed.modules, endpoint };
+            child::Command { kind: self.kind(), node: installed.node, modules: installed.modules, endpoint };
         let version =
             self.protocol_version.get().map(String::as_str).unwrap_or(child::FALLBACK_PROTOCOL_VERSION);
         child::spawn(&command, version).await
     }
 }
 
+/// Who names the session's agent and tool server.
+pub enum Session {
+    /// `tabtunnel mcp`: the command line (an agent or none: the client's name).
+    Stdio { agent: Option<String>, kind: ToolKind },
+    /// `<endpoint>/mcp` on the daemon: the request (`/agent/<name>/mcp`, `?agent=`, `?tools=`).
+    Http,
+}
+
 pub struct Proxy {
     pub(super) supervisor: Supervisor<RealBackend>,
-    /// The agent from `--agent`, `TABTUNNEL_AGENT` or the endpoint; else the client's name.
-    fixed_agent: Option<String>,
+    session: Session,
     notifications: Mutex<Option<mpsc::Receiver<Notification>>>,
     pub(super) tool_router: ToolRouter<Proxy>,
 }
 
 impl Proxy {
-    pub fn new(backend: RealBackend, fixed_agent: Option<String>) -> Proxy {
+    pub fn new(backend: RealBackend, session: Session) -> Proxy {
         let (supervisor, notifications) = Supervisor::new(backend, Bounds::default());
         Proxy {
             supervisor,
-            fixed_agent,
+            session,
             notifications: Mutex::new(Some(notifications)),
             tool_router: Proxy::own_tools(),
         }
     }
 
+    /// The session's agent (`None`: from the client's name) and tool server.
+    fn choose(&self, context: &RequestContext<RoleServer>) -> Result<(Option<String>, ToolKind), McpError> {
+        match &self.session {
+            Session::Stdio { agent, kind } => Ok((agent.clone(), *kind)),
+            Session::Http => {
+                let parts = context.extensions.get::<axum::http::request::Parts>();
+                let route = parts.and_then(|p| p.extensions.get::<crate::agent_path::AgentRoute>());
+                let from_path = route.filter(|r| !r.prefix.is_empty()).map(|r| r.agent.as_str().to_owned());
+                super::http::choose(from_path, parts.and_then(|p| p.uri.query()))
+                    .map_err(|e| McpError::invalid_params(e, None))
+            }
+        }
+    }
+
     /// Names the agent, points the backend at the daemon and starts the child (in the
     /// background), with the protocol version agreed with the client. Once per session.
-    fn begin(&self, client_name: &str, protocol_version: Option<String>, peer: rmcp::Peer<RoleServer>) {
+    fn begin(
+        &self,
+        agent: Option<String>,
+        kind: ToolKind,
+        client_name: &str,
+        protocol_version: String,
+        peer: rmcp::Peer<RoleServer>,
+    ) {
         let backend = self.supervisor.backend();
-        let agent = self
-            .fixed_agent
-            .clone()
-            .unwrap_or_else(|| agent_name::from_client_name(client_name, &agent_name::unique_suffix()));
-        if let Some(version) = protocol_version {
-            let _ = backend.protocol_version.set(version);
-        }
+        let agent =
+            agent.unwrap_or_else(|| agent_name::from_client_name(client_name, &agent_name::unique_suffix()));
+        let _ = backend.protocol_version.set(protocol_version);
+        let _ = backend.kind.set(kind);
         if backend.daemon.set(Daemon::new(backend.endpoint.clone(), agent.clone())).is_ok() {
             tracing::info!(
                 "agent {agent} (client {client_name:?}) on {}; tools: {}",
                 super::endpoint::redact(backend.endpoint.as_str()),
-                backend.kind.package()
+                kind.package()
             );
         }
         if let Some(notifications) = self.notifications.lock().unwrap().take() {
@@ -212,14 +248,23 @@ impl ServerHandler for Proxy {
         request: InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
+        let (agent, kind) = self.choose(&context)?;
         context.peer.set_peer_info(request.clone());
         let result = self.negotiate_initialize(&request)?;
-        self.begin(
-            &request.client_info.name,
-            Some(result.protocol_version.to_string()),
-            context.peer.clone(),
-        );
+        let version = result.protocol_version.to_string();
+        self.begin(agent, kind, &request.client_info.name, version, context.peer.clone());
         Ok(result)
+    }
+
+    /// Over stdio [`McpServer`] answers this with the child's JSON as is; over HTTP rmcp's
+    /// Streamable HTTP service takes only a `ServerHandler`, so the page goes through rmcp's
+    /// typed model (standard fields only: chrome-devtools-mcp's `annotations.category` is lost).
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        typed(self.list_tools_raw(request).await?)
     }
 
     async fn call_tool(
@@ -227,11 +272,24 @@ impl ServerHandler for Proxy {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CallToolResponse, McpError> {
-        self.tool_router.call(rmcp::handler::server::tool::ToolCallContext::new(self, request, context)).await
+        if self.tool_router.has_route(&request.name) {
+            return self
+                .tool_router
+                .call(rmcp::handler::server::tool::ToolCallContext::new(self, request, context))
+                .await;
+        }
+        typed::<CallToolResult>(self.forward_call(request, context).await?).map(Into::into)
     }
 }
 
-/// The service rmcp runs: `tools/list` and child `tools/call` raw, the rest to [`Proxy`].
+/// A raw result read into rmcp's model.
+fn typed<T: serde::de::DeserializeOwned>(raw: Value) -> Result<T, McpError> {
+    serde_json::from_value(raw).map_err(|e| {
+        McpError::internal_error(format!("the browser tool server's answer does not parse: {e}"), None)
+    })
+}
+
+/// The stdio service: `tools/list` and child `tools/call` raw, the rest to [`Proxy`].
 pub struct McpServer {
     pub proxy: Arc<Proxy>,
 }
