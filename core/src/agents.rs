@@ -208,7 +208,11 @@ impl Core {
                 tabs: self.visible_tabs(agent).map(|t| t.id()).collect(),
                 last_action: (!record.last_method.is_empty()).then(|| record.last_method.clone()),
                 last_action_at_ms: record.last_at_ms,
-                releases_at_ms: grace_ends_at(record, &self.config.limits),
+                // Only when going would let go of something (the default agent keeps what the
+                // human shared).
+                releases_at_ms: grace_ends_at(record, &self.config.limits).filter(|_| {
+                    self.visible_tabs(agent).any(|t| t.info.created || agent.as_str() != DEFAULT_AGENT)
+                }),
             })
             .collect()
     }

@@ -53,7 +53,7 @@ impl Core {
             "Target.activateTarget" => self.activate_target(conn, cmd),
             "Browser.getWindowForTarget" => self.get_window_for_target(conn, cmd),
             "Browser.getWindowBounds" | "Browser.setWindowBounds" | "Browser.setContentsSize" => {
-                self.window_command(conn, cmd)
+                self.window_command(conn, cmd, None)
             }
             "Target.createBrowserContext" | "Target.disposeBrowserContext" => self.reply_error(
                 conn,

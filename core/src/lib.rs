@@ -401,6 +401,7 @@ impl Core {
             "Browser.getWindowForTarget" if emulation::params(cmd)["targetId"].is_null() => {
                 self.browser_op(conn, cmd, BrowserOp::GetWindowForTab { tab_id: tab }, None);
             }
+            "Browser.setContentsSize" if is_page => self.window_command(conn, cmd, Some(tab)),
             _ => self.browser_session_command(conn, cmd),
         }
     }

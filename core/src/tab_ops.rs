@@ -7,7 +7,7 @@ use crate::emulation::params;
 use crate::frames::{errors, ClientCommand};
 use crate::session::ConnId;
 use crate::{Core, OnSuccess};
-use tabtunnel_wire::{BrowserOp, WindowBounds, WindowId};
+use tabtunnel_wire::{BrowserOp, TabId, WindowBounds, WindowId};
 
 impl Core {
     /// `Target.createTarget`: a real tab in the agent's own window, attached before the reply
@@ -70,7 +70,8 @@ impl Core {
     /// `Browser.getWindowBounds`, `setWindowBounds` and `setContentsSize`: only for a window
     /// holding one of the agent's tabs (the extension further refuses to resize a window that is
     /// the human's).
-    pub(crate) fn window_command(&mut self, conn: ConnId, cmd: &ClientCommand) {
+    /// `tab` is the page whose session sent it, if any.
+    pub(crate) fn window_command(&mut self, conn: ConnId, cmd: &ClientCommand, tab: Option<TabId>) {
         let p = params(cmd);
         let Some(window_id) = p["windowId"].as_i64().and_then(|w| WindowId::try_from(w).ok()) else {
             return self.reply_error(
@@ -102,7 +103,9 @@ impl Core {
                     let what = "width or height: number expected";
                     return self.reply_error(conn, cmd, &errors::invalid_params(cmd.method, what));
                 }
-                BrowserOp::SetContentsSize { window_id, width, height }
+                let tab_id =
+                    tab.filter(|t| self.tabs.get(t).is_some_and(|s| s.tab.info.window_id == window_id));
+                BrowserOp::SetContentsSize { window_id, width, height, tab_id }
             }
         };
         self.browser_op(conn, cmd, op, None);
@@ -110,7 +113,7 @@ impl Core {
 
     /// The agent's tab named by `params.targetId` (page or tab target); replies with Chrome's
     /// error and returns `None` when there is none.
-    fn named_tab(&mut self, conn: ConnId, cmd: &ClientCommand) -> Option<tabtunnel_wire::TabId> {
+    fn named_tab(&mut self, conn: ConnId, cmd: &ClientCommand) -> Option<TabId> {
         let p = params(cmd);
         let Some(target_id) = p["targetId"].as_str() else {
             self.reply_error(conn, cmd, &errors::invalid_params(cmd.method, "targetId: string expected"));
@@ -279,7 +282,7 @@ mod tests {
         let step = h.send(1, json!({"id": 6, "sessionId": page, "method": "Browser.setContentsSize", "params": {"windowId": 40, "width": 640}}));
         assert_eq!(
             step.browser_ops()[0].1,
-            &BrowserOp::SetContentsSize { window_id: 40, width: Some(640), height: None }
+            &BrowserOp::SetContentsSize { window_id: 40, width: Some(640), height: None, tab_id: Some(1) }
         );
         for (id, params) in [(7, json!({"windowId": 40})), (8, json!({"windowId": "x", "width": 1}))] {
             let step = h.send(1, json!({"id": id, "method": "Browser.setContentsSize", "params": params}));

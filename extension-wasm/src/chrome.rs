@@ -222,10 +222,10 @@ pub async fn update_tab(tab_id: TabId, properties: &serde_json::Value) -> Result
     unit(tabs_update(tab_id, &to_js(properties)).await)
 }
 
-/// Puts a tab into `group`, or into a new group in `window_id` (its own window); returns the
-/// group's id. Without `createProperties.windowId` Chrome makes the new group in the focused
-/// window and moves the tab there, into the human's window.
-pub async fn group_tab(tab_id: TabId, group: Option<i32>, window_id: WindowId) -> Result<i32> {
+/// Puts a tab into `group`, or into a new group in `window_id` (the tab's own window: Chrome
+/// would otherwise create the group in the focused window and move the tab there); returns the
+/// group's id.
+pub async fn group_tab(tab_id: TabId, window_id: WindowId, group: Option<i32>) -> Result<i32> {
     let options = match group {
         Some(group_id) => serde_json::json!({ "tabIds": [tab_id], "groupId": group_id }),
         None => serde_json::json!({ "tabIds": [tab_id], "createProperties": { "windowId": window_id } }),

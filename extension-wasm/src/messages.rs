@@ -81,6 +81,10 @@ pub struct PanelState {
     /// Agents asking for the human's active tab.
     #[serde(default)]
     pub handovers: Vec<HandoverRequest>,
+    /// The window the human last worked in (never an agent's own window): whose active tab a
+    /// panel opened as a popup is about.
+    #[serde(default)]
+    pub human_window: Option<tabtunnel_wire::WindowId>,
 }
 
 /// One agent as the panel shows it. Times are this browser's (`Date.now()`), converted from

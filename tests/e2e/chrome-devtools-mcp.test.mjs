@@ -2,17 +2,10 @@
 // attached to tabtunnel with --wsEndpoint.
 
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { greetingFor, startHarness } from './harness.mjs';
-import { startMcpServer } from './mcp.mjs';
-
-const require = createRequire(import.meta.url);
-const MCP_PACKAGE_DIR = path.dirname(require.resolve('chrome-devtools-mcp/package.json'));
-const MCP_VERSION = require('chrome-devtools-mcp/package.json').version;
-const MCP_BIN = path.join(MCP_PACKAGE_DIR, 'build', 'src', 'bin', 'chrome-devtools-mcp.js');
+import { CHROME_DEVTOOLS_MCP_VERSION as MCP_VERSION, startChromeDevtoolsMcp, uidOf } from './mcp.mjs';
 
 describe(`chrome-devtools-mcp ${MCP_VERSION} through tabtunnel`, { timeout: 240_000 }, () => {
   let h;
@@ -22,17 +15,7 @@ describe(`chrome-devtools-mcp ${MCP_VERSION} through tabtunnel`, { timeout: 240_
   before(async () => {
     assert.equal(MCP_VERSION, '1.11.0', 'tests pin chrome-devtools-mcp 1.11.0');
     h = await startHarness({ name: 'mcp' });
-    mcp = await startMcpServer(h, {
-      name: 'chrome-devtools-mcp',
-      script: MCP_BIN,
-      args: ['--wsEndpoint', h.wsEndpoint, '--usageStatistics=false', '--no-performance-crux'],
-      // Stay offline and quiet: no usage statistics, no update check, no config discovery.
-      env: {
-        CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS: '1',
-        CHROME_DEVTOOLS_MCP_NO_UPDATE_CHECKS: '1',
-        CHROME_DEVTOOLS_MCP_NO_CONFIG_DISCOVERY: '1',
-      },
-    });
+    mcp = await startChromeDevtoolsMcp(h, h.wsEndpoint);
   });
 
   after(async () => {
@@ -64,14 +47,8 @@ describe(`chrome-devtools-mcp ${MCP_VERSION} through tabtunnel`, { timeout: 240_
   test('fill, click, evaluate_script and take_screenshot drive the shared tab', async () => {
     assert.ok(pageId !== undefined, 'list_pages gave no page id');
     const snapshot = await call('take_snapshot', { pageId });
-    const uidOf = (pattern) => {
-      const line = snapshot.split('\n').find((l) => pattern.test(l));
-      const m = line && /uid=(\S+)/.exec(line);
-      assert.ok(m, `no uid for ${pattern} in:\n${snapshot}`);
-      return m[1];
-    };
-    await call('fill', { pageId, uid: uidOf(/textbox "Name"/), value: 'Grace' });
-    await call('click', { pageId, uid: uidOf(/button "Greet"/) });
+    await call('fill', { pageId, uid: uidOf(snapshot, /textbox "Name"/), value: 'Grace' });
+    await call('click', { pageId, uid: uidOf(snapshot, /button "Greet"/) });
     const out = await call('evaluate_script', { pageId, function: "() => document.querySelector('#out').textContent" });
     assert.ok(out.includes(greetingFor('Grace')), `evaluate_script did not read the greeting:\n${out}`);
     const shot = await mcp.callRaw('take_screenshot', { pageId });

@@ -1,12 +1,11 @@
 // `tabtunnel mcp`: the official TypeScript MCP SDK client starts it over stdio; it runs the
 // pinned child tool server (installed by `tabtunnel mcp --install`, which ./dev test runs)
 // against the harness's daemon, at the agent's own endpoint, forwards the child's tools
-// unchanged and adds its own. The agents work on a local site where the human logged in once,
-// in the browser's profile.
+// unchanged and adds its own. The agents work on the harness's site that needs a login, which
+// the human made once in the browser's profile.
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,52 +14,17 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
-import { EXTENSION_ID, RawCdp, daemonBinary, greetingFor, pollFor, sleep, startHarness, withTimeout } from './harness.mjs';
+import { EXTENSION_ID, RawCdp, daemonBinary, pollFor, sleep, startHarness, withTimeout } from './harness.mjs';
 import { startMcpServer, textOf } from './mcp.mjs';
 
 const OWN_TOOLS = ['tabtunnel_status', 'tabtunnel_tabs', 'tabtunnel_request_tab'];
 const APP_TITLE = 'tabtunnel app';
 
-/**
- * A site that needs a login: `/login?as=NAME` sets the session cookie (the human does that
- * once, in the browser), `/app` is a form for whoever is signed in, else a login prompt.
- */
-async function startLoginSite() {
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url, 'http://localhost');
-    const user = /(?:^|;\s*)user=(\w+)/.exec(req.headers.cookie ?? '')?.[1];
-    const page = (title, body) => {
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
-      res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body>${body}</body></html>`);
-    };
-    if (url.pathname === '/login') {
-      const as = /^\w+$/.test(url.searchParams.get('as') ?? '') ? url.searchParams.get('as') : 'nobody';
-      res.setHeader('set-cookie', `user=${as}; Path=/; HttpOnly; SameSite=Lax`);
-      page('signed in', `<p>Signed in as ${as}</p>`);
-    } else if (url.pathname === '/app' && user) {
-      page(
-        APP_TITLE,
-        `<h1>Signed in as ${user}</h1><label for="name">Name</label><input id="name" type="text" autocomplete="off">` +
-          `<button id="go" type="button">Greet</button><p id="out"></p>` +
-          `<script>document.getElementById('go').onclick = () => { document.getElementById('out').textContent = 'Hello, ' + document.getElementById('name').value + '!'; };</script>`,
-      );
-    } else if (url.pathname === '/app') {
-      page('please sign in', '<p>Please sign in</p>');
-    } else {
-      res.writeHead(404).end();
-    }
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const base = `http://127.0.0.1:${server.address().port}`;
-  return { appUrl: `${base}/app`, loginUrl: (as) => `${base}/login?as=${as}`, close: () => new Promise((r) => server.close(r)) };
+/** The harness's site that needs a login: the human signs in once, in their own tab. */
+async function signedInSite(h) {
+  return { appUrl: await h.loginAsHuman() };
 }
 
-/** The human signs in to the site once, in their own tab of the real browser. */
-async function humanSignsIn(h, site) {
-  const tab = await h.browser.newPage();
-  await tab.goto(site.loginUrl('human'), { waitUntil: 'load' });
-  await tab.close();
-}
 
 /**
  * Starts `tabtunnel mcp ...args` as the SDK client's stdio server, in a scratch directory (the
@@ -166,15 +130,13 @@ describe('tabtunnel mcp (chrome-devtools-mcp child) as agent A', { timeout: 300_
 
   before(async () => {
     h = await startHarness({ name: 'mcp-server', share: false });
-    site = await startLoginSite();
-    await humanSignsIn(h, site);
+    site = await signedInSite(h);
     mcp = await startTabtunnelMcp(h, 'tabtunnel mcp', ['--agent', 'A', '--endpoint', h.clientEndpoint]);
   });
 
   after(async () => {
     await mcp?.close();
     await h?.close();
-    await site?.close();
   });
 
   test("tools/list has the child's tools unchanged plus tabtunnel's own", async () => {
@@ -202,10 +164,10 @@ describe('tabtunnel mcp (chrome-devtools-mcp child) as agent A', { timeout: 300_
     pageId = pageIdOf(pages, site.appUrl);
     const snapshot = await mcp.call('take_snapshot', { pageId });
     assert.match(snapshot, /Signed in as human/, `the agent's tab does not have the human's login:\n${snapshot}`);
-    await mcp.call('fill', { pageId, uid: idOf(snapshot, /textbox "Name"/, /uid=(\S+)/), value: 'Ada' });
-    await mcp.call('click', { pageId, uid: idOf(snapshot, /button "Greet"/, /uid=(\S+)/) });
-    const out = await mcp.call('evaluate_script', { pageId, function: "() => document.querySelector('#out').textContent" });
-    assert.ok(out.includes(greetingFor('Ada')), `no greeting:\n${out}`);
+    await mcp.call('fill', { pageId, uid: idOf(snapshot, /textbox "Note"/, /uid=(\S+)/), value: 'Ada' });
+    await mcp.call('click', { pageId, uid: idOf(snapshot, /button "Save"/, /uid=(\S+)/) });
+    const out = await mcp.call('evaluate_script', { pageId, function: "() => document.querySelector('#echo').textContent" });
+    assert.ok(out.includes('Ada'), `the note was not saved:\n${out}`);
     const shot = await mcp.callRaw('take_screenshot', { pageId });
     const image = shot.content.find((c) => c.type === 'image');
     assert.ok(image, `no image in ${JSON.stringify(shot).slice(0, 300)}`);
@@ -217,7 +179,7 @@ describe('tabtunnel mcp (chrome-devtools-mcp child) as agent A', { timeout: 300_
 
   test(`get_css_styles works on Node ${process.versions.node} (patched child)`, async () => {
     const snapshot = await mcp.call('take_snapshot', { pageId });
-    const text = await mcp.call('get_css_styles', { pageId, uid: idOf(snapshot, /button "Greet"/, /uid=(\S+)/) });
+    const text = await mcp.call('get_css_styles', { pageId, uid: idOf(snapshot, /button "Save"/, /uid=(\S+)/) });
     assert.doesNotMatch(text, /is not a function/, text);
     assert.match(text, /font|display|color/i, `no styles in:\n${text}`);
   });
@@ -280,8 +242,7 @@ describe('tabtunnel mcp --tools playwright as agent P', { timeout: 300_000 }, ()
 
   before(async () => {
     h = await startHarness({ name: 'mcp-server-pw', share: false });
-    site = await startLoginSite();
-    await humanSignsIn(h, site);
+    site = await signedInSite(h);
     mcp = await startTabtunnelMcp(h, 'tabtunnel mcp --tools playwright', [
       '--agent', 'P', '--endpoint', h.clientEndpoint, '--tools', 'playwright',
     ]);
@@ -290,7 +251,6 @@ describe('tabtunnel mcp --tools playwright as agent P', { timeout: 300_000 }, ()
   after(async () => {
     await mcp?.close();
     await h?.close();
-    await site?.close();
   });
 
   test("tools/list has @playwright/mcp's tools plus tabtunnel's own", async () => {
@@ -305,10 +265,10 @@ describe('tabtunnel mcp --tools playwright as agent P', { timeout: 300_000 }, ()
     const snapshot = await mcp.call('browser_snapshot');
     assert.match(snapshot, /Signed in as human/, `the agent's tab does not have the human's login:\n${snapshot}`);
     const ref = (pattern) => idOf(snapshot, pattern, /\[ref=([^\]]+)\]/);
-    await mcp.call('browser_type', { element: 'Name textbox', target: ref(/textbox "Name"/), text: 'Grace' });
-    await mcp.call('browser_click', { element: 'Greet button', target: ref(/button "Greet"/) });
-    const out = await mcp.call('browser_evaluate', { function: "() => document.querySelector('#out').textContent" });
-    assert.ok(out.includes(greetingFor('Grace')), `no greeting:\n${out}`);
+    await mcp.call('browser_type', { element: 'Note textbox', target: ref(/textbox "Note"/), text: 'Grace' });
+    await mcp.call('browser_click', { element: 'Save button', target: ref(/button "Save"/) });
+    const out = await mcp.call('browser_evaluate', { function: "() => document.querySelector('#echo').textContent" });
+    assert.ok(out.includes('Grace'), `the note was not saved:\n${out}`);
     const shot = await mcp.callRaw('browser_take_screenshot', {});
     const image = shot.content.find((c) => c.type === 'image');
     assert.ok(image, `no image in ${JSON.stringify(shot).slice(0, 300)}`);
@@ -389,8 +349,7 @@ describe('one stdio agent and one HTTP agent at once', { timeout: 300_000 }, () 
 
   before(async () => {
     h = await startHarness({ name: 'mcp-two', share: false });
-    site = await startLoginSite();
-    await humanSignsIn(h, site);
+    site = await signedInSite(h);
     stdio = await startTabtunnelMcp(h, 'tabtunnel mcp (agent S)', ['--agent', 'S', '--endpoint', h.clientEndpoint]);
   });
 
@@ -398,7 +357,6 @@ describe('one stdio agent and one HTTP agent at once', { timeout: 300_000 }, () 
     await stdio?.close();
     await web?.client.close().catch(() => {});
     await h?.close();
-    await site?.close();
   });
 
   test('/mcp refuses requests without the token or from a web page', async () => {
@@ -427,10 +385,10 @@ describe('one stdio agent and one HTTP agent at once', { timeout: 300_000 }, () 
         const value = `${a.name}-${round}`;
         const written = await a.mcp.call('evaluate_script', {
           pageId: a.pageId,
-          function: `() => { document.querySelector('#name').value = ${JSON.stringify(value)}; return document.querySelector('h1').textContent; }`,
+          function: `() => { document.querySelector('#note').value = ${JSON.stringify(value)}; return 'signed in as ' + document.querySelector('#who').textContent; }`,
         });
-        assert.match(written, /Signed in as human/, `${a.name} lost the login: ${written}`);
-        const read = await a.mcp.call('evaluate_script', { pageId: a.pageId, function: "() => [location.search, document.querySelector('#name').value]" });
+        assert.match(written, /signed in as human/, `${a.name} lost the login: ${written}`);
+        const read = await a.mcp.call('evaluate_script', { pageId: a.pageId, function: "() => [location.search, document.querySelector('#note').value]" });
         assert.ok(read.includes(`?who=${a.name}`) && read.includes(value), `${a.name} round ${round} read ${read}`);
         const pages = await a.mcp.call('list_pages');
         assert.ok(!pages.includes(urlOf(a.other)), `${a.name} lists ${a.other}'s page:\n${pages}`);
@@ -475,15 +433,13 @@ describe("the extension's service worker restarting mid-session", { timeout: 300
 
   before(async () => {
     h = await startHarness({ name: 'mcp-worker', share: false });
-    site = await startLoginSite();
-    await humanSignsIn(h, site);
+    site = await signedInSite(h);
     mcp = await startTabtunnelMcp(h, 'tabtunnel mcp (agent W)', ['--agent', 'W', '--endpoint', h.clientEndpoint]);
   });
 
   after(async () => {
     await mcp?.close();
     await h?.close();
-    await site?.close();
   });
 
   test('the next calls succeed after one restart; the page counter shows none lost or run twice', async () => {

@@ -92,9 +92,17 @@ pub enum BrowserOp {
     GetWindowBounds { window_id: WindowId },
     /// CDP's `Browser.setWindowBounds`; only for an agent's own window.
     SetWindowBounds { window_id: WindowId, bounds: WindowBounds },
-    /// CDP's `Browser.setContentsSize`: resize the window so that the active tab's contents get
-    /// this size; only for an agent's own window.
-    SetContentsSize { window_id: WindowId, width: Option<u32>, height: Option<u32> },
+    /// CDP's `Browser.setContentsSize`: resize the window so that its active tab's contents get
+    /// this size; only for an agent's own window. Sent from a page session, `tab_id` is that page,
+    /// made the window's active tab first (tabs share their window's size; a background tab is
+    /// resized only when shown).
+    SetContentsSize {
+        window_id: WindowId,
+        width: Option<u32>,
+        height: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tab_id: Option<TabId>,
+    },
 }
 
 /// CDP's `Browser.Bounds`.

@@ -189,7 +189,12 @@ fn listen_to_chrome() {
     let on_message = Closure::<dyn FnMut(JsValue, JsValue, js_sys::Function) -> bool>::new(
         |message: JsValue, _sender: JsValue, _respond: js_sys::Function| {
             if let Some(WorkerBroadcast::State { state }) = from_js(&message) {
+                let human_window_changed =
+                    read(|p| p.state.human_window != state.human_window).unwrap_or(false);
                 update(|p| p.state = state);
+                if human_window_changed {
+                    spawn_local(refresh_active_tab());
+                }
             }
             false
         },
@@ -223,12 +228,16 @@ async fn refresh_active_tab() {
 }
 
 /// The panel's own window's active tab when that is a normal window; otherwise (the panel was
-/// opened as a popup) the active tab of the last focused normal window.
+/// opened as a popup) the active tab of the window the human last worked in (the worker knows
+/// which windows are agents'), or of the last focused normal window.
 async fn active_tab() -> Option<ActiveTab> {
-    let window = match chrome::current_window().await {
-        Ok(w) if w.kind == "normal" => w,
-        _ => chrome::last_focused_normal_window().await.ok()?,
+    let window_id = match chrome::current_window().await {
+        Ok(w) if w.kind == "normal" => w.id?,
+        _ => match read(|p| p.state.human_window).flatten() {
+            Some(id) => id,
+            None => chrome::last_focused_normal_window().await.ok()?.id?,
+        },
     };
-    let tab = chrome::active_tab(window.id?).await.ok()??;
+    let tab = chrome::active_tab(window_id).await.ok()??;
     Some(ActiveTab { id: tab.id?, title: tab.title, url: tab.url })
 }

@@ -11,6 +11,7 @@ use wasm_bindgen_futures::spawn_local;
 use super::sharing::{self, Owner};
 use super::{daemon, placement, with};
 use crate::chrome;
+use crate::js::sleep;
 
 /// Runs one operation and answers it on the connection it came from.
 pub fn run(generation: u64, request: BrowserRequest) {
@@ -65,8 +66,11 @@ async fn perform(op: BrowserOp) -> Result<Value, String> {
             chrome::update_window(window_id, &window_update(&bounds)?).await?;
             Ok(json!({}))
         }
-        BrowserOp::SetContentsSize { window_id, width, height } => {
+        BrowserOp::SetContentsSize { window_id, width, height, tab_id } => {
             agents_window(window_id)?;
+            if let Some(tab_id) = tab_id {
+                placement::bring_forward(tab_id).await;
+            }
             set_contents_size(window_id, width, height).await?;
             Ok(json!({}))
         }
@@ -184,7 +188,19 @@ async fn set_contents_size(
     if window.state != "normal" {
         update.insert("state".into(), json!("normal"));
     }
-    chrome::update_window(window_id, &Value::Object(update)).await
+    chrome::update_window(window_id, &Value::Object(update)).await?;
+    // Chrome resizes the contents after the window; answer once the page has its new size, as
+    // CDP's own setContentsSize does (a client reads the viewport right after).
+    let tab_id = tab.id.ok_or("the active tab has no id")?;
+    for _ in 0..50 {
+        let now = chrome::get_tab(tab_id).await?;
+        let fits = |want: Option<u32>, got: Option<u32>| want.is_none() || want == got;
+        if fits(width, now.width) && fits(height, now.height) {
+            break;
+        }
+        sleep(20).await;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -55,6 +55,8 @@ struct Worker {
     /// Per agent, the tab operation running now; the next waits for it (two at once could
     /// open two windows for one agent).
     agent_queue: BTreeMap<String, js_sys::Promise>,
+    /// The human's focus, and an agent's last pointer press, for [`placement::focus_changed`].
+    focus: placement::FocusGuard,
 }
 
 thread_local! {
@@ -146,6 +148,7 @@ fn snapshot() -> PanelState {
         pending_tabs: w.attaching.iter().copied().collect(),
         agents: w.agents.clone(),
         handovers: w.handovers.clone(),
+        human_window: w.focus.human_window(),
     })
 }
 

@@ -80,12 +80,12 @@ pub async fn join_group(tab_id: TabId, window_id: WindowId, agent: &str) {
 async fn group(tab_id: TabId, window_id: WindowId, agent: &str) {
     let existing = with(|w| w.places.groups.get(agent).and_then(|g| g.get(&window_id)).copied());
     let grouped = match existing {
-        Some(group) => match chrome::group_tab(tab_id, Some(group), window_id).await {
+        Some(group) => match chrome::group_tab(tab_id, window_id, Some(group)).await {
             Ok(group) => Ok(group),
             // The group is gone (its last tab left): start a new one.
-            Err(_) => chrome::group_tab(tab_id, None, window_id).await,
+            Err(_) => chrome::group_tab(tab_id, window_id, None).await,
         },
-        None => chrome::group_tab(tab_id, None, window_id).await,
+        None => chrome::group_tab(tab_id, window_id, None).await,
     };
     match grouped {
         Ok(group) => {
@@ -174,9 +174,96 @@ pub fn window_changed(tab_id: TabId, window_id: WindowId) {
     }
 }
 
-/// Forgets windows the human (or an agent's last tab closing) closed.
+/// How long after an agent's pointer press a focus change to its window counts as caused by it.
+const PRESS_FOCUS_WINDOW_MS: f64 = 1500.0;
+
+/// Chrome activates a tab's window when a page gets a mouse press or a touch, synthetic ones
+/// included (measured: `Input.dispatchMouseEvent mousePressed` and `dispatchTouchEvent
+/// touchStart` do; moves, releases, keys and `insertText` do not; focus emulation does not
+/// prevent it). So an agent's click would take the human's focus. The guard remembers the
+/// human's window and gives focus straight back when it moves to an agent's window right after
+/// that agent pressed there.
+#[derive(Debug, Default)]
+pub struct FocusGuard {
+    /// The last focused window that is not an agent's.
+    human_window: Option<WindowId>,
+    /// The agent window an agent last pressed in, and when (`Date.now()`).
+    pressed: Option<(WindowId, f64)>,
+}
+
+impl FocusGuard {
+    pub fn human_window(&self) -> Option<WindowId> {
+        self.human_window
+    }
+}
+
+/// An agent is about to press (mouse or touch) in `tab_id`.
+pub fn agent_pressing(tab_id: TabId) {
+    let window = with(|w| w.shared.get(&tab_id).filter(|t| t.agent != DEFAULT_AGENT).map(|t| t.window_id));
+    if let Some(window) = window.filter(|w| is_agent_window(*w)) {
+        with(|w| w.focus.pressed = Some((window, js_sys::Date::now())));
+    }
+}
+
+/// Whether an `Input.*` command presses: what makes Chrome activate the tab's window.
+pub fn is_press(method: &str, params: &str) -> bool {
+    match method {
+        "Input.dispatchMouseEvent" => params.contains("\"mousePressed\""),
+        "Input.dispatchTouchEvent" => params.contains("\"touchStart\""),
+        "Input.synthesizeTapGesture" | "Input.emulateTouchFromMouseEvent" => true,
+        _ => false,
+    }
+}
+
+fn focus_changed(window_id: WindowId) {
+    const NONE: WindowId = -1;
+    if window_id == NONE {
+        return;
+    }
+    if !is_agent_window(window_id) {
+        // Only a normal window is where the human works (not a popup such as the side panel's).
+        spawn_local(async move {
+            if chrome::get_window(window_id).await.is_ok_and(|w| w.kind == "normal") {
+                let changed = with(|w| w.focus.human_window.replace(window_id) != Some(window_id));
+                if changed {
+                    super::broadcast();
+                }
+            }
+        });
+        return;
+    }
+    let give_back = with(|w| match (w.focus.pressed, w.focus.human_window) {
+        (Some((pressed, at)), Some(human))
+            if pressed == window_id && js_sys::Date::now() - at < PRESS_FOCUS_WINDOW_MS =>
+        {
+            Some(human)
+        }
+        _ => None,
+    });
+    if let Some(human) = give_back {
+        spawn_local(async move {
+            if let Err(e) = chrome::update_window(human, &serde_json::json!({ "focused": true })).await {
+                warn!("could not give the focus back to window {human}: {e}");
+            }
+        });
+    }
+}
+
+/// Forgets windows the human (or an agent's last tab closing) closed; guards the human's focus.
 pub fn listen() {
     use wasm_bindgen::prelude::*;
+    let on_focus = Closure::<dyn FnMut(WindowId)>::new(focus_changed);
+    chrome::on_window_focus_changed(&on_focus);
+    on_focus.forget();
+    spawn_local(async {
+        if let Ok(window) = chrome::last_focused_normal_window().await {
+            if let Some(id) = window.id.filter(|id| !is_agent_window(*id)) {
+                with(|w| {
+                    w.focus.human_window.get_or_insert(id);
+                });
+            }
+        }
+    });
     let on_removed = Closure::<dyn FnMut(WindowId)>::new(|window_id: WindowId| {
         let changed = with(|w| {
             let before = (w.places.windows.len(), w.places.groups.values().map(BTreeMap::len).sum::<usize>());
@@ -218,7 +305,16 @@ fn persist() {
 
 #[cfg(test)]
 mod tests {
-    use super::color_of;
+    use super::{color_of, is_press};
+
+    #[test]
+    fn presses_are_what_activates_a_window() {
+        assert!(is_press("Input.dispatchMouseEvent", r#"{"type":"mousePressed","x":1,"y":2}"#));
+        assert!(!is_press("Input.dispatchMouseEvent", r#"{"type":"mouseMoved","x":1,"y":2}"#));
+        assert!(!is_press("Input.dispatchMouseEvent", r#"{"type":"mouseReleased"}"#));
+        assert!(is_press("Input.dispatchTouchEvent", r#"{"type":"touchStart","touchPoints":[]}"#));
+        assert!(!is_press("Input.dispatchKeyEvent", r#"{"type":"keyDown"}"#));
+    }
 
     #[test]
     fn an_agent_keeps_its_colour_and_agents_spread_over_them() {

@@ -47,6 +47,9 @@ pub async fn run_command(generation: u64, command: Command, gate: Option<js_sys:
         if method == "Page.captureScreenshot" && child_session_id.is_none() {
             super::placement::bring_forward(tab_id).await;
         }
+        if super::placement::is_press(&method, params.as_ref().map_or("", |p| p.get())) {
+            super::placement::agent_pressing(tab_id);
+        }
         let params = match &params {
             Some(p) => js_sys::JSON::parse(p.get()).unwrap_or(JsValue::UNDEFINED),
             None => JsValue::UNDEFINED,

@@ -385,7 +385,9 @@ async fn describe(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> {
         window_id: tab.window_id,
         target_id: target.target_id,
         browser_context_id: target.browser_context_id,
-        url: tab.url,
+        // A tab opened on a URL commits it a moment later; the URL it is loading is the one a
+        // client asked for (Chrome's own targetInfo shows it too).
+        url: if tab.pending_url.is_empty() { tab.url } else { tab.pending_url },
         title: tab.title,
         opener_target_id: target.opener_id,
         agent: owner.agent,
