@@ -19,6 +19,9 @@ import { startMcpServer, textOf } from './mcp.mjs';
 
 const OWN_TOOLS = ['tabtunnel_status', 'tabtunnel_tabs', 'tabtunnel_request_tab'];
 const APP_TITLE = 'tabtunnel app';
+/** evaluate_script would otherwise wait for the app page's DOM to settle, which its animation
+ *  counters never let it do (each call then waits out chrome-devtools-mcp's bound). */
+const NO_WAIT = { waitForStableDom: false };
 
 /** The harness's site that needs a login: the human signs in once, in their own tab. */
 async function signedInSite(h) {
@@ -163,7 +166,7 @@ describe('tabtunnel mcp (chrome-devtools-mcp child) as agent A', { timeout: 300_
     assert.ok(!pages.includes(h.pageUrl), `agent A lists the human's own tab:\n${pages}`);
     pageId = pageIdOf(pages, site.appUrl);
     const snapshot = await mcp.call('take_snapshot', { pageId });
-    assert.match(snapshot, /Signed in as human/, `the agent's tab does not have the human's login:\n${snapshot}`);
+    assert.match(snapshot, /"Signed in as "\s+uid=\S+ "human"/, `the agent's tab does not have the human's login:\n${snapshot}`);
     await mcp.call('fill', { pageId, uid: idOf(snapshot, /textbox "Note"/, /uid=(\S+)/), value: 'Ada' });
     await mcp.call('click', { pageId, uid: idOf(snapshot, /button "Save"/, /uid=(\S+)/) });
     const out = await mcp.call('evaluate_script', { pageId, function: "() => document.querySelector('#echo').textContent" });
@@ -199,7 +202,7 @@ describe('tabtunnel mcp (chrome-devtools-mcp child) as agent A', { timeout: 300_
 
   test('killing the child mid-session: the next calls succeed after one restart, none lost or run twice', async () => {
     const bump = () =>
-      mcp.call('evaluate_script', { pageId, function: '() => (window.__mcpCalls = (window.__mcpCalls ?? 0) + 1)' });
+      mcp.call('evaluate_script', { pageId, function: '() => (window.__mcpCalls = (window.__mcpCalls ?? 0) + 1)', ...NO_WAIT });
     const counts = [];
     for (let i = 0; i < 3; i++) counts.push(await bump());
     const killed = await killChild(mcp);
@@ -221,7 +224,7 @@ describe('tabtunnel mcp (chrome-devtools-mcp child) as agent A', { timeout: 300_
     const status = JSON.parse(await mcp.call('tabtunnel_status'));
     assert.equal(status.toolServer.starts, 3, `one restart per kill: ${JSON.stringify(status)}`);
     assert.ok(!childPids(mcp.transport.pid).includes(killed));
-    const final = await mcp.call('evaluate_script', { pageId, function: '() => window.__mcpCalls' });
+    const final = await mcp.call('evaluate_script', { pageId, function: '() => window.__mcpCalls', ...NO_WAIT });
     assert.match(final, /\b9\b/, `the page ran ${final} calls, not 9`);
   });
 
@@ -386,9 +389,10 @@ describe('one stdio agent and one HTTP agent at once', { timeout: 300_000 }, () 
         const written = await a.mcp.call('evaluate_script', {
           pageId: a.pageId,
           function: `() => { document.querySelector('#note').value = ${JSON.stringify(value)}; return 'signed in as ' + document.querySelector('#who').textContent; }`,
+          ...NO_WAIT,
         });
         assert.match(written, /signed in as human/, `${a.name} lost the login: ${written}`);
-        const read = await a.mcp.call('evaluate_script', { pageId: a.pageId, function: "() => [location.search, document.querySelector('#note').value]" });
+        const read = await a.mcp.call('evaluate_script', { pageId: a.pageId, function: "() => [location.search, document.querySelector('#note').value]", ...NO_WAIT });
         assert.ok(read.includes(`?who=${a.name}`) && read.includes(value), `${a.name} round ${round} read ${read}`);
         const pages = await a.mcp.call('list_pages');
         assert.ok(!pages.includes(urlOf(a.other)), `${a.name} lists ${a.other}'s page:\n${pages}`);
@@ -446,7 +450,7 @@ describe("the extension's service worker restarting mid-session", { timeout: 300
     await mcp.call('new_page', { url: site.appUrl });
     const pageId = pageIdOf(await mcp.call('list_pages'), site.appUrl);
     const bump = () =>
-      mcp.call('evaluate_script', { pageId, function: '() => (window.__mcpCalls = (window.__mcpCalls ?? 0) + 1)' });
+      mcp.call('evaluate_script', { pageId, function: '() => (window.__mcpCalls = (window.__mcpCalls ?? 0) + 1)', ...NO_WAIT });
     const counts = [await bump(), await bump(), await bump()];
     const statusUrl = `${h.clientEndpoint}/agent/W/tabtunnel/status`;
     const before = await (await fetch(statusUrl)).json();
