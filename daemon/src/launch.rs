@@ -51,16 +51,20 @@ pub fn find_chromium(explicit: Option<&Path>) -> Result<PathBuf, String> {
     {
         return if path.is_file() { Ok(path) } else { Err(format!("no browser at {}", path.display())) };
     }
+    find_on_path(CHROMIUM_NAMES).ok_or_else(|| {
+        format!(
+            "no Chromium found on PATH (looked for {}); install it or pass --chromium",
+            CHROMIUM_NAMES.join(", ")
+        )
+    })
+}
+
+/// The first of `names` found in a directory of PATH.
+pub fn find_on_path(names: &[&str]) -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
-        .flat_map(|dir| CHROMIUM_NAMES.iter().map(move |name| dir.join(name)))
+        .flat_map(|dir| names.iter().map(move |name| dir.join(name)))
         .find(|candidate| candidate.is_file())
-        .ok_or_else(|| {
-            format!(
-                "no Chromium found on PATH (looked for {}); install it or pass --chromium",
-                CHROMIUM_NAMES.join(", ")
-            )
-        })
 }
 
 /// Creates the profile directory, readable by its owner only: it holds the user's logins (and
@@ -73,7 +77,13 @@ pub fn prepare_profile_dir(profile: &Path) -> Result<(), String> {
 }
 
 pub fn default_profile_dir() -> PathBuf {
-    dirs::data_dir().unwrap_or_else(std::env::temp_dir).join("tabtunnel").join("chromium-profile")
+    data_dir().join("chromium-profile")
+}
+
+/// tabtunnel's data dir (`~/.local/share/tabtunnel`): the launched browser's profile, the
+/// installed MCP children.
+pub fn data_dir() -> PathBuf {
+    dirs::data_dir().unwrap_or_else(std::env::temp_dir).join("tabtunnel")
 }
 
 /// The built extension: the one given, `$TABTUNNEL_EXTENSION_DIR`, `./extension`, or an

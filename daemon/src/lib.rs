@@ -5,6 +5,7 @@ pub mod audit;
 pub mod gate;
 pub mod hub;
 pub mod launch;
+pub mod mcp;
 pub mod policy_file;
 pub mod server;
 pub mod token;
@@ -133,6 +134,7 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
         },
         browser_target_id: browser_target_id.clone(),
         shared,
+        mcp: mcp::http_service(port, token.as_deref()),
     };
     let server = tokio::spawn(server::serve(listener, state, async move {
         let _ = shutdown_rx.await;
@@ -141,7 +143,7 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
 }
 
 /// `scheme://127.0.0.1:PORT[/<token>]path`
-fn url(port: u16, token: Option<&str>, scheme: &str, path: &str) -> String {
+pub(crate) fn url(port: u16, token: Option<&str>, scheme: &str, path: &str) -> String {
     match token {
         Some(token) => format!("{scheme}://127.0.0.1:{port}/{token}{path}"),
         None => format!("{scheme}://127.0.0.1:{port}{path}"),

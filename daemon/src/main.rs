@@ -18,6 +18,8 @@ enum Command {
     Serve(ServeArgs),
     /// Serve, and start a local Chromium with the extension loaded and already paired.
     Launch(LaunchArgs),
+    /// An MCP server (stdio) for one agent: a browser tool server in your real browser.
+    Mcp(tabtunnel::mcp::McpArgs),
     /// Print the client token (creating it on first use).
     Token {
         #[arg(long, value_name = "DIR")]
@@ -147,6 +149,7 @@ async fn run(command: Command) -> Result<(), String> {
     match command {
         Command::Serve(args) => serve(args).await,
         Command::Launch(args) => launch(args).await,
+        Command::Mcp(args) => tabtunnel::mcp::run(args).await,
         Command::Token { config_dir } => {
             let dir = config_dir.unwrap_or_else(tabtunnel::token::default_config_dir);
             println!("{}", tabtunnel::token::load_or_create(&dir)?);

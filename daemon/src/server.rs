@@ -38,6 +38,8 @@ pub struct AppState {
     pub gate: Gate,
     pub browser_target_id: String,
     pub shared: hub::Shared,
+    /// `/mcp`: MCP over Streamable HTTP, a session per agent (`crate::mcp`).
+    pub mcp: crate::mcp::HttpService,
 }
 
 impl AppState {
@@ -69,6 +71,7 @@ pub fn router(state: AppState) -> Router {
         .route("/tabtunnel/handover", post(handover))
         .route(&format!("{NAVIGATION_PATH}/{{agent}}/{{tab}}"), any(navigation))
         .route(EXTENSION_PATH, get(extension_socket))
+        .route_service("/mcp", state.mcp.clone())
         .with_state(state)
 }
 

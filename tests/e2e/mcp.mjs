@@ -17,16 +17,18 @@ export function textOf(result) {
 }
 
 /**
- * Starts `node <script> ...args` as an MCP server. `h` is the harness, for failure details.
- * Returns { call(tool, args) → text, callRaw(tool, args) → result, close(), detail() }.
+ * Starts `node <script> ...args` (or `command ...args`) as an MCP server. `h` is the harness,
+ * for failure details. Returns { client, transport, call(tool, args) → text,
+ * callRaw(tool, args) → result, close(), detail() }.
  */
-export async function startMcpServer(h, { name, script, args, env = {} }) {
+export async function startMcpServer(h, { name, script, command, args, env = {}, cwd }) {
   let stderr = '';
   const detail = () => `--- ${name} stderr ---\n${stderr.slice(-6000)}\n${h.detail()}`;
   const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [script, ...args],
+    command: command ?? process.execPath,
+    args: script ? [script, ...args] : args,
     env: { ...process.env, ...env },
+    cwd,
     stderr: 'pipe',
   });
   transport.stderr?.on('data', (d) => {
@@ -48,7 +50,7 @@ export async function startMcpServer(h, { name, script, args, env = {} }) {
     return text;
   }
 
-  return { call, callRaw, detail, close: () => client.close().catch(() => {}) };
+  return { client, transport, call, callRaw, detail, close: () => client.close().catch(() => {}) };
 }
 
 const require = createRequire(import.meta.url);

@@ -1,0 +1,185 @@
+//! The child browser tool server: which one, its command line, the process, its MCP handshake.
+
+use super::rpc::{Notification, RpcPeer};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::sync::{mpsc, oneshot};
+
+/// The protocol version offered to the child when the client's is unknown.
+pub const FALLBACK_PROTOCOL_VERSION: &str = "2025-06-18";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ToolKind {
+    /// chrome-devtools-mcp 1.11.0 (`--browserUrl`).
+    ChromeDevtools,
+    /// @playwright/mcp 0.0.83 (`--cdp-endpoint`).
+    Playwright,
+}
+
+impl ToolKind {
+    pub fn package(self) -> &'static str {
+        match self {
+            ToolKind::ChromeDevtools => "chrome-devtools-mcp",
+            ToolKind::Playwright => "@playwright/mcp",
+        }
+    }
+
+    /// The entry script inside the installed `node_modules` (the versions are pinned, so
+    /// are these paths).
+    fn script(self, modules: &Path) -> PathBuf {
+        match self {
+            ToolKind::ChromeDevtools => {
+                modules.join("chrome-devtools-mcp/build/src/bin/chrome-devtools-mcp.js")
+            }
+            ToolKind::Playwright => modules.join("@playwright/mcp/cli.js"),
+        }
+    }
+
+    /// Arguments after the script: point it at `endpoint` (an HTTP endpoint whose
+    /// `/json/version` names the browser WebSocket) and keep it offline and quiet.
+    fn args(self, endpoint: &str) -> Vec<String> {
+        match self {
+            // No usage statistics, no CrUX lookups of the pages it traces.
+            ToolKind::ChromeDevtools => {
+                vec![
+                    "--browserUrl".into(),
+                    endpoint.into(),
+                    "--usageStatistics=false".into(),
+                    "--no-performance-crux".into(),
+                ]
+            }
+            // With a CDP endpoint it connects instead of launching a browser of its own.
+            ToolKind::Playwright => vec!["--cdp-endpoint".into(), endpoint.into()],
+        }
+    }
+
+    /// Environment that keeps it from phoning home or reading config files of its own.
+    fn env(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            ToolKind::ChromeDevtools => &[
+                ("CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS", "1"),
+                ("CHROME_DEVTOOLS_MCP_NO_UPDATE_CHECKS", "1"),
+                ("CHROME_DEVTOOLS_MCP_NO_CONFIG_DISCOVERY", "1"),
+            ],
+            ToolKind::Playwright => &[],
+        }
+    }
+}
+
+/// A started child that completed the MCP handshake.
+pub struct Child {
+    pub peer: Arc<RpcPeer>,
+    /// The child's `initialize` result (server info, capabilities, instructions).
+    pub initialize: Value,
+    /// Set when a request could not even be written: the child is gone even if its output
+    /// has not ended yet.
+    dead: AtomicBool,
+    /// Dropping it kills the process (if any: test children run in-process).
+    _kill: Option<oneshot::Sender<()>>,
+}
+
+impl Child {
+    /// Completes the MCP handshake on `peer` (offering `protocol_version`).
+    pub async fn handshake(
+        peer: Arc<RpcPeer>,
+        protocol_version: &str,
+        kill: Option<oneshot::Sender<()>>,
+    ) -> Result<Child, String> {
+        let initialize = peer
+            .request(
+                "initialize",
+                json!({
+                    "protocolVersion": protocol_version,
+                    "capabilities": {},
+                    "clientInfo": {"name": "tabtunnel", "version": env!("CARGO_PKG_VERSION")},
+                }),
+            )
+            .await
+            .map_err(|e| format!("the browser tool server did not initialize: {e}"))?;
+        peer.notify("notifications/initialized", json!({}))
+            .await
+            .map_err(|e| format!("the browser tool server went away after initialize: {e}"))?;
+        Ok(Child { peer, initialize, dead: AtomicBool::new(false), _kill: kill })
+    }
+
+    pub fn is_alive(&self) -> bool {
+        !self.dead.load(Ordering::Relaxed) && !self.peer.is_closed()
+    }
+
+    pub fn mark_dead(&self) {
+        self.dead.store(true, Ordering::Relaxed);
+    }
+
+    /// `name version` from the child's server info, for status and logs.
+    pub fn describe(&self) -> String {
+        let info = &self.initialize["serverInfo"];
+        format!("{} {}", info["name"].as_str().unwrap_or("?"), info["version"].as_str().unwrap_or("?"))
+    }
+}
+
+/// How to run a child: node, the installed modules, the endpoint.
+pub struct Command {
+    pub kind: ToolKind,
+    pub node: PathBuf,
+    pub modules: PathBuf,
+    pub endpoint: String,
+}
+
+/// Spawns the child process (stdin/stdout are the MCP transport, its stderr goes to ours line
+/// by line) and completes the handshake.
+pub async fn spawn(
+    command: &Command,
+    protocol_version: &str,
+) -> Result<(Child, mpsc::Receiver<Notification>), String> {
+    let script = command.kind.script(&command.modules);
+    if !script.is_file() {
+        return Err(format!(
+            "{} is not installed ({} is missing): run `tabtunnel mcp --install`",
+            command.kind.package(),
+            script.display()
+        ));
+    }
+    let mut process = tokio::process::Command::new(&command.node)
+        .arg(&script)
+        .args(command.kind.args(&command.endpoint))
+        .envs(command.kind.env().iter().copied())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| {
+            format!("cannot start {} with {}: {e}", command.kind.package(), command.node.display())
+        })?;
+    let pid = process.id().unwrap_or(0);
+    let stdin = process.stdin.take().expect("piped");
+    let stdout = process.stdout.take().expect("piped");
+    let stderr = process.stderr.take().expect("piped");
+    let label = command.kind.package();
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(stderr).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            tracing::info!("[{label} {pid}] {line}");
+        }
+    });
+    let (kill, killed) = oneshot::channel::<()>();
+    tokio::spawn(async move {
+        tokio::select! {
+            status = process.wait() => match status {
+                Ok(status) => tracing::warn!("{label} (pid {pid}) exited: {status}"),
+                Err(e) => tracing::warn!("{label} (pid {pid}): {e}"),
+            },
+            _ = killed => {
+                let _ = process.start_kill();
+                let _ = process.wait().await;
+            }
+        }
+    });
+    tracing::info!("started {label} (pid {pid}) on {}", super::endpoint::redact(&command.endpoint));
+    let (peer, notifications) = RpcPeer::start(stdout, stdin);
+    let child = Child::handshake(peer, protocol_version, Some(kill)).await?;
+    Ok((child, notifications))
+}

@@ -1,0 +1,261 @@
+//! The daemon's endpoints `tabtunnel mcp` uses beneath the agent's endpoint:
+//! `GET /tabtunnel/status` and `POST /tabtunnel/handover`, and `/json/version` to find out
+//! whether the daemon serves agents at all.
+
+use super::endpoint::ClientEndpoint;
+use super::supervisor::Extension;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use serde::Deserialize;
+use serde_json::Value;
+use std::time::Duration;
+
+/// Bound on the small requests (status, version); a hand-over has its own.
+const QUICK: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Status {
+    pub daemon_version: String,
+    pub extension_connected: bool,
+    pub extension_epoch: u64,
+    #[serde(default)]
+    pub agent: Option<String>,
+    #[serde(default)]
+    pub tabs: Vec<Value>,
+}
+
+#[derive(Debug)]
+pub enum ApiError {
+    /// Nothing answered (connection refused, timeout).
+    Unreachable(String),
+    /// An HTTP error status, with the body's text.
+    Status(u16, String),
+    /// A 2xx whose body is not what the contract says.
+    BadReply(String),
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ApiError::Unreachable(why) => write!(f, "{why}"),
+            ApiError::Status(code, body) => write!(f, "HTTP {code}: {}", body.trim()),
+            ApiError::BadReply(why) => write!(f, "unexpected reply: {why}"),
+        }
+    }
+}
+
+/// One agent's view of one daemon.
+pub struct Daemon {
+    endpoint: ClientEndpoint,
+    agent: String,
+}
+
+impl Daemon {
+    pub fn new(endpoint: ClientEndpoint, agent: String) -> Daemon {
+        Daemon { endpoint, agent }
+    }
+
+    pub fn agent(&self) -> &str {
+        &self.agent
+    }
+
+    pub fn agent_endpoint(&self) -> String {
+        self.endpoint.agent(&self.agent)
+    }
+
+    pub async fn status(&self) -> Result<Status, ApiError> {
+        let body = self.request("GET", "/tabtunnel/status", None, QUICK).await?;
+        serde_json::from_slice(&body).map_err(|e| ApiError::BadReply(e.to_string()))
+    }
+
+    /// Asks the human for their active tab; waits for the answer (`outcome` granted, denied
+    /// or timeout), a little longer than the daemon's own `timeout`.
+    pub async fn handover(&self, reason: &str, timeout: Duration) -> Result<Value, ApiError> {
+        let body = serde_json::json!({"reason": reason, "timeoutMs": timeout.as_millis() as u64});
+        let reply = self
+            .request("POST", "/tabtunnel/handover", Some(body.to_string()), timeout + Duration::from_secs(15))
+            .await?;
+        serde_json::from_slice(&reply).map_err(|e| ApiError::BadReply(e.to_string()))
+    }
+
+    /// The extension as the daemon reports it. A daemon without the status endpoint (one that
+    /// predates agents) reports no epoch: only the child dying is noticed then.
+    pub async fn extension(&self) -> Result<Extension, String> {
+        match self.status().await {
+            Ok(status) => {
+                Ok(Extension { connected: status.extension_connected, epoch: Some(status.extension_epoch) })
+            }
+            Err(ApiError::Status(404, _)) => match self.get_plain("/json/version").await {
+                Ok(_) => Ok(Extension { connected: true, epoch: None }),
+                Err(e) => Err(self.explain(e)),
+            },
+            Err(e) => Err(self.explain(e)),
+        }
+    }
+
+    /// The endpoint the child is pointed at: the agent's, or (from a daemon that predates
+    /// agents) the plain client endpoint, with a warning, since every client then shares the
+    /// same tabs. Unreachable daemons get the agent's: the child connects lazily.
+    pub async fn child_endpoint(&self) -> String {
+        match self.request("GET", "/json/version", None, QUICK).await {
+            Err(ApiError::Status(404, _)) if self.get_plain("/json/version").await.is_ok() => {
+                tracing::warn!(
+                    "the daemon at {} does not serve agents (no /agent/<name>/json/version): agent {} \
+                     uses the shared client endpoint and sees every shared tab",
+                    super::endpoint::redact(self.endpoint.as_str()),
+                    self.agent
+                );
+                self.endpoint.as_str().to_owned()
+            }
+            _ => self.agent_endpoint(),
+        }
+    }
+
+    fn explain(&self, e: ApiError) -> String {
+        match e {
+            ApiError::Unreachable(_) => self.endpoint.nobody_listening(),
+            ApiError::Status(401 | 403, _) => format!(
+                "the daemon at {} refused the token: is --endpoint (or the config dir's token) the one \
+                 `tabtunnel token` prints for that daemon?",
+                super::endpoint::redact(self.endpoint.as_str())
+            ),
+            other => format!("the tabtunnel daemon: {other}"),
+        }
+    }
+
+    async fn get_plain(&self, path: &str) -> Result<Bytes, ApiError> {
+        let url = format!("{}{path}", self.endpoint.as_str());
+        send(&self.endpoint.authority(), "GET", &url, None, QUICK).await
+    }
+
+    async fn request(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<String>,
+        bound: Duration,
+    ) -> Result<Bytes, ApiError> {
+        let url = format!("{}{path}", self.agent_endpoint());
+        send(&self.endpoint.authority(), method, &url, body, bound).await
+    }
+}
+
+/// One HTTP/1.1 request on its own loopback connection (these are rare: one per browser tool
+/// call at most), bounded by `bound`.
+async fn send(
+    authority: &str,
+    method: &str,
+    url: &str,
+    body: Option<String>,
+    bound: Duration,
+) -> Result<Bytes, ApiError> {
+    let exchange = async {
+        let stream = tokio::net::TcpStream::connect(authority)
+            .await
+            .map_err(|e| ApiError::Unreachable(format!("cannot connect to {authority}: {e}")))?;
+        let _ = stream.set_nodelay(true);
+        let (mut sender, connection) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+                .await
+                .map_err(|e| ApiError::Unreachable(e.to_string()))?;
+        tokio::spawn(connection);
+        let uri: hyper::Uri = url.parse().map_err(|e| ApiError::BadReply(format!("{e}")))?;
+        let mut request = hyper::Request::builder()
+            .method(method)
+            .uri(uri.path_and_query().map(|p| p.as_str()).unwrap_or("/"))
+            .header(hyper::header::HOST, authority);
+        if body.is_some() {
+            request = request.header(hyper::header::CONTENT_TYPE, "application/json");
+        }
+        let request = request
+            .body(Full::new(Bytes::from(body.unwrap_or_default())))
+            .map_err(|e| ApiError::BadReply(e.to_string()))?;
+        let response =
+            sender.send_request(request).await.map_err(|e| ApiError::Unreachable(e.to_string()))?;
+        let status = response.status();
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| ApiError::Unreachable(e.to_string()))?
+            .to_bytes();
+        if !status.is_success() {
+            return Err(ApiError::Status(status.as_u16(), String::from_utf8_lossy(&bytes).into_owned()));
+        }
+        Ok(bytes)
+    };
+    tokio::time::timeout(bound, exchange).await.unwrap_or_else(|_| {
+        Err(ApiError::Unreachable(format!("no answer from {authority} within {}s", bound.as_secs())))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::routing::{get, post};
+    use axum::Router;
+
+    async fn serve(router: Router) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move { axum::serve(listener, router).await });
+        format!("http://127.0.0.1:{port}/tok")
+    }
+
+    fn daemon(base: &str) -> Daemon {
+        Daemon::new(ClientEndpoint::parse(base).unwrap().0, "A".into())
+    }
+
+    #[tokio::test]
+    async fn reads_status_and_the_extension_from_an_agent_daemon() {
+        let base = serve(
+            Router::new()
+                .route(
+                    "/tok/agent/A/tabtunnel/status",
+                    get(|| async {
+                        axum::Json(serde_json::json!({"daemonVersion": "0.2.0", "extensionConnected": true,
+                            "extensionEpoch": 3, "agent": "A", "tabs": [{"targetId": "T", "url": "u", "title": "t"}]}))
+                    }),
+                )
+                .route("/tok/agent/A/json/version", get(|| async { "{}" }))
+                .route(
+                    "/tok/agent/A/tabtunnel/handover",
+                    post(|body: String| async move {
+                        let request: Value = serde_json::from_str(&body).unwrap();
+                        assert_eq!(request["reason"], "log in");
+                        assert_eq!(request["timeoutMs"], 5000);
+                        axum::Json(serde_json::json!({"outcome": "denied"}))
+                    }),
+                ),
+        )
+        .await;
+        let d = daemon(&base);
+        let status = d.status().await.unwrap();
+        assert_eq!(status.extension_epoch, 3);
+        assert_eq!(status.tabs.len(), 1);
+        assert_eq!(d.extension().await.unwrap(), Extension { connected: true, epoch: Some(3) });
+        assert_eq!(d.child_endpoint().await, format!("{base}/agent/A"));
+        let answer = d.handover("log in", Duration::from_secs(5)).await.unwrap();
+        assert_eq!(answer["outcome"], "denied");
+    }
+
+    #[tokio::test]
+    async fn a_daemon_without_agents_is_used_through_its_plain_endpoint() {
+        let base = serve(Router::new().route("/tok/json/version", get(|| async { "{}" }))).await;
+        let d = daemon(&base);
+        assert_eq!(d.extension().await.unwrap(), Extension { connected: true, epoch: None });
+        assert_eq!(d.child_endpoint().await, base);
+        assert!(matches!(d.status().await, Err(ApiError::Status(404, _))));
+    }
+
+    #[tokio::test]
+    async fn no_daemon_says_how_to_start_one() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        drop(listener);
+        let d = daemon(&format!("http://127.0.0.1:{port}/tok"));
+        let why = d.extension().await.unwrap_err();
+        assert!(why.contains("tabtunnel launch") && why.contains("tabtunnel serve"), "{why}");
+    }
+}

@@ -1,0 +1,119 @@
+//! `tabtunnel mcp`: an MCP server (stdio, rmcp) for one agent. It runs a browser tool server
+//! (chrome-devtools-mcp or @playwright/mcp, pinned) as its child, pointed at the agent's
+//! endpoint, forwards its tools unchanged, adds `tabtunnel_*` tools, and restarts the child
+//! before forwarding when the child or the extension's connection died.
+//!
+//! | module | job |
+//! |---|---|
+//! | `agent_name` | name rules; a name from the MCP client's own |
+//! | `endpoint` | `--endpoint` or the local daemon; agent endpoints; token redaction |
+//! | `daemon_api` | the daemon's status, hand-over and version endpoints |
+//! | `install`, `patches` | the pinned children: `npm ci` into the data dir, then `patches/` |
+//! | `rpc` | raw JSON-RPC over the child's stdio |
+//! | `child` | which child, its command line, process and handshake |
+//! | `supervisor` | restart before forward |
+//! | `proxy`, `own_tools` | the MCP server itself |
+//! | `http` | the same server over Streamable HTTP at `<endpoint>/mcp`, a session per agent |
+
+mod agent_name;
+mod child;
+mod daemon_api;
+mod endpoint;
+mod http;
+mod install;
+mod own_tools;
+mod patches;
+mod proxy;
+mod rpc;
+mod supervisor;
+
+pub use child::ToolKind;
+pub use http::{service as http_service, HttpService};
+
+use rmcp::ServiceExt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(clap::Args)]
+pub struct McpArgs {
+    /// The client endpoint, `http://127.0.0.1:PORT/<token>` as `tabtunnel serve` prints it
+    /// (default: the daemon on this machine's port 9722, with the token from --config-dir).
+    #[arg(long, value_name = "URL")]
+    endpoint: Option<String>,
+    /// Where the token is kept (default: the user's config dir, `tabtunnel/`), as for `serve`.
+    #[arg(long, value_name = "DIR")]
+    config_dir: Option<PathBuf>,
+    /// The agent's name, 1-64 of A-Z a-z 0-9 . _ - (default: $TABTUNNEL_AGENT, else the MCP
+    /// client's own name plus a short unique suffix).
+    #[arg(long, value_name = "NAME")]
+    agent: Option<String>,
+    /// The browser tool server to run.
+    #[arg(long, value_enum, default_value_t = ToolKind::ChromeDevtools)]
+    tools: ToolKind,
+    /// Install the pinned browser tool servers (npm ci, once) and exit.
+    #[arg(long)]
+    install: bool,
+}
+
+pub async fn run(args: McpArgs) -> Result<(), String> {
+    let data_dir = crate::launch::data_dir();
+    if args.install {
+        let installed = install::ensure_installed(&data_dir).await?;
+        eprintln!("tabtunnel: browser tool servers installed in {}", installed.modules.display());
+        return Ok(());
+    }
+    let (endpoint, endpoint_agent) = match &args.endpoint {
+        Some(url) => endpoint::ClientEndpoint::parse(url)?,
+        None => {
+            let config_dir = args.config_dir.clone().unwrap_or_else(crate::token::default_config_dir);
+            (endpoint::ClientEndpoint::local(&config_dir, crate::DEFAULT_PORT)?, None)
+        }
+    };
+    let agent = fixed_agent(args.agent, std::env::var("TABTUNNEL_AGENT").ok(), endpoint_agent)?;
+    let session = proxy::Session::Stdio { agent, kind: args.tools };
+    let proxy = Arc::new(proxy::Proxy::new(proxy::RealBackend::new(data_dir, endpoint), session));
+    let running = proxy::McpServer { proxy }
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| format!("MCP session did not start: {e}"))?;
+    running.waiting().await.map_err(|e| format!("MCP session ended abnormally: {e}"))?;
+    Ok(())
+}
+
+/// The agent named by `--agent`, else `TABTUNNEL_AGENT`, else an agent endpoint; `None` means
+/// "from the client's name". Two different names are an error, not a guess.
+fn fixed_agent(
+    flag: Option<String>,
+    env: Option<String>,
+    from_endpoint: Option<String>,
+) -> Result<Option<String>, String> {
+    let chosen = flag.or(env.filter(|name| !name.is_empty()));
+    if let Some(name) = &chosen {
+        agent_name::validate(name)?;
+    }
+    match (chosen, from_endpoint) {
+        (Some(a), Some(b)) if a != b => {
+            Err(format!("--endpoint names agent {b} but the agent is {a}: pick one"))
+        }
+        (chosen, from_endpoint) => Ok(chosen.or(from_endpoint)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_agent_comes_from_the_flag_then_the_environment_then_the_endpoint() {
+        let s = |v: &str| Some(v.to_owned());
+        assert_eq!(fixed_agent(s("a"), s("b"), None), Ok(s("a")));
+        assert_eq!(fixed_agent(None, s("b"), None), Ok(s("b")));
+        assert_eq!(fixed_agent(None, s(""), None), Ok(None));
+        assert_eq!(fixed_agent(None, None, s("c")), Ok(s("c")));
+        assert_eq!(fixed_agent(s("c"), None, s("c")), Ok(s("c")));
+        assert_eq!(fixed_agent(None, None, None), Ok(None));
+        assert!(fixed_agent(s("a"), None, s("c")).is_err());
+        assert!(fixed_agent(s("bad name"), None, None).is_err());
+        assert!(fixed_agent(None, s("bad/name"), None).is_err());
+    }
+}

@@ -1,0 +1,330 @@
+//! The MCP server `tabtunnel mcp` serves: the child's tools forwarded raw, plus our own
+//! (`tabtunnel_*`, see `own_tools.rs`).
+//!
+//! rmcp's typed `tools/list` and `tools/call` would re-serialize the child's answers through
+//! its model and drop what it does not know, so [`McpServer`] answers those two requests itself
+//! with the child's JSON as is, and hands every other request to [`Proxy`], an ordinary rmcp
+//! `ServerHandler`.
+
+use super::child::{self, Child, ToolKind};
+use super::daemon_api::Daemon;
+use super::endpoint::ClientEndpoint;
+use super::rpc::Notification;
+use super::supervisor::{Backend, Bounds, CallError, Extension, Supervisor};
+use super::{agent_name, install};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientRequest, CustomResult, ErrorCode, Implementation,
+    InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig, ServerResult,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, Service};
+use serde_json::{json, Value};
+use std::borrow::Cow;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+use tokio::sync::mpsc;
+
+/// Where the child comes from and where it points. The agent and the tool server are settled
+/// once the client has introduced itself (its name may be the agent's; over HTTP the request
+/// names them).
+pub struct RealBackend {
+    pub data_dir: PathBuf,
+    endpoint: ClientEndpoint,
+    kind: OnceLock<ToolKind>,
+    daemon: OnceLock<Daemon>,
+    protocol_version: OnceLock<String>,
+}
+
+impl RealBackend {
+    pub fn new(data_dir: PathBuf, endpoint: ClientEndpoint) -> RealBackend {
+        RealBackend {
+            data_dir,
+            endpoint,
+            kind: OnceLock::new(),
+            daemon: OnceLock::new(),
+            protocol_version: OnceLock::new(),
+        }
+    }
+
+    pub fn daemon(&self) -> Result<&Daemon, String> {
+        self.daemon.get().ok_or_else(|| "the MCP client has not initialized yet".into())
+    }
+
+    pub fn kind(&self) -> ToolKind {
+        self.kind.get().copied().unwrap_or(ToolKind::ChromeDevtools)
+    }
+}
+
+impl Backend for RealBackend {
+    async fn extension(&self) -> Result<Extension, String> {
+        self.daemon()?.extension().await
+    }
+
+    async fn launch(&self) -> Result<(Child, mpsc::Receiver<Notification>), String> {
+        let installed = install::ensure_installed(&self.data_dir).await?;
+        let endpoint = self.daemon()?.child_endpoint().await;
+        let command =
+            child::Command { kind: self.kind(), node: installed.node, modules: installed.modules, endpoint };
+        let version =
+            self.protocol_version.get().map(String::as_str).unwrap_or(child::FALLBACK_PROTOCOL_VERSION);
+        child::spawn(&command, version).await
+    }
+}
+
+/// Who names the session's agent and tool server.
+pub enum Session {
+    /// `tabtunnel mcp`: the command line (an agent or none: the client's name).
+    Stdio { agent: Option<String>, kind: ToolKind },
+    /// `<endpoint>/mcp` on the daemon: the request (`/agent/<name>/mcp`, `?agent=`, `?tools=`).
+    Http,
+}
+
+pub struct Proxy {
+    pub(super) supervisor: Supervisor<RealBackend>,
+    session: Session,
+    notifications: Mutex<Option<mpsc::Receiver<Notification>>>,
+    pub(super) tool_router: ToolRouter<Proxy>,
+}
+
+impl Proxy {
+    pub fn new(backend: RealBackend, session: Session) -> Proxy {
+        let (supervisor, notifications) = Supervisor::new(backend, Bounds::default());
+        Proxy {
+            supervisor,
+            session,
+            notifications: Mutex::new(Some(notifications)),
+            tool_router: Proxy::own_tools(),
+        }
+    }
+
+    /// The session's agent (`None`: from the client's name) and tool server.
+    fn choose(&self, context: &RequestContext<RoleServer>) -> Result<(Option<String>, ToolKind), McpError> {
+        match &self.session {
+            Session::Stdio { agent, kind } => Ok((agent.clone(), *kind)),
+            Session::Http => {
+                let parts = context.extensions.get::<axum::http::request::Parts>();
+                let route = parts.and_then(|p| p.extensions.get::<crate::agent_path::AgentRoute>());
+                let from_path = route.filter(|r| !r.prefix.is_empty()).map(|r| r.agent.as_str().to_owned());
+                super::http::choose(from_path, parts.and_then(|p| p.uri.query()))
+                    .map_err(|e| McpError::invalid_params(e, None))
+            }
+        }
+    }
+
+    /// Names the agent, points the backend at the daemon and starts the child (in the
+    /// background), with the protocol version agreed with the client. Once per session.
+    fn begin(
+        &self,
+        agent: Option<String>,
+        kind: ToolKind,
+        client_name: &str,
+        protocol_version: String,
+        peer: rmcp::Peer<RoleServer>,
+    ) {
+        let backend = self.supervisor.backend();
+        let agent =
+            agent.unwrap_or_else(|| agent_name::from_client_name(client_name, &agent_name::unique_suffix()));
+        let _ = backend.protocol_version.set(protocol_version);
+        let _ = backend.kind.set(kind);
+        if backend.daemon.set(Daemon::new(backend.endpoint.clone(), agent.clone())).is_ok() {
+            tracing::info!(
+                "agent {agent} (client {client_name:?}) on {}; tools: {}",
+                super::endpoint::redact(backend.endpoint.as_str()),
+                kind.package()
+            );
+        }
+        if let Some(notifications) = self.notifications.lock().unwrap().take() {
+            tokio::spawn(relay(notifications, peer));
+        }
+        self.supervisor.warm_up();
+    }
+
+    /// `tools/list`: our tools first on the first page, then the child's page unchanged.
+    async fn list_tools_raw(&self, params: Option<PaginatedRequestParams>) -> Result<Value, McpError> {
+        let cursor = params.and_then(|p| p.cursor);
+        let first_page = cursor.is_none();
+        let mut page =
+            self.supervisor.list_tools(cursor).await.map_err(|e| McpError::internal_error(e, None))?;
+        if first_page {
+            let own = self.tool_router.list_all();
+            let mut tools: Vec<Value> =
+                own.iter().map(|t| serde_json::to_value(t).expect("serializable")).collect();
+            if let Some(theirs) = page.get_mut("tools").and_then(Value::as_array_mut) {
+                // Our names are prefixed; should a child ever use one, ours wins, visibly.
+                theirs.retain(|tool| {
+                    let name = tool["name"].as_str().unwrap_or_default();
+                    let clash = self.tool_router.has_route(name);
+                    if clash {
+                        tracing::warn!("the child's tool {name} is hidden by tabtunnel's own");
+                    }
+                    !clash
+                });
+                tools.append(theirs);
+            }
+            page["tools"] = Value::Array(tools);
+        }
+        Ok(page)
+    }
+
+    /// `tools/call` of a child tool, forwarded once; its result unchanged.
+    async fn forward_call(
+        &self,
+        params: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<Value, McpError> {
+        let mut raw =
+            serde_json::to_value(&params).map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        if raw.get("_meta").is_none() && !context.meta.is_empty() {
+            // rmcp keeps the request's _meta (a progress token) beside the params.
+            raw["_meta"] = serde_json::to_value(&context.meta).unwrap_or(Value::Null);
+        }
+        match self.supervisor.call_tool(raw, &context.ct).await {
+            Ok(result) => Ok(result),
+            Err(CallError::Remote { code, message, data }) => {
+                Err(McpError::new(ErrorCode(code as i32), message, data))
+            }
+            Err(CallError::Cancelled) => Err(McpError::new(ErrorCode(-32800), "cancelled", None)),
+            Err(CallError::Unavailable(why)) => {
+                Ok(tool_error(&format!("{} was not run: {why}", params.name)))
+            }
+            Err(CallError::Lost(why)) => Ok(tool_error(&format!(
+                "the browser tool server stopped during {} ({why}): it may or may not have taken effect, and \
+                 was not retried. The next browser tool call restarts the tool server.",
+                params.name
+            ))),
+        }
+    }
+}
+
+/// A tool result the model reads as a failure.
+pub fn tool_error(text: &str) -> Value {
+    json!({"content": [{"type": "text", "text": text}], "isError": true})
+}
+
+/// Relays the child's notifications to the client: tool list changes and progress. Its log
+/// messages go to our log. Ends when the supervisor and its children are gone.
+async fn relay(mut notifications: mpsc::Receiver<Notification>, peer: rmcp::Peer<RoleServer>) {
+    while let Some(Notification { method, params }) = notifications.recv().await {
+        match method.as_str() {
+            "notifications/tools/list_changed" => {
+                let _ = peer.notify_tool_list_changed().await;
+            }
+            "notifications/progress" => match serde_json::from_value::<ProgressNotificationParam>(params) {
+                Ok(progress) => {
+                    let _ = peer.notify_progress(progress).await;
+                }
+                Err(e) => tracing::debug!("unreadable progress from the child: {e}"),
+            },
+            "notifications/message" => tracing::info!("child: {params}"),
+            other => tracing::debug!("child notification {other} not relayed"),
+        }
+    }
+}
+
+impl ServerHandler for Proxy {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build())
+            .with_server_info(Implementation::new("tabtunnel", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Browser tools that act in the user's real, logged-in browser, in this agent's own tabs \
+                 (other agents and the user's own tabs are not visible). tabtunnel_status tells whether the \
+                 browser is connected; tabtunnel_request_tab asks the user to hand over their active tab.",
+            )
+    }
+
+    /// The session model (one agent per session) needs the `initialize` handshake, which the
+    /// 2026-07-28 revision dropped.
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+    }
+
+    /// The client's name (maybe the agent's) and protocol version are known here; naming the
+    /// agent now, not on `notifications/initialized`, means a `tools/list` that overtakes that
+    /// notification (rmcp handles them concurrently) still finds it named.
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        let (agent, kind) = self.choose(&context)?;
+        context.peer.set_peer_info(request.clone());
+        let result = self.negotiate_initialize(&request)?;
+        let version = result.protocol_version.to_string();
+        self.begin(agent, kind, &request.client_info.name, version, context.peer.clone());
+        Ok(result)
+    }
+
+    /// Over stdio [`McpServer`] answers this with the child's JSON as is; over HTTP rmcp's
+    /// Streamable HTTP service takes only a `ServerHandler`, so the page goes through rmcp's
+    /// typed model (standard fields only: chrome-devtools-mcp's `annotations.category` is lost).
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        typed(self.list_tools_raw(request).await?)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, McpError> {
+        if self.tool_router.has_route(&request.name) {
+            return self
+                .tool_router
+                .call(rmcp::handler::server::tool::ToolCallContext::new(self, request, context))
+                .await;
+        }
+        typed::<CallToolResult>(self.forward_call(request, context).await?).map(Into::into)
+    }
+}
+
+/// A raw result read into rmcp's model.
+fn typed<T: serde::de::DeserializeOwned>(raw: Value) -> Result<T, McpError> {
+    serde_json::from_value(raw).map_err(|e| {
+        McpError::internal_error(format!("the browser tool server's answer does not parse: {e}"), None)
+    })
+}
+
+/// The stdio service: `tools/list` and child `tools/call` raw, the rest to [`Proxy`].
+pub struct McpServer {
+    pub proxy: Arc<Proxy>,
+}
+
+impl Service<RoleServer> for McpServer {
+    async fn handle_request(
+        &self,
+        request: ClientRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ServerResult, McpError> {
+        let raw = match request {
+            ClientRequest::ListToolsRequest(request) => self.proxy.list_tools_raw(request.params).await?,
+            ClientRequest::CallToolRequest(request)
+                if !self.proxy.tool_router.has_route(&request.params.name) =>
+            {
+                self.proxy.forward_call(request.params, context).await?
+            }
+            other => return Service::handle_request(&*self.proxy, other, context).await,
+        };
+        Ok(ServerResult::CustomResult(CustomResult(raw)))
+    }
+
+    async fn handle_notification(
+        &self,
+        notification: rmcp::model::ClientNotification,
+        context: NotificationContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        Service::handle_notification(&*self.proxy, notification, context).await
+    }
+
+    fn get_info(&self) -> ServerConfig {
+        ServerHandler::get_info(&*self.proxy)
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        ServerHandler::supported_protocol_versions(&*self.proxy)
+    }
+}
