@@ -2,17 +2,10 @@
 // attached to tabtunnel with --wsEndpoint.
 
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { greetingFor, startHarness } from './harness.mjs';
-import { startMcpServer } from './mcp.mjs';
-
-const require = createRequire(import.meta.url);
-const MCP_PACKAGE_DIR = path.dirname(require.resolve('chrome-devtools-mcp/package.json'));
-const MCP_VERSION = require('chrome-devtools-mcp/package.json').version;
-const MCP_BIN = path.join(MCP_PACKAGE_DIR, 'build', 'src', 'bin', 'chrome-devtools-mcp.js');
+import { CHROME_DEVTOOLS_MCP_VERSION as MCP_VERSION, startChromeDevtoolsMcp } from './mcp.mjs';
 
 describe(`chrome-devtools-mcp ${MCP_VERSION} through tabtunnel`, { timeout: 240_000 }, () => {
   let h;
@@ -22,17 +15,7 @@ describe(`chrome-devtools-mcp ${MCP_VERSION} through tabtunnel`, { timeout: 240_
   before(async () => {
     assert.equal(MCP_VERSION, '1.11.0', 'tests pin chrome-devtools-mcp 1.11.0');
     h = await startHarness({ name: 'mcp' });
-    mcp = await startMcpServer(h, {
-      name: 'chrome-devtools-mcp',
-      script: MCP_BIN,
-      args: ['--wsEndpoint', h.wsEndpoint, '--usageStatistics=false', '--no-performance-crux'],
-      // Stay offline and quiet: no usage statistics, no update check, no config discovery.
-      env: {
-        CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS: '1',
-        CHROME_DEVTOOLS_MCP_NO_UPDATE_CHECKS: '1',
-        CHROME_DEVTOOLS_MCP_NO_CONFIG_DISCOVERY: '1',
-      },
-    });
+    mcp = await startChromeDevtoolsMcp(h, h.wsEndpoint);
   });
 
   after(async () => {

@@ -1,6 +1,8 @@
 // An MCP client for the e2e tests: starts an unmodified MCP server over stdio and calls its tools.
 
 import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -47,4 +49,23 @@ export async function startMcpServer(h, { name, script, args, env = {} }) {
   }
 
   return { call, callRaw, detail, close: () => client.close().catch(() => {}) };
+}
+
+const require = createRequire(import.meta.url);
+const CHROME_DEVTOOLS_MCP_DIR = path.dirname(require.resolve('chrome-devtools-mcp/package.json'));
+export const CHROME_DEVTOOLS_MCP_VERSION = require('chrome-devtools-mcp/package.json').version;
+
+/** The unmodified chrome-devtools-mcp server (tests/node_modules), attached to `wsEndpoint`. */
+export function startChromeDevtoolsMcp(h, wsEndpoint) {
+  return startMcpServer(h, {
+    name: 'chrome-devtools-mcp',
+    script: path.join(CHROME_DEVTOOLS_MCP_DIR, 'build', 'src', 'bin', 'chrome-devtools-mcp.js'),
+    args: ['--wsEndpoint', wsEndpoint, '--usageStatistics=false', '--no-performance-crux'],
+    // Stay offline and quiet: no usage statistics, no update check, no config discovery.
+    env: {
+      CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS: '1',
+      CHROME_DEVTOOLS_MCP_NO_UPDATE_CHECKS: '1',
+      CHROME_DEVTOOLS_MCP_NO_CONFIG_DISCOVERY: '1',
+    },
+  });
 }
