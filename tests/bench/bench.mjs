@@ -84,6 +84,8 @@ function machine(h) {
     cpu: os.cpus()[0]?.model,
     node: process.version,
     chromium: h.browserVersion,
+    // Other work on the machine shows up in every figure: the load when the run started.
+    loadavg_1m: os.loadavg()[0],
   };
 }
 
@@ -124,5 +126,6 @@ try {
 } finally {
   await h.close();
 }
+results.machine.loadavg_1m_end = os.loadavg()[0];
 printReport(results);
 if (opts.json) console.log(JSON.stringify(rounded(results)));

@@ -92,7 +92,7 @@ export async function measured(pid, fn) {
   }
 }
 
-/** Chromium's processes under `rootPid`, each with its role (browser, extension, renderer, gpu, network, ...). */
+/** Chromium's processes under `rootPid`, each with its role (browser, extension, tabs, gpu-process, network, ...). */
 export function chromiumProcesses(rootPid) {
   const parents = new Map();
   for (const entry of fs.readdirSync('/proc')) {
@@ -113,15 +113,34 @@ export function chromiumProcesses(rootPid) {
     if (!inTree(pid)) continue;
     let cmdline;
     try {
-      cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      // Chromium rewrites its children's argv into one string (setproctitle): split on both.
+      cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split(/[\0 ]/);
     } catch {
       continue;
     }
     const type = cmdline.find((a) => a.startsWith('--type='))?.slice(7);
     let role = type ?? 'browser';
-    if (type === 'renderer' && cmdline.includes('--extension-process')) role = 'extension';
-    if (type === 'utility') role = cmdline.find((a) => a.startsWith('--utility-sub-type='))?.split('.').at(-2) ?? 'utility';
+    if (type === 'renderer') role = cmdline.includes('--extension-process') ? 'extension' : 'tabs';
+    if (type === 'utility') role = cmdline.find((a) => a.startsWith('--utility-sub-type='))?.slice(19).split('.')[0] ?? 'utility';
     out.push({ pid, role });
+  }
+  return out;
+}
+
+/**
+ * CPU time so far (ms) of the daemon, of this process (the benchmark's clients) and of
+ * Chromium's `processes` summed by role. Two snapshots around some commands tell where their
+ * CPU went.
+ */
+export function cpuSnapshot(daemonPid, processes) {
+  const self = process.cpuUsage();
+  const out = { daemon: cpuMs(daemonPid), client: (self.user + self.system) / 1000 };
+  for (const { pid, role } of processes) {
+    try {
+      out[role] = (out[role] ?? 0) + cpuMs(pid);
+    } catch {
+      /* gone */
+    }
   }
   return out;
 }

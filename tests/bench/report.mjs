@@ -22,7 +22,30 @@ function roundTripReport(r) {
       `mean ${fmtMs(r.tabtunnel.mean_ms - r.floor.mean_ms)} above it, ` +
       `pipelined ${fmtRatio(ratio(r.tabtunnel.pipelined_cmd_s, r.floor.pipelined_cmd_s))} the floor's (target >= 0.8x)`,
     "(the floor's per-call times come from the service worker's performance.now(), coarsened to 0.1 ms; its mean and throughput are exact)",
+    '',
+    'Where the CPU goes: us of CPU per command, by process (client = this benchmark; tabs = the tabs\' renderers)',
+    cpuTable(r),
   );
+}
+
+function cpuTable(r) {
+  const kinds = ['sequential', 'pipelined'];
+  const roles = new Set();
+  for (const key of ['direct', 'floor', 'tabtunnel']) {
+    for (const kind of kinds) {
+      for (const [role, us] of Object.entries(r[key].cpu_us_per_cmd?.[kind] ?? {})) if (role !== 'total' && us >= 1) roles.add(role);
+    }
+  }
+  const order = ['client', 'daemon', 'network', 'extension', 'browser', 'tabs'];
+  const columns = [...order.filter((c) => roles.has(c)), ...[...roles].filter((c) => !order.includes(c)).sort(), 'total'];
+  const rows = [['', ...columns]];
+  for (const kind of kinds) {
+    for (const [name, key] of [['direct CDP', 'direct'], ['floor', 'floor'], ['tabtunnel', 'tabtunnel']]) {
+      const us = r[key].cpu_us_per_cmd?.[kind] ?? {};
+      rows.push([`${kind}, ${name}`, ...columns.map((c) => (Number.isFinite(us[c]) ? us[c].toFixed(1) : '-'))]);
+    }
+  }
+  return table(rows);
 }
 
 function sessionsReport(s) {
@@ -91,7 +114,7 @@ export function printReport(r) {
   out(
     '',
     `tabtunnel benchmark${r.quick ? ' (quick: tiny counts, a smoke run)' : ''}: ${m.chromium}, Node ${m.node}, ` +
-      `${m.nproc} CPUs (${m.cpu}), ${m.memory_gib.toFixed(0)} GiB`,
+      `${m.nproc} CPUs (${m.cpu}), ${m.memory_gib.toFixed(0)} GiB; load average ${m.loadavg_1m.toFixed(1)} at the start, ${m.loadavg_1m_end.toFixed(1)} at the end`,
     `WASM module ${fmtMiB(r.wasm_bytes)} (${r.wasm_bytes} bytes); daemon idle: ${fmtMiB(r.daemon_idle.rss_bytes)} resident`,
     '',
   );

@@ -4,6 +4,7 @@
 
 import { latencySummary, median } from './stats.mjs';
 import { EVALUATE_1_PLUS_1, openDirect, openTunnel } from './paths.mjs';
+import { chromiumProcesses, cpuSnapshot } from './proc.mjs';
 
 const WARM_UP = 50;
 
@@ -80,10 +81,42 @@ function floorPipelined(h, total, window) {
   );
 }
 
+/** CPU per command by process, summed over every run of one kind on one path. */
+class CpuAccount {
+  constructor(h) {
+    this.daemonPid = h.daemon.pid;
+    this.processes = chromiumProcesses(h.chromiumPid);
+    this.ms = {};
+    this.commands = {};
+  }
+
+  async count(kind, commands, fn) {
+    const before = cpuSnapshot(this.daemonPid, this.processes);
+    const value = await fn();
+    const after = cpuSnapshot(this.daemonPid, this.processes);
+    const ms = (this.ms[kind] ??= {});
+    for (const role of Object.keys(after)) ms[role] = (ms[role] ?? 0) + after[role] - (before[role] ?? 0);
+    this.commands[kind] = (this.commands[kind] ?? 0) + commands;
+    return value;
+  }
+
+  /** `{ kind: { role: us per command, ..., total } }` */
+  perCommandUs() {
+    return Object.fromEntries(
+      Object.entries(this.ms).map(([kind, ms]) => {
+        const us = Object.fromEntries(Object.entries(ms).map(([role, v]) => [role, (v * 1000) / this.commands[kind]]));
+        us.total = Object.values(us).reduce((a, b) => a + b, 0);
+        return [kind, us];
+      }),
+    );
+  }
+}
+
 /**
  * `{ direct, floor, tabtunnel }`, each `{ p50_ms, p95_ms, p99_ms, mean_ms, samples,
- * pipelined_cmd_s }`. `blocks` interleaves the sequential calls; `pipelinedRuns` runs of
- * `pipelinedTotal` commands each, the median kept.
+ * pipelined_cmd_s, cpu_us_per_cmd }`. `blocks` interleaves the sequential calls;
+ * `pipelinedRuns` runs of `pipelinedTotal` commands each, the median kept. `cpu_us_per_cmd`
+ * is where the CPU went, by process, sequential and pipelined.
  */
 export async function roundTrips(h, pageTargetId, { sequentialCalls, blocks, pipelinedTotal, pipelinedRuns, window }) {
   const direct = await openDirect(h, pageTargetId);
@@ -105,18 +138,28 @@ export async function roundTrips(h, pageTargetId, { sequentialCalls, blocks, pip
     };
     const samples = { direct: [], floor: [], tabtunnel: [] };
     const rates = { direct: [], floor: [], tabtunnel: [] };
+    const cpu = Object.fromEntries(Object.keys(paths).map((name) => [name, new CpuAccount(h)]));
     for (const path of Object.values(paths)) await path.sequential(WARM_UP);
     const perBlock = Math.ceil(sequentialCalls / blocks);
     for (let b = 0; b < blocks; b += 1) {
-      for (const [name, path] of Object.entries(paths)) samples[name].push(...(await path.sequential(perBlock)));
+      for (const [name, path] of Object.entries(paths)) {
+        samples[name].push(...(await cpu[name].count('sequential', perBlock, () => path.sequential(perBlock))));
+      }
     }
     for (let r = 0; r < pipelinedRuns; r += 1) {
-      for (const [name, path] of Object.entries(paths)) rates[name].push(await path.pipelined(pipelinedTotal));
+      for (const [name, path] of Object.entries(paths)) {
+        rates[name].push(await cpu[name].count('pipelined', pipelinedTotal, () => path.pipelined(pipelinedTotal)));
+      }
     }
     return Object.fromEntries(
       Object.keys(paths).map((name) => [
         name,
-        { ...latencySummary(samples[name]), pipelined_cmd_s: median(rates[name]), pipelined_runs_cmd_s: rates[name] },
+        {
+          ...latencySummary(samples[name]),
+          pipelined_cmd_s: median(rates[name]),
+          pipelined_runs_cmd_s: rates[name],
+          cpu_us_per_cmd: cpu[name].perCommandUs(),
+        },
       ]),
     );
   } finally {
