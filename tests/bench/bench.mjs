@@ -90,6 +90,14 @@ function machine(h) {
 }
 
 const opts = options();
+// Nothing here waits unbounded, but should a section hang, the run still ends (and the harness's
+// exit handler still kills what it started).
+const RUN_LIMIT_MS = opts.quick ? 5 * 60_000 : 30 * 60_000;
+let section = 'start-up';
+setTimeout(() => {
+  progress(`timed out after ${RUN_LIMIT_MS / 60_000} min in section ${section}`);
+  process.exit(1);
+}, RUN_LIMIT_MS).unref();
 const h = await startHarness({ name: 'bench', extraPages: BENCH_PAGES });
 const results = {};
 try {
@@ -105,10 +113,11 @@ try {
   results.tabs = openPages ? 'new-page' : 'shared-tab';
   if (wantsPages) progress(`clients and agents use ${openPages ? 'new pages (Target.createTarget)' : 'the shared test tab (fallback: tabtunnel cannot open pages yet)'}`);
 
-  const run = async (section, fn) => {
-    if (!opts.only.includes(section)) return;
-    progress(section);
-    results[section] = await fn();
+  const run = async (name, fn) => {
+    if (!opts.only.includes(name)) return;
+    progress(name);
+    section = name;
+    results[name] = await fn();
   };
   await run('roundtrip', async () => {
     const r = await roundTrips(h, pageTargetId, opts.sizes.roundtrip);

@@ -1,11 +1,13 @@
 // A lean CDP client for the benchmark. The e2e tests' RawCdp keeps every unclaimed message and
 // scans lists for waiters, with a timer per call: fine for tests, but that client-side cost
 // would be counted against every path here. This one keeps a Map of pending ids, parses only
-// what it must (a multi-MiB answer is matched by its leading id), and times out only as a whole.
+// what it must (a multi-MiB answer is matched by its leading id), and fails calls that waited
+// for more than one sweep of a single timer (ANSWER_LIMIT_MS to twice that).
 
 import WebSocket from 'ws';
 
 const LEADING_ID = /^\{"id":(\d+),/;
+const ANSWER_LIMIT_MS = 60_000;
 
 export class CdpClient {
   /** Opens `url` (a CDP WebSocket). `onEvent(message)` sees every event, parsed. */
@@ -24,9 +26,20 @@ export class CdpClient {
     this.nextId = 1;
     ws.on('message', (data) => this.receive(data));
     ws.once('close', () => {
+      clearInterval(this.sweeper);
       for (const { reject } of this.pending.values()) reject(new Error('CDP socket closed'));
       this.pending.clear();
     });
+    // Ids below the previous sweep's watermark have waited a whole sweep interval.
+    let watermark = 0;
+    this.sweeper = setInterval(() => {
+      for (const [id, { reject, method }] of this.pending) {
+        if (id >= watermark) break; // in id order: the rest are younger
+        this.pending.delete(id);
+        reject(new Error(`${method} (id ${id}): no answer within ${ANSWER_LIMIT_MS / 1000} s`));
+      }
+      watermark = this.nextId;
+    }, ANSWER_LIMIT_MS).unref();
   }
 
   receive(data) {
