@@ -96,21 +96,31 @@ impl DomainSet {
     }
 }
 
-/// One client session attached to a tab's page.
+/// One client session attached to a target (a tab's page, or one of Chrome's child sessions).
 #[derive(Debug, Clone)]
-pub struct PageSession {
+pub struct TargetSession {
     pub conn: ConnId,
+    /// The client's sessionId for it: minted for a page, Chrome's own for a child.
     pub session_id: String,
     pub domains: DomainSet,
     /// It called `Log.startViolationsReport`: `violation` log entries are for it.
     pub violations: bool,
     /// It started a trace: `Tracing` events are for it (until `tracingComplete`).
     pub tracing: bool,
+    /// It turned `Target.setAutoAttach` on: children's attach and detach events are for it.
+    pub auto_attach: bool,
 }
 
-impl PageSession {
+impl TargetSession {
     pub fn new(conn: ConnId, session_id: String) -> Self {
-        PageSession { conn, session_id, domains: DomainSet::default(), violations: false, tracing: false }
+        TargetSession {
+            conn,
+            session_id,
+            domains: DomainSet::default(),
+            violations: false,
+            tracing: false,
+            auto_attach: false,
+        }
     }
 
     /// Whether an event of `method` is for this session. Only a violation report's entries
@@ -118,6 +128,9 @@ impl PageSession {
     pub fn wants(&self, method: &str, params: &str) -> bool {
         if method.starts_with("Tracing.") {
             return self.tracing;
+        }
+        if matches!(method, "Target.attachedToTarget" | "Target.detachedFromTarget") {
+            return self.auto_attach;
         }
         let gated_in = gated_domain(method).is_none_or(|d| self.domains.contains(d));
         gated_in
@@ -201,9 +214,12 @@ mod tests {
 
     #[test]
     fn a_session_wants_only_events_of_domains_it_enabled() {
-        let mut s = PageSession::new(1, "S".into());
+        let mut s = TargetSession::new(1, "S".into());
         assert!(!s.wants("Runtime.executionContextCreated", "{}"));
-        assert!(s.wants("Target.attachedToTarget", "{}"), "ungated events go to every session");
+        assert!(s.wants("Inspector.targetCrashed", "{}"), "ungated events go to every session");
+        assert!(!s.wants("Target.attachedToTarget", "{}"), "children only for who auto-attaches");
+        s.auto_attach = true;
+        assert!(s.wants("Target.attachedToTarget", "{}"));
         s.domains.insert(RUNTIME);
         assert!(s.wants("Runtime.executionContextCreated", "{}"));
         assert!(!s.wants("Network.requestWillBeSent", "{}"));

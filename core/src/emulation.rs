@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use tabtunnel_wire::TabId;
 
 /// Parses a local method's params; absent params are an empty object.
-fn params(cmd: &ClientCommand) -> Value {
+pub(crate) fn params(cmd: &ClientCommand) -> Value {
     cmd.params.and_then(|p| serde_json::from_str(p.get()).ok()).unwrap_or_else(|| json!({}))
 }
 
@@ -34,7 +34,10 @@ impl Core {
             "Browser.close" => self.reply_error(
                 conn,
                 cmd,
-                &errors::not_supported(cmd.method, "it would close the user's own browser; disconnect instead"),
+                &errors::not_supported(
+                    cmd.method,
+                    "it would close the user's own browser; disconnect instead",
+                ),
             ),
             "Target.getBrowserContexts" => self.get_browser_contexts(conn, cmd),
             "Target.setDiscoverTargets" => self.set_discover_targets(conn, cmd),
@@ -45,14 +48,13 @@ impl Core {
             "Target.detachFromTarget" => self.detach_from_target(conn, cmd),
             "Target.attachToTarget" => self.attach_to_target(conn, cmd),
             "Target.attachToBrowserTarget" => self.attach_to_browser_target(conn, cmd),
-            "Target.createTarget" | "Target.closeTarget" | "Target.activateTarget" => self.reply_error(
-                conn,
-                cmd,
-                &errors::not_supported(
-                    cmd.method,
-                    "opening, closing and focusing tabs is not available yet; share a tab from the tabtunnel side panel",
-                ),
-            ),
+            "Target.createTarget" => self.create_target(conn, cmd),
+            "Target.closeTarget" => self.close_target(conn, cmd),
+            "Target.activateTarget" => self.activate_target(conn, cmd),
+            "Browser.getWindowForTarget" => self.get_window_for_target(conn, cmd),
+            "Browser.getWindowBounds" | "Browser.setWindowBounds" | "Browser.setContentsSize" => {
+                self.window_command(conn, cmd, None)
+            }
             "Target.createBrowserContext" | "Target.disposeBrowserContext" => self.reply_error(
                 conn,
                 cmd,
@@ -298,5 +300,13 @@ impl Core {
     pub(crate) fn visible_tab_ids(&self, conn: ConnId) -> Vec<TabId> {
         let agent = &self.conns[&conn].agent;
         self.visible_tabs(agent).map(|t| t.id()).collect()
+    }
+
+    /// The tab whose page or tab target is `target_id`, if this connection's agent may see it.
+    pub(crate) fn visible_tab_by_any_target(&self, conn: ConnId, target_id: &str) -> Option<TabId> {
+        let agent = &self.conns[&conn].agent;
+        self.visible_tabs(agent)
+            .find(|t| t.page_target_id() == target_id || t.tab_target_id() == target_id)
+            .map(|t| t.id())
     }
 }

@@ -206,6 +206,34 @@ pub mod errors {
     pub fn extension_gone() -> CdpError {
         err(-32000, "Target closed: the tabtunnel extension disconnected before answering")
     }
+    pub fn timed_out(after_ms: u64) -> CdpError {
+        err(
+            -32000,
+            format!(
+                "The tab did not answer within {} s (it may be frozen or hung); tabtunnel gave up waiting",
+                after_ms / 1000
+            ),
+        )
+    }
+    pub fn too_many_agents(agent: &str, limit: usize) -> CdpError {
+        err(
+            -32000,
+            format!(
+                "tabtunnel serves at most {limit} agents at once, so agent '{agent}' was refused; disconnect one in the side panel or raise --max-agents"
+            ),
+        )
+    }
+    pub fn too_many_tabs(agent: &str, limit: usize) -> CdpError {
+        err(
+            -32000,
+            format!(
+                "Agent '{agent}' already has {limit} tabs, the most tabtunnel allows per agent (--max-tabs-per-agent); close one first"
+            ),
+        )
+    }
+    pub fn window_not_found() -> CdpError {
+        err(-32000, "Browser window not found")
+    }
 }
 
 #[cfg(test)]

@@ -3,51 +3,68 @@
 //! `chrome.debugger` gives the extension one CDP session per shared tab and refuses the
 //! browser-level `Browser` and `Target` domains. [`Core`] turns those tab sessions into what a
 //! CDP client expects from a real browser endpoint: it answers the browser-level methods itself
-//! (discovery, auto-attach in both of Chrome's topologies, target info, detach), gives each
-//! client its own sessionIds for the tabs and routes their commands to the right tab, tags
-//! the tabs' events with those ids, and turns a tab that goes away into `detachedFromTarget` plus
-//! `targetDestroyed`.
+//! (discovery, auto-attach in both of Chrome's topologies, target info, detach) or turns them
+//! into tab and window operations the extension performs (`Target.createTarget`, `closeTarget`,
+//! `activateTarget`, `Browser.*Window*`), gives each client its own sessionIds for the tabs and
+//! routes their commands to the right tab, tags the tabs' events with those ids, and turns a tab
+//! that goes away into `detachedFromTarget` plus `targetDestroyed`. Each connection acts for an
+//! agent, and sees only that agent's tabs.
 //!
-//! It is a plain state machine: the IO shell feeds it client frames ([`Core::client_message`])
-//! and extension frames ([`Core::extension_frame`]), then drains [`Output`]s with
-//! [`Core::poll_output`]. It owns no sockets, timers or threads, so every behaviour is unit
-//! tested with frames alone.
+//! It is a plain state machine: the IO shell feeds it client frames ([`Core::client_message`]),
+//! extension frames ([`Core::extension_frame`]) and the time ([`Core::tick`]), then drains
+//! [`Output`]s with [`Core::poll_output`]. It owns no sockets, timers or threads, so every
+//! behaviour is unit tested with frames alone.
 //!
 //! Invariants enforced here:
 //! - every client command gets exactly one reply: a local answer, the tab's answer, or a CDP
-//!   error (malformed frame, unknown session, unknown method, extension gone);
-//! - a connection only names its own sessions, and only sees tabs visible to its agent;
+//!   error (malformed frame, unknown session, unknown method, extension gone, timed out);
+//! - a connection only names its own sessions, and only sees its agent's tabs;
 //! - forwarded params, results and events stay raw JSON text.
 
+mod agents;
 mod domains;
 mod emulation;
 pub mod frames;
+mod handover;
 mod lifecycle;
+mod pending;
 pub mod session;
+mod tab_ops;
 mod tab_sessions;
+mod tab_state;
 pub mod targets;
+#[cfg(test)]
+mod testing;
 
-use domains::{DomainSet, ExecutionContexts, PageSession, Toggle};
+pub use agents::{is_valid_agent_name, Limits, DEFAULT_AGENT};
+use domains::{Toggle, RUNTIME};
 use frames::{errors, BadFrame, ClientCommand};
+use pending::PendingCommands;
 pub use session::{ConnId, Root, SessionKind, Topology};
 use session::{Connection, Session};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
+use tab_state::TabState;
 use tabtunnel_wire::{
-    BrowserInfo, CdpError, Command, FromExtension, RawValue, RequestId, TabId, ToExtension,
+    BrowserInfo, BrowserOp, BrowserRequest, CdpError, Command, FromExtension, RawValue, TabId, TabInfo,
+    ToExtension,
 };
 use targets::Tab;
 
 /// Commands one client may have waiting for the tabs at once.
 pub const MAX_IN_FLIGHT_PER_CLIENT: usize = 1024;
 
-/// The agent a connection acts for; tabs will be owned by agents.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// The agent a connection acts for; each agent sees only its own tabs.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct AgentId(Arc<str>);
 
 impl AgentId {
     pub fn new(name: &str) -> Self {
         AgentId(name.into())
+    }
+
+    pub fn default_agent() -> Self {
+        AgentId::new(DEFAULT_AGENT)
     }
 
     pub fn as_str(&self) -> &str {
@@ -62,9 +79,12 @@ pub enum Output {
     ToClient { conn: ConnId, frame: String },
     /// Send one frame to the extension.
     ToExtension(ToExtension),
-    /// Close a client connection after its queued frames (a page socket whose tab is gone).
-    /// The core has already forgotten it.
+    /// Close a client connection after its queued frames (a page socket whose tab is gone, an
+    /// agent the human disconnected). The core has already forgotten it.
     CloseClient { conn: ConnId },
+    /// The human answered a hand-over request ([`Core::request_handover`]): the tab now
+    /// belongs to the agent, or `None` for a refusal.
+    HandoverAnswered { id: u64, tab: Option<TabInfo> },
 }
 
 pub struct Config {
@@ -72,14 +92,12 @@ pub struct Config {
     pub browser_target_id: String,
     /// Mixed into minted sessionIds so that ids from an earlier daemon run never match.
     pub session_id_salt: u64,
+    pub limits: Limits,
 }
 
-/// A client command waiting for the extension's answer.
-/// A command waiting for the extension's answer.
-struct Pending {
-    /// Who waits for it; `None` for the core's own housekeeping commands.
-    reply_to: Option<ReplyTo>,
-}
+/// A command waiting for the extension's answer; `None` for the core's own housekeeping
+/// commands, whose answers nobody awaits.
+type Pending = Option<ReplyTo>;
 
 struct ReplyTo {
     conn: ConnId,
@@ -90,54 +108,24 @@ struct ReplyTo {
 }
 
 enum OnSuccess {
-    /// A `Runtime.enable` on a tab whose Runtime was already on: before the reply, replay those
-    /// of these contexts (live when the enable was sent) that are still live.
+    /// A `Runtime.enable` on a target whose Runtime was already on: before the reply, replay
+    /// those of these contexts (live when the enable was sent) that are still live.
     ReplayContexts(ContextReplay),
     /// A `Tracing.start` the tab accepted: the trace's events are for this session.
-    TraceStarted { tab: TabId },
+    TraceStarted { tab: TabId, child: Option<String> },
+    /// A `Target.setAutoAttach` on a target: before the reply, announce the children Chrome
+    /// attached earlier (for another session) that this session does not know yet.
+    AutoAttached { tab: TabId, child: Option<String> },
+    /// A `Target.createTarget`: the answer is the new tab; reply with its targetId.
+    TabCreated { agent: AgentId },
+    /// The answer is not CDP's own; reply with this instead.
+    ReplyWith(&'static str),
 }
 
 struct ContextReplay {
     tab: TabId,
+    child: Option<String>,
     context_ids: Vec<i64>,
-}
-
-/// A tab and who is listening to it.
-struct TabState {
-    tab: Tab,
-    /// Every client session attached to this tab's page; its events go to each that wants them.
-    page_sessions: Vec<PageSession>,
-    /// Chrome's child sessions (OOPIFs, workers) of this tab, by Chrome's sessionId.
-    children: HashMap<String, Child>,
-    /// Gated domains enabled on the tab's real debugger session.
-    real_domains: DomainSet,
-    contexts: ExecutionContexts,
-    /// Being unshared: sessions detaching now need no housekeeping.
-    closing: bool,
-}
-
-/// A child session Chrome auto-attached on a tab.
-struct Child {
-    target_id: Option<String>,
-    /// The connections that were told about it (each once).
-    conns: Vec<ConnId>,
-}
-
-impl TabState {
-    fn new(tab: Tab) -> Self {
-        TabState {
-            tab,
-            page_sessions: Vec::new(),
-            children: HashMap::new(),
-            real_domains: DomainSet::default(),
-            contexts: ExecutionContexts::default(),
-            closing: false,
-        }
-    }
-
-    fn page_session_mut(&mut self, conn: ConnId, session_id: &str) -> Option<&mut PageSession> {
-        self.page_sessions.iter_mut().find(|p| p.conn == conn && p.session_id == session_id)
-    }
 }
 
 pub struct Core {
@@ -145,11 +133,17 @@ pub struct Core {
     /// The browser the extension runs in; kept across extension reconnects.
     browser: Option<BrowserInfo>,
     extension_connected: bool,
+    /// Bumped on every extension connection: a change tells a client's helpers (such as an MCP
+    /// child) that tabs and sessions they knew are gone.
+    extension_epoch: u64,
     tabs: BTreeMap<TabId, TabState>,
     conns: HashMap<ConnId, Connection>,
-    pending: HashMap<RequestId, Pending>,
-    next_request: RequestId,
+    agents: agents::Agents,
+    pending: PendingCommands<Pending>,
+    handovers: handover::Handovers,
     next_session: u64,
+    /// The time as of the last [`Core::tick`] (ms on the shell's clock).
+    now_ms: u64,
     out: VecDeque<Output>,
 }
 
@@ -159,11 +153,14 @@ impl Core {
             config,
             browser: None,
             extension_connected: false,
+            extension_epoch: 0,
             tabs: BTreeMap::new(),
             conns: HashMap::new(),
-            pending: HashMap::new(),
-            next_request: 1,
+            agents: agents::Agents::default(),
+            pending: PendingCommands::default(),
+            handovers: handover::Handovers::default(),
             next_session: 1,
+            now_ms: 0,
             out: VecDeque::new(),
         }
     }
@@ -185,6 +182,10 @@ impl Core {
         self.extension_connected
     }
 
+    pub fn extension_epoch(&self) -> u64 {
+        self.extension_epoch
+    }
+
     /// The shared tabs `agent` may see, in tab order.
     pub fn visible_tabs<'a>(&'a self, agent: &'a AgentId) -> impl Iterator<Item = &'a Tab> + 'a {
         self.tabs.values().map(|t| &t.tab).filter(move |t| t.visible_to(agent))
@@ -195,7 +196,18 @@ impl Core {
         self.visible_tabs(agent).find(|t| t.page_target_id() == target_id).map(Tab::id)
     }
 
+    /// A client socket opened for `agent`.
     pub fn client_connected(&mut self, conn: ConnId, agent: AgentId, root: Root) {
+        self.connect(conn, agent, root, true);
+    }
+
+    /// A one-shot HTTP request (`/json/new`, `/json/close/<id>`...) acting for `agent` through
+    /// one command; it does not keep the agent present.
+    pub fn request_connected(&mut self, conn: ConnId, agent: AgentId) {
+        self.connect(conn, agent, Root::Browser, false);
+    }
+
+    fn connect(&mut self, conn: ConnId, agent: AgentId, root: Root, presence: bool) {
         let root = match root {
             Root::Browser => SessionKind::Browser,
             Root::Page(tab) => SessionKind::Page { tab },
@@ -205,39 +217,42 @@ impl Core {
                 // The tab went between the shell's lookup and now: close at once, as Chrome.
                 return self.close_page_socket(conn);
             };
-            state.page_sessions.push(PageSession::new(conn, String::new()));
+            state.page.sessions.push(domains::TargetSession::new(conn, String::new()));
         }
-        self.conns.insert(conn, Connection::new(agent, root));
+        let limit = self.config.limits.max_agents;
+        let mut connection = Connection::new(agent.clone(), root, presence);
+        if !self.agents.contains(&agent) && self.agents.len() >= limit {
+            connection.refused = Some(agent.as_str().to_owned());
+        } else if presence {
+            self.agents.connected(&agent);
+        } else {
+            self.agents.entry(&agent);
+        }
+        self.conns.insert(conn, connection);
     }
 
     pub fn client_disconnected(&mut self, conn: ConnId) {
-        if self.conns.remove(&conn).is_none() {
-            return;
+        let Some(connection) = self.conns.remove(&conn) else { return };
+        if connection.presence && connection.refused.is_none() {
+            self.agents.disconnected(&connection.agent, self.now_ms);
         }
         let tabs: Vec<TabId> = self.tabs.keys().copied().collect();
         for tab in tabs {
-            let state = self.tabs.get_mut(&tab).expect("listed tab");
-            state.children.retain(|_, child| {
-                child.conns.retain(|c| *c != conn);
-                !child.conns.is_empty()
-            });
-            let (gone, kept): (Vec<_>, Vec<_>) =
-                std::mem::take(&mut state.page_sessions).into_iter().partition(|p| p.conn == conn);
-            state.page_sessions = kept;
-            if !gone.is_empty() {
-                self.sessions_left_tab(tab, &gone);
-            }
+            self.conn_left_tab(tab, conn);
         }
-        // Answers still in flight for this connection are dropped when they arrive.
-        self.pending.retain(|_, p| p.reply_to.as_ref().is_none_or(|to| to.conn != conn));
+        // Answers still in flight for this connection are dropped when they arrive; a tab being
+        // created for it is still learnt (its TabShared comes anyway).
+        self.pending.retain(|p| {
+            p.as_ref().is_none_or(|to| {
+                to.conn != conn || matches!(to.on_success, Some(OnSuccess::TabCreated { .. }))
+            })
+        });
     }
 
     /// One text frame from a client. Always produces exactly one reply for it, now or when the
     /// tab answers.
     pub fn client_message(&mut self, conn: ConnId, text: &str) {
-        if !self.conns.contains_key(&conn) {
-            return;
-        }
+        let Some(connection) = self.conns.get(&conn) else { return };
         let parsed = match frames::parse_client_frame(text) {
             Ok(parsed) => parsed,
             Err(bad) => {
@@ -251,15 +266,24 @@ impl Core {
             }
         };
         let cmd = parsed.command();
-        let Some(kind) = self.conns[&conn].sessions.get(cmd.session_id).map(|s| s.kind) else {
+        if let Some(agent) = &connection.refused {
+            let error = errors::too_many_agents(agent, self.config.limits.max_agents);
+            return self.reply_error(conn, &cmd, &error);
+        }
+        let Some(kind) = connection.sessions.get(cmd.session_id).map(|s| s.kind) else {
             self.reply_error(conn, &cmd, &errors::session_not_found());
             return;
         };
+        let agent = connection.agent.clone();
+        self.agents.acted(&agent, cmd.method, self.now_ms);
         match kind {
             SessionKind::Browser => self.browser_session_command(conn, &cmd),
             SessionKind::Tab { tab, .. } => self.tab_session_command(conn, &cmd, tab),
-            SessionKind::Page { tab } => self.page_session_command(conn, &cmd, tab),
-            SessionKind::Child { tab } => self.child_session_command(conn, &cmd, tab),
+            SessionKind::Page { tab } => self.target_session_command(conn, &cmd, tab, None),
+            SessionKind::Child { tab } => {
+                let child = cmd.session_id.to_owned();
+                self.target_session_command(conn, &cmd, tab, Some(child))
+            }
         }
     }
 
@@ -274,64 +298,82 @@ impl Core {
             FromExtension::TabChanged(info) => self.tab_changed(info),
             FromExtension::TabUnshared { tab_id, .. } => self.tab_unshared(tab_id),
             FromExtension::CommandResult(result) => {
-                let Some(Pending { reply_to: Some(to) }) = self.pending.remove(&result.id) else { return };
-                if let Some(c) = self.conns.get_mut(&to.conn) {
-                    c.in_flight = c.in_flight.saturating_sub(1);
-                }
-                let frame = match result.into_outcome() {
-                    Ok(raw) => {
-                        match &to.on_success {
-                            Some(OnSuccess::ReplayContexts(replay)) => {
-                                self.replay_contexts(replay, to.conn, &to.session_id)
-                            }
-                            Some(OnSuccess::TraceStarted { tab }) => {
-                                self.trace_started(*tab, to.conn, &to.session_id)
-                            }
-                            None => {}
-                        }
-                        frames::response(to.client_id, &to.session_id, raw.get())
-                    }
-                    Err(e) => frames::error_response(Some(to.client_id), &to.session_id, &e),
-                };
-                self.send(to.conn, frame);
+                let Some(Some(to)) = self.pending.take(result.id) else { return };
+                self.command_answered(to, result.into_outcome());
             }
             FromExtension::Event(event) => self.tab_event(event),
+            FromExtension::DisconnectAgent { agent, tabs } => {
+                self.disconnect_agent(&AgentId::new(&agent), tabs)
+            }
+            FromExtension::HandoverAnswer { id, tab_id } => self.handover_answered(id, tab_id),
             FromExtension::Heartbeat => {}
         }
     }
 
+    /// The time now, on the shell's monotonic clock in ms. The shell calls this regularly (a
+    /// few times a second): commands a tab never answered time out, agents gone past their
+    /// grace period lose their tabs, and the side panel hears what changed.
+    pub fn tick(&mut self, now_ms: u64) {
+        self.now_ms = now_ms;
+        let timeout = self.config.limits.command_timeout_ms;
+        for to in self.pending.take_sent_before(now_ms.saturating_sub(timeout)).into_iter().flatten() {
+            self.settle(&to);
+            if self.conns.contains_key(&to.conn) {
+                let frame =
+                    frames::error_response(Some(to.client_id), &to.session_id, &errors::timed_out(timeout));
+                self.send(to.conn, frame);
+            }
+        }
+        self.release_idle_agents();
+        self.report_agents();
+    }
+
     // ---- routing of client commands ----
 
-    fn page_session_command(&mut self, conn: ConnId, cmd: &ClientCommand, tab: TabId) {
-        if !self.tabs.contains_key(&tab) {
+    /// A command on a page or child session: forwarded to the tab's debugger session, with the
+    /// per-session bookkeeping a shared debugger session needs.
+    fn target_session_command(
+        &mut self,
+        conn: ConnId,
+        cmd: &ClientCommand,
+        tab: TabId,
+        child: Option<String>,
+    ) {
+        let Some(state) = self.tabs.get(&tab) else {
             // Only a page socket outlives its tab: its root session has nothing to talk to.
+            return self.reply_error(conn, cmd, &errors::session_not_found());
+        };
+        if state.target(child.as_deref()).is_none() {
             return self.reply_error(conn, cmd, &errors::session_not_found());
         }
         match cmd.method {
-            // Pages are never paused by us, so there is nothing to resume.
-            "Runtime.runIfWaitingForDebugger" => self.reply(conn, cmd, "{}"),
-            "Target.setAutoAttach" | "Target.autoAttachRelated" => self.forward(conn, cmd, tab, None),
-            m if m.starts_with("Browser.") || m.starts_with("Target.") => {
-                self.target_level_command(conn, cmd, self.tabs[&tab].tab.page_target_info())
+            // Pages are never paused by us, so there is nothing to resume; children may be.
+            "Runtime.runIfWaitingForDebugger" if child.is_none() => self.reply(conn, cmd, "{}"),
+            "Target.setAutoAttach" => self.target_set_auto_attach(conn, cmd, tab, child),
+            "Target.autoAttachRelated" => self.forward(conn, cmd, tab, child),
+            "Page.bringToFront" if child.is_none() => {
+                // Chrome would also focus the window, taking it from the human.
+                let op = BrowserOp::ActivateTab { tab_id: tab };
+                self.browser_op(conn, cmd, op, Some(OnSuccess::ReplyWith("{}")));
             }
-            "Log.startViolationsReport" => self.start_violations(conn, cmd, tab),
-            "Tracing.start" => self.forward_then(conn, cmd, tab, None, Some(OnSuccess::TraceStarted { tab })),
-            "Tracing.end" => self.end_tracing(conn, cmd, tab),
-            "Log.stopViolationsReport" => self.stop_violations(conn, cmd, tab),
+            m if m.starts_with("Browser.") || m.starts_with("Target.") => match child {
+                None => self.target_level_command(conn, cmd, tab, true),
+                Some(_) if m.starts_with("Browser.") => self.browser_session_command(conn, cmd),
+                Some(_) => self.forward(conn, cmd, tab, child),
+            },
+            "Log.startViolationsReport" => self.start_violations(conn, cmd, tab, child),
+            "Tracing.start" => {
+                let then = OnSuccess::TraceStarted { tab, child: child.clone() };
+                self.forward_then(conn, cmd, tab, child, Some(then))
+            }
+            "Tracing.end" => self.end_tracing(conn, cmd, tab, child),
+            "Log.stopViolationsReport" => self.stop_violations(conn, cmd, tab, child),
             method => match domains::toggle(method) {
-                Some(Toggle::Enable(domain)) => self.enable_domain(conn, cmd, tab, domain),
-                Some(Toggle::Disable(domain)) => self.disable_domain(conn, cmd, tab, domain),
-                None => self.forward(conn, cmd, tab, None),
+                Some(Toggle::Enable(domain)) => self.enable_domain(conn, cmd, tab, child, domain),
+                Some(Toggle::Disable(domain)) => self.disable_domain(conn, cmd, tab, child, domain),
+                None => self.forward(conn, cmd, tab, child),
             },
         }
-    }
-
-    fn child_session_command(&mut self, conn: ConnId, cmd: &ClientCommand, tab: TabId) {
-        if cmd.method.starts_with("Browser.") {
-            return self.browser_session_command(conn, cmd);
-        }
-        let child = cmd.session_id.to_owned();
-        self.forward(conn, cmd, tab, Some(child));
     }
 
     fn tab_session_command(&mut self, conn: ConnId, cmd: &ClientCommand, tab: TabId) {
@@ -339,20 +381,27 @@ impl Core {
             "Target.setAutoAttach" => self.tab_set_auto_attach(conn, cmd, tab),
             "Runtime.runIfWaitingForDebugger" => self.reply(conn, cmd, "{}"),
             m if m.starts_with("Browser.") || m.starts_with("Target.") => {
-                self.target_level_command(conn, cmd, self.tabs[&tab].tab.tab_target_info())
+                self.target_level_command(conn, cmd, tab, false)
             }
             other => self.reply_error(conn, cmd, &errors::method_not_found(other)),
         }
     }
 
-    /// `Browser.*` and `Target.*` on a page or tab session: its own target's info and detaches
-    /// of what it attached are about this session; the rest is browser-wide, as at the root.
-    fn target_level_command(&mut self, conn: ConnId, cmd: &ClientCommand, own_info: serde_json::Value) {
+    /// `Browser.*` and `Target.*` on a page, tab or child session: its own target's info, its
+    /// window, and detaches of what it attached are about this session; the rest is
+    /// browser-wide, as at the root.
+    fn target_level_command(&mut self, conn: ConnId, cmd: &ClientCommand, tab: TabId, is_page: bool) {
         match cmd.method {
             "Target.getTargetInfo" if !self.names_other_target(conn, cmd) => {
-                self.reply_json(conn, cmd, &serde_json::json!({ "targetInfo": own_info }))
+                let own = &self.tabs[&tab].tab;
+                let info = if is_page { own.page_target_info() } else { own.tab_target_info() };
+                self.reply_json(conn, cmd, &serde_json::json!({ "targetInfo": info }))
             }
             "Target.detachFromTarget" => self.detach_from_target(conn, cmd),
+            "Browser.getWindowForTarget" if emulation::params(cmd)["targetId"].is_null() => {
+                self.browser_op(conn, cmd, BrowserOp::GetWindowForTab { tab_id: tab }, None);
+            }
+            "Browser.setContentsSize" if is_page => self.window_command(conn, cmd, Some(tab)),
             _ => self.browser_session_command(conn, cmd),
         }
     }
@@ -371,42 +420,134 @@ impl Core {
         child: Option<String>,
         on_success: Option<OnSuccess>,
     ) {
+        let Some(reply_to) = self.reply_to_for_extension(conn, cmd, on_success) else { return };
+        let params = cmd.params.map(RawValue::to_owned);
+        self.send_command(reply_to, tab, child, cmd.method.to_owned(), params);
+    }
+
+    /// Asks the extension for a tab or window operation on behalf of a client command; `false`
+    /// when it could not be sent (the client has its error already).
+    fn browser_op(
+        &mut self,
+        conn: ConnId,
+        cmd: &ClientCommand,
+        op: BrowserOp,
+        on_success: Option<OnSuccess>,
+    ) -> bool {
+        let Some(reply_to) = self.reply_to_for_extension(conn, cmd, on_success) else { return false };
+        let id = self.pending.insert(self.now_ms, reply_to);
+        self.out.push_back(Output::ToExtension(ToExtension::Browser(BrowserRequest { id, op })));
+        true
+    }
+
+    /// A browser operation of the core's own, whose answer nobody awaits.
+    fn browser_op_housekeeping(&mut self, op: BrowserOp) {
+        if self.extension_connected {
+            let id = self.pending.insert(self.now_ms, None);
+            self.out.push_back(Output::ToExtension(ToExtension::Browser(BrowserRequest { id, op })));
+        }
+    }
+
+    /// Where the extension's answer to this command goes; `None` (after replying with an
+    /// error) when it cannot be sent: no extension, or too many commands in flight.
+    fn reply_to_for_extension(
+        &mut self,
+        conn: ConnId,
+        cmd: &ClientCommand,
+        on_success: Option<OnSuccess>,
+    ) -> Option<Pending> {
         // Tabs go with the extension, so a session that can forward implies a connected
         // extension; should that ever change, the client still gets its one answer.
         if !self.extension_connected {
-            return self.reply_error(conn, cmd, &errors::extension_gone());
+            self.reply_error(conn, cmd, &errors::extension_gone());
+            return None;
         }
         // One client pipelining without bound would fill the extension's queue for everyone.
         let connection = self.conns.get_mut(&conn).expect("a live connection sent this");
         if connection.in_flight >= MAX_IN_FLIGHT_PER_CLIENT {
-            return self.reply_error(conn, cmd, &errors::too_many_in_flight(MAX_IN_FLIGHT_PER_CLIENT));
+            self.reply_error(conn, cmd, &errors::too_many_in_flight(MAX_IN_FLIGHT_PER_CLIENT));
+            return None;
         }
         connection.in_flight += 1;
         let session_id = cmd.session_id.to_owned();
-        let reply_to = ReplyTo { conn, client_id: cmd.id, session_id, on_success };
-        self.send_command(Some(reply_to), tab, child, cmd.method, cmd.params.map(RawValue::to_owned));
+        Some(Some(ReplyTo { conn, client_id: cmd.id, session_id, on_success }))
     }
 
     fn send_command(
         &mut self,
-        reply_to: Option<ReplyTo>,
+        reply_to: Pending,
         tab: TabId,
         child_session_id: Option<String>,
-        method: &str,
+        method: String,
         params: Option<Box<RawValue>>,
     ) {
-        let id = self.next_request;
-        self.next_request += 1;
-        self.pending.insert(id, Pending { reply_to });
-        let method = method.to_owned();
+        let id = self.pending.insert(self.now_ms, reply_to);
         let command = Command { id, tab_id: tab, child_session_id, method, params };
         self.out.push_back(Output::ToExtension(ToExtension::Command(command)));
     }
 
     /// A command of the core's own whose answer nobody waits for.
-    fn send_housekeeping(&mut self, tab: TabId, method: &str) {
+    fn send_housekeeping(&mut self, tab: TabId, child: Option<String>, method: &str) {
         if self.extension_connected {
-            self.send_command(None, tab, None, method, None);
+            self.send_command(None, tab, child, method.to_owned(), None);
+        }
+    }
+
+    /// The extension answered a client's command.
+    fn command_answered(&mut self, to: ReplyTo, outcome: Result<Box<RawValue>, CdpError>) {
+        self.settle(&to);
+        let ReplyTo { conn, client_id, session_id, on_success } = to;
+        let result = match outcome {
+            Err(e) => {
+                return self.send_if_open(conn, frames::error_response(Some(client_id), &session_id, &e))
+            }
+            Ok(raw) => raw,
+        };
+        let reply = match on_success {
+            None => frames::response(client_id, &session_id, result.get()),
+            Some(OnSuccess::ReplyWith(text)) => frames::response(client_id, &session_id, text),
+            Some(OnSuccess::ReplayContexts(replay)) => {
+                self.replay_contexts(&replay, conn, &session_id);
+                frames::response(client_id, &session_id, result.get())
+            }
+            Some(OnSuccess::TraceStarted { tab, child }) => {
+                self.trace_started(tab, child.as_deref(), conn, &session_id);
+                frames::response(client_id, &session_id, result.get())
+            }
+            Some(OnSuccess::AutoAttached { tab, child }) => {
+                self.replay_children(tab, child.as_deref(), conn, &session_id);
+                frames::response(client_id, &session_id, result.get())
+            }
+            Some(OnSuccess::TabCreated { .. }) => match serde_json::from_str::<TabInfo>(result.get()) {
+                Ok(info) => {
+                    let target_id = info.target_id.clone();
+                    // Normally known already from the TabShared sent just before.
+                    self.tab_shared(info);
+                    let result = serde_json::json!({ "targetId": target_id }).to_string();
+                    frames::response(client_id, &session_id, &result)
+                }
+                Err(e) => frames::error_response(
+                    Some(client_id),
+                    &session_id,
+                    &errors::not_supported(
+                        "Target.createTarget",
+                        &format!("the extension's answer was unreadable: {e}"),
+                    ),
+                ),
+            },
+        };
+        self.send_if_open(conn, reply);
+    }
+
+    /// Bookkeeping for a client command that got (or will never get) its answer.
+    fn settle(&mut self, to: &ReplyTo) {
+        if let Some(c) = self.conns.get_mut(&to.conn) {
+            c.in_flight = c.in_flight.saturating_sub(1);
+        }
+        if let Some(OnSuccess::TabCreated { agent }) = &to.on_success {
+            if let Some(record) = self.agents.get_mut(agent) {
+                record.creating = record.creating.saturating_sub(1);
+            }
         }
     }
 
@@ -414,6 +555,12 @@ impl Core {
 
     fn send(&mut self, conn: ConnId, frame: String) {
         self.out.push_back(Output::ToClient { conn, frame });
+    }
+
+    fn send_if_open(&mut self, conn: ConnId, frame: String) {
+        if self.conns.contains_key(&conn) {
+            self.send(conn, frame);
+        }
     }
 
     fn reply(&mut self, conn: ConnId, cmd: &ClientCommand, result: &str) {
@@ -446,9 +593,8 @@ impl Core {
     /// execution contexts, since the domain is still enabled.
     pub(crate) fn reset_tab(&mut self, tab_id: TabId) {
         let Some(state) = self.tabs.get_mut(&tab_id) else { return };
-        // The re-attached session starts with nothing enabled.
-        state.real_domains = DomainSet::default();
-        state.contexts.clear();
+        // The re-attached session starts with nothing enabled and no children.
+        state.forget_debugger_state();
         if self.extension_connected {
             self.out.push_back(Output::ToExtension(ToExtension::ResetTab { tab_id }));
         }

@@ -1,13 +1,14 @@
-//! Tabs coming and going, sessions attaching and detaching, and the tabs' events fanning out
-//! to the sessions attached to them.
+//! Tabs coming and going, sessions attaching and detaching, children Chrome attaches under a
+//! tab, and the tabs' events fanning out to the sessions attached to them.
 
-use crate::domains::PageSession;
+use crate::domains::TargetSession;
 use crate::frames::{self, errors};
 use crate::session::{ConnId, Session, SessionKind, Topology};
+use crate::tab_state::{ChildTarget, TabState};
 use crate::targets::Tab;
-use crate::{Child, Core, Output, TabState};
+use crate::{Core, Output};
 use serde_json::json;
-use tabtunnel_wire::{Event, Hello, TabId, TabInfo, PROTOCOL_VERSION};
+use tabtunnel_wire::{Event, Hello, RawValue, TabId, TabInfo, PROTOCOL_VERSION};
 
 impl Core {
     /// The extension connected and said `Hello`. Its tab list is the truth: tabs it no longer
@@ -15,6 +16,7 @@ impl Core {
     pub fn extension_connected(&mut self, hello: Hello) -> Result<(), String> {
         Self::check_hello(&hello)?;
         self.extension_connected = true;
+        self.extension_epoch += 1;
         self.browser = Some(hello.browser);
         let listed: Vec<TabId> = hello.tabs.iter().map(|t| t.tab_id).collect();
         let gone: Vec<TabId> = self.tabs.keys().copied().filter(|id| !listed.contains(id)).collect();
@@ -24,6 +26,9 @@ impl Core {
         for info in hello.tabs {
             self.tab_shared(info);
         }
+        // A new worker knows nothing of what the last one showed.
+        self.agents.forget_sent();
+        self.resend_handovers();
         Ok(())
     }
 
@@ -42,15 +47,10 @@ impl Core {
     /// answered, so every waiting command gets an error.
     pub fn extension_disconnected(&mut self) {
         self.extension_connected = false;
-        let mut pending: Vec<_> =
-            self.pending.drain().filter_map(|(id, p)| Some((id, p.reply_to?))).collect();
-        pending.sort_by_key(|(id, _)| *id);
-        for (_, to) in pending {
+        for to in self.pending.drain().into_iter().flatten() {
+            self.settle(&to);
             let frame = frames::error_response(Some(to.client_id), &to.session_id, &errors::extension_gone());
-            self.send(to.conn, frame);
-        }
-        for connection in self.conns.values_mut() {
-            connection.in_flight = 0;
+            self.send_if_open(to.conn, frame);
         }
         let tabs: Vec<TabId> = self.tabs.keys().copied().collect();
         for tab in tabs {
@@ -64,6 +64,8 @@ impl Core {
         }
         let tab_id = info.tab_id;
         let tab = Tab::new(info);
+        // The agent has something again; its grace period starts anew if it is not there.
+        self.agents.entry(&tab.owner).released = false;
         self.tabs.insert(tab_id, TabState::new(tab));
         for conn in self.conns_seeing(tab_id) {
             if self.conns[&conn].discover {
@@ -81,7 +83,18 @@ impl Core {
             return;
         }
         let tab_id = info.tab_id;
-        state.tab.info = info;
+        if state.tab.info.agent != info.agent {
+            // Handed to another agent: the old one's clients lose it as if it closed, the new
+            // one's find it as if it opened, and nothing the old ones enabled stays behind.
+            let had_sessions = state.has_sessions();
+            self.tab_unshared(tab_id);
+            self.tab_shared(info);
+            if had_sessions {
+                self.reset_tab(tab_id);
+            }
+            return;
+        }
+        state.tab.set_info(info);
         for conn in self.conns_seeing(tab_id) {
             let attached = self.conns[&conn].sessions.values().any(|s| s.kind.tab() == Some(tab_id));
             if self.conns[&conn].discover || attached {
@@ -98,7 +111,8 @@ impl Core {
     pub(crate) fn tab_unshared(&mut self, tab_id: TabId) {
         let Some(state) = self.tabs.get_mut(&tab_id) else { return };
         state.closing = true;
-        let conns: Vec<ConnId> = self.conns.keys().copied().collect();
+        let mut conns: Vec<ConnId> = self.conns.keys().copied().collect();
+        conns.sort_unstable();
         for conn in conns {
             // The topmost sessions on this tab: their parent is the root or a browser session.
             let sessions = &self.conns[&conn].sessions;
@@ -174,7 +188,7 @@ impl Core {
         let kind = SessionKind::Page { tab: tab_id };
         self.insert_session(conn, id.clone(), Session { kind, parent: parent.to_owned() });
         let state = self.tabs.get_mut(&tab_id).expect("attach to a known tab");
-        state.page_sessions.push(PageSession::new(conn, id.clone()));
+        state.page.sessions.push(TargetSession::new(conn, id.clone()));
         let info = state.tab.page_target_info();
         self.emit_attached(conn, parent, &id, info);
         id
@@ -205,23 +219,24 @@ impl Core {
             return;
         };
         let mut target_id = self.session_target_id(&session);
-        if let Some(state) = session.kind.tab().and_then(|tab| self.tabs.get_mut(&tab)) {
-            match session.kind {
-                SessionKind::Page { tab } => {
+        if let Some(tab) = session.kind.tab() {
+            let child = matches!(session.kind, SessionKind::Child { .. }).then_some(session_id);
+            if let Some(state) = self.tabs.get_mut(&tab) {
+                if let Some(c) = child.and_then(|id| state.children.get(id)) {
+                    target_id = c.target_id.clone();
+                }
+                let target = match session.kind {
+                    SessionKind::Page { .. } | SessionKind::Child { .. } => state.target_mut(child),
+                    _ => None,
+                };
+                if let Some(target) = target {
                     if let Some(i) =
-                        state.page_sessions.iter().position(|p| p.conn == conn && p.session_id == session_id)
+                        target.sessions.iter().position(|s| s.conn == conn && s.session_id == session_id)
                     {
-                        let leaver = state.page_sessions.remove(i);
-                        self.sessions_left_tab(tab, &[leaver]);
+                        let leaver = target.sessions.remove(i);
+                        self.sessions_left_target(tab, child, &[leaver]);
                     }
                 }
-                SessionKind::Child { .. } => {
-                    if let Some(child) = state.children.get_mut(session_id) {
-                        child.conns.retain(|c| *c != conn);
-                        target_id = child.target_id.clone();
-                    }
-                }
-                _ => {}
             }
         }
         let mut params = json!({ "sessionId": session_id });
@@ -231,21 +246,21 @@ impl Core {
         self.emit(conn, &session.parent, "Target.detachedFromTarget", &params);
     }
 
-    /// An event from a tab's debugger session, delivered to every session attached to its
-    /// source. The only events parsed are the rare child attach/detach ones, which add and
-    /// remove child sessions, and the execution-context ones while the tab's Runtime is on.
+    /// An event from a tab's debugger session (or one of its children), delivered to every
+    /// session attached to that target that wants it. The only events parsed are the rare child
+    /// attach/detach ones, which add and remove child targets, and the execution-context ones
+    /// while the target's Runtime is on.
     pub(crate) fn tab_event(&mut self, event: Event) {
-        if event.child_session_id.is_none() {
-            if let Some(state) = self.tabs.get_mut(&event.tab_id) {
-                if state.real_domains.contains(crate::domains::RUNTIME) {
-                    state.contexts.observe(&event.method, &event.params);
-                }
+        let child = event.child_session_id.as_deref();
+        if let Some(target) = self.tabs.get_mut(&event.tab_id).and_then(|s| s.target_mut(child)) {
+            if target.real_domains.contains(crate::RUNTIME) {
+                target.contexts.observe(&event.method, &event.params);
             }
         }
         self.deliver(&event);
         match event.method.as_str() {
             "Target.attachedToTarget" => self.child_attached(&event),
-            "Target.detachedFromTarget" => self.child_detached(event.tab_id, &event),
+            "Target.detachedFromTarget" => self.child_detached(&event),
             _ => {}
         }
     }
@@ -253,71 +268,121 @@ impl Core {
     /// The hot path: one frame per session that wants the event, no other allocation.
     fn deliver(&mut self, event: &Event) {
         let Core { tabs, out, .. } = self;
-        let Some(state) = tabs.get_mut(&event.tab_id) else { return };
-        let params = event.params.get();
-        let mut send = |conn: ConnId, session_id: &str| {
-            let frame = frames::event(&event.method, params, session_id);
-            out.push_back(Output::ToClient { conn, frame });
+        let Some(target) =
+            tabs.get_mut(&event.tab_id).and_then(|s| s.target_mut(event.child_session_id.as_deref()))
+        else {
+            return;
         };
-        match &event.child_session_id {
-            None => {
-                for session in state.page_sessions.iter_mut().filter(|p| p.wants(&event.method, params)) {
-                    send(session.conn, &session.session_id);
-                    if event.method == "Tracing.tracingComplete" {
-                        session.tracing = false;
-                    }
-                }
-            }
-            Some(child) => {
-                for conn in state.children.get(child).map(|c| c.conns.as_slice()).unwrap_or_default() {
-                    send(*conn, child);
-                }
+        let params = event.params.get();
+        for session in target.sessions.iter_mut().filter(|s| s.wants(&event.method, params)) {
+            let frame = frames::event(&event.method, params, &session.session_id);
+            out.push_back(Output::ToClient { conn: session.conn, frame });
+            if event.method == "Tracing.tracingComplete" {
+                session.tracing = false;
             }
         }
     }
 
-    /// A page (or a child) auto-attached a child: it becomes a session of every connection
-    /// that got the event, under the session that got it. Ids Chrome would never send (empty,
-    /// the parent's own, one the connection already has) are ignored, so a misbehaving
-    /// extension cannot make a session its own ancestor.
+    /// Chrome attached a child under the page (or under a child): it becomes a target of its
+    /// own, and a session of every connection whose session on the parent auto-attaches. Ids
+    /// Chrome would never send (empty, the parent's own, one already known) are ignored, so a
+    /// misbehaving extension cannot make a session its own ancestor.
     fn child_attached(&mut self, event: &Event) {
-        let Some((child, target_id)) = child_session_in(event) else { return };
+        let Some((child, target_id)) = child_session_in(&event.params) else { return };
         let tab_id = event.tab_id;
-        let Some(state) = self.tabs.get(&tab_id) else { return };
-        if child.is_empty() || event.child_session_id.as_deref() == Some(child.as_str()) {
+        let parent = event.child_session_id.clone();
+        let Some(state) = self.tabs.get_mut(&tab_id) else { return };
+        if child.is_empty()
+            || parent.as_deref() == Some(child.as_str())
+            || state.children.contains_key(&child)
+        {
             return;
         }
-        let recipients: Vec<(ConnId, String)> = match &event.child_session_id {
-            None => state.page_sessions.iter().map(|p| (p.conn, p.session_id.clone())).collect(),
-            Some(parent) => state
-                .children
-                .get(parent)
-                .map(|c| c.conns.iter().map(|conn| (*conn, parent.clone())).collect())
-                .unwrap_or_default(),
-        };
-        let mut told = Vec::new();
-        for (conn, parent) in recipients {
-            let Some(connection) = self.conns.get_mut(&conn) else { continue };
-            if connection.sessions.contains_key(&child) {
-                continue;
-            }
-            let session = Session { kind: SessionKind::Child { tab: tab_id }, parent };
-            connection.sessions.insert(child.clone(), session);
-            told.push(conn);
+        let Some(parent_target) = state.target(parent.as_deref()) else { return };
+        let listeners: Vec<(ConnId, String)> = parent_target
+            .sessions
+            .iter()
+            .filter(|s| s.auto_attach)
+            .map(|s| (s.conn, s.session_id.clone()))
+            .collect();
+        let announcement = event.params.clone();
+        state.children.insert(
+            child.clone(),
+            ChildTarget { target_id, parent, announcement, state: Default::default() },
+        );
+        for (conn, parent_session) in listeners {
+            self.add_child_session(tab_id, &child, conn, parent_session);
         }
-        let state = self.tabs.get_mut(&tab_id).expect("checked above");
-        let entry = state.children.entry(child).or_insert_with(|| Child { target_id, conns: Vec::new() });
-        entry.conns.extend(told);
     }
 
-    fn child_detached(&mut self, tab_id: TabId, event: &Event) {
-        let Some((child, _)) = child_session_in(event) else { return };
-        let Some(gone) = self.tabs.get_mut(&tab_id).and_then(|s| s.children.remove(&child)) else { return };
-        for conn in gone.conns {
+    /// Makes `child` a session of `conn` under `parent_session`, unless the connection already
+    /// has a session by that id.
+    fn add_child_session(
+        &mut self,
+        tab_id: TabId,
+        child: &str,
+        conn: ConnId,
+        parent_session: String,
+    ) -> bool {
+        let Some(connection) = self.conns.get_mut(&conn) else { return false };
+        if connection.sessions.contains_key(child) {
+            return false;
+        }
+        let session = Session { kind: SessionKind::Child { tab: tab_id }, parent: parent_session };
+        connection.sessions.insert(child.to_owned(), session);
+        if let Some(target) = self.tabs.get_mut(&tab_id).and_then(|s| s.target_mut(Some(child))) {
+            target.sessions.push(TargetSession::new(conn, child.to_owned()));
+        }
+        true
+    }
+
+    /// A session turned auto-attach on a target other sessions already had it on: Chrome will
+    /// not announce the children it attached earlier again, so announce them to this session,
+    /// before its reply as Chrome would.
+    pub(crate) fn replay_children(
+        &mut self,
+        tab_id: TabId,
+        parent: Option<&str>,
+        conn: ConnId,
+        session_id: &str,
+    ) {
+        let Some(state) = self.tabs.get(&tab_id) else { return };
+        let mut known: Vec<(String, Box<RawValue>)> = state
+            .children
+            .iter()
+            .filter(|(_, c)| c.parent.as_deref() == parent)
+            .map(|(id, c)| (id.clone(), c.announcement.clone()))
+            .collect();
+        known.sort_by(|a, b| a.0.cmp(&b.0));
+        for (child, announcement) in known {
+            if self.add_child_session(tab_id, &child, conn, session_id.to_owned()) {
+                let frame = frames::event("Target.attachedToTarget", announcement.get(), session_id);
+                self.send(conn, frame);
+            }
+        }
+    }
+
+    /// Chrome detached a child: it and what hung under it are gone for every connection.
+    fn child_detached(&mut self, event: &Event) {
+        let Some((child, _)) = child_session_in(&event.params) else { return };
+        let Some(state) = self.tabs.get_mut(&event.tab_id) else { return };
+        let Some(gone) = state.children.remove(&child) else { return };
+        // Its own children go with it (Chrome may not report each).
+        let orphans: Vec<String> = state
+            .children
+            .iter()
+            .filter(|(_, c)| c.parent.as_deref() == Some(child.as_str()))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for orphan in orphans {
+            state.children.remove(&orphan);
+        }
+        for session in gone.state.sessions {
+            let conn = session.conn;
             let Some(connection) = self.conns.get(&conn) else { continue };
-            let mut orphans: Vec<String> = connection.children_of(&child).map(str::to_owned).collect();
-            orphans.sort();
-            for orphan in orphans {
+            let mut below: Vec<String> = connection.children_of(&child).map(str::to_owned).collect();
+            below.sort();
+            for orphan in below {
                 self.detach_session(conn, &orphan);
             }
             if let Some(c) = self.conns.get_mut(&conn) {
@@ -327,7 +392,7 @@ impl Core {
     }
 
     /// Connections whose agent may see the tab.
-    fn conns_seeing(&self, tab_id: TabId) -> Vec<ConnId> {
+    pub(crate) fn conns_seeing(&self, tab_id: TabId) -> Vec<ConnId> {
         let Some(state) = self.tabs.get(&tab_id) else { return Vec::new() };
         let mut conns: Vec<ConnId> =
             self.conns.iter().filter(|(_, c)| state.tab.visible_to(&c.agent)).map(|(id, _)| *id).collect();
@@ -338,7 +403,7 @@ impl Core {
 
 /// The `params.sessionId` (and `targetInfo.targetId` or `targetId`) of a child attach/detach
 /// event.
-fn child_session_in(event: &Event) -> Option<(String, Option<String>)> {
+fn child_session_in(params: &RawValue) -> Option<(String, Option<String>)> {
     #[derive(serde::Deserialize)]
     #[serde(rename_all = "camelCase")]
     struct Params {
@@ -351,6 +416,6 @@ fn child_session_in(event: &Event) -> Option<(String, Option<String>)> {
     struct TargetInfo {
         target_id: String,
     }
-    let p = serde_json::from_str::<Params>(event.params.get()).ok()?;
+    let p = serde_json::from_str::<Params>(params.get()).ok()?;
     Some((p.session_id, p.target_info.map(|t| t.target_id).or(p.target_id)))
 }

@@ -67,13 +67,25 @@ pub struct Connection {
     pub sessions: HashMap<String, Session>,
     /// Its commands the tabs have not answered yet.
     pub in_flight: usize,
+    /// A socket that keeps its agent present (not a one-shot HTTP request such as `/json/new`).
+    pub presence: bool,
+    /// Why every command of this connection is refused (its agent was over the limit).
+    pub refused: Option<String>,
 }
 
 impl Connection {
-    pub fn new(agent: AgentId, root: SessionKind) -> Self {
+    pub fn new(agent: AgentId, root: SessionKind, presence: bool) -> Self {
         let mut sessions = HashMap::new();
         sessions.insert(String::new(), Session { kind: root, parent: String::new() });
-        Connection { agent, discover: false, auto_attach: None, sessions, in_flight: 0 }
+        Connection {
+            agent,
+            discover: false,
+            auto_attach: None,
+            sessions,
+            in_flight: 0,
+            presence,
+            refused: None,
+        }
     }
 
     /// Sessions of this connection on `tab` whose parent is `parent`.

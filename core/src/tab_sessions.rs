@@ -1,8 +1,9 @@
-//! Client sessions sharing one tab's debugger session: counting domain enables and
-//! disables, replaying execution contexts, and cleaning up after a session that leaves.
-//! See `domains.rs` for why.
+//! Client sessions sharing one target's debugger session (a tab's page, or one of its
+//! children): counting domain enables and disables, replaying execution contexts, turning
+//! auto-attach on for late joiners, and cleaning up after a session that leaves. See
+//! `domains.rs` for why.
 
-use crate::domains::{self, Domain, DomainSet, PageSession};
+use crate::domains::{self, Domain, DomainSet, TargetSession};
 use crate::frames::{self, ClientCommand};
 use crate::session::ConnId;
 use crate::{ContextReplay, Core, OnSuccess, Output};
@@ -11,77 +12,151 @@ use tabtunnel_wire::TabId;
 impl Core {
     /// `X.enable` always reaches the tab (its params may matter), and marks the session as
     /// wanting `X`'s events.
-    pub(crate) fn enable_domain(&mut self, conn: ConnId, cmd: &ClientCommand, tab: TabId, domain: Domain) {
-        let state = self.tabs.get_mut(&tab).expect("a page session's tab is known");
-        let Some(session) = state.page_session_mut(conn, cmd.session_id) else {
-            return self.forward(conn, cmd, tab, None);
+    pub(crate) fn enable_domain(
+        &mut self,
+        conn: ConnId,
+        cmd: &ClientCommand,
+        tab: TabId,
+        child: Option<String>,
+        domain: Domain,
+    ) {
+        let target = self
+            .tabs
+            .get_mut(&tab)
+            .and_then(|s| s.target_mut(child.as_deref()))
+            .expect("routed to a known target");
+        let Some(session) = target.session_mut(conn, cmd.session_id) else {
+            return self.forward(conn, cmd, tab, child);
         };
         let first_in_session = !session.domains.contains(domain);
         session.domains.insert(domain);
         let replay = if domain != domains::RUNTIME {
             None
-        } else if !state.real_domains.contains(domain) {
+        } else if !target.real_domains.contains(domain) {
             // Chrome reports the contexts to this first enable itself; track them from now on.
-            state.contexts.clear();
+            target.contexts.clear();
             None
         } else {
             // Contexts created from now on reach this session live; only those that exist
             // already need replaying, if they still do when the reply comes.
-            first_in_session.then(|| ContextReplay { tab, context_ids: state.contexts.ids().collect() })
+            first_in_session.then(|| ContextReplay {
+                tab,
+                child: child.clone(),
+                context_ids: target.contexts.ids().collect(),
+            })
         };
-        state.real_domains.insert(domain);
-        self.forward_then(conn, cmd, tab, None, replay.map(OnSuccess::ReplayContexts));
+        target.real_domains.insert(domain);
+        self.forward_then(conn, cmd, tab, child, replay.map(OnSuccess::ReplayContexts));
     }
 
     /// `X.disable` reaches the tab only when no other session still wants `X`.
-    pub(crate) fn disable_domain(&mut self, conn: ConnId, cmd: &ClientCommand, tab: TabId, domain: Domain) {
-        let state = self.tabs.get_mut(&tab).expect("a page session's tab is known");
-        if let Some(session) = state.page_session_mut(conn, cmd.session_id) {
+    pub(crate) fn disable_domain(
+        &mut self,
+        conn: ConnId,
+        cmd: &ClientCommand,
+        tab: TabId,
+        child: Option<String>,
+        domain: Domain,
+    ) {
+        let target = self
+            .tabs
+            .get_mut(&tab)
+            .and_then(|s| s.target_mut(child.as_deref()))
+            .expect("routed to a known target");
+        if let Some(session) = target.session_mut(conn, cmd.session_id) {
             session.domains.remove(domain);
         }
-        if state.page_sessions.iter().any(|p| p.domains.contains(domain)) {
+        if target.sessions.iter().any(|s| s.domains.contains(domain)) {
             return self.reply(conn, cmd, "{}");
         }
-        state.real_domains.remove(domain);
+        target.real_domains.remove(domain);
         if domain == domains::RUNTIME {
-            state.contexts.clear();
+            target.contexts.clear();
         }
-        self.forward(conn, cmd, tab, None);
+        self.forward(conn, cmd, tab, child);
     }
 
     pub(crate) fn replay_contexts(&mut self, replay: &ContextReplay, conn: ConnId, session_id: &str) {
         let Core { tabs, out, .. } = self;
-        let Some(state) = tabs.get(&replay.tab) else { return };
-        for params in state.contexts.announcements_of(&replay.context_ids) {
+        let Some(target) = tabs.get(&replay.tab).and_then(|s| s.target(replay.child.as_deref())) else {
+            return;
+        };
+        for params in target.contexts.announcements_of(&replay.context_ids) {
             let frame = frames::event("Runtime.executionContextCreated", params.get(), session_id);
             out.push_back(Output::ToClient { conn, frame });
         }
     }
 
+    /// `Target.setAutoAttach` on a page or child reaches Chrome (which auto-attaches its
+    /// children); the session then wants children's attach events, and a session turning it on
+    /// late learns the children Chrome attached before.
+    pub(crate) fn target_set_auto_attach(
+        &mut self,
+        conn: ConnId,
+        cmd: &ClientCommand,
+        tab: TabId,
+        child: Option<String>,
+    ) {
+        let on = crate::emulation::params(cmd)["autoAttach"].as_bool().unwrap_or(false);
+        let target = self
+            .tabs
+            .get_mut(&tab)
+            .and_then(|s| s.target_mut(child.as_deref()))
+            .expect("routed to a known target");
+        if let Some(session) = target.session_mut(conn, cmd.session_id) {
+            // Before the reply: Chrome announces the children it attaches now before answering.
+            session.auto_attach = on;
+        }
+        let then = on.then(|| OnSuccess::AutoAttached { tab, child: child.clone() });
+        self.forward_then(conn, cmd, tab, child, then);
+    }
+
     /// `Log.startViolationsReport` reaches the tab; its `violation` entries then go to this
     /// session only (not to every session with Log enabled).
-    pub(crate) fn start_violations(&mut self, conn: ConnId, cmd: &ClientCommand, tab: TabId) {
-        if let Some(session) = self.tabs.get_mut(&tab).and_then(|s| s.page_session_mut(conn, cmd.session_id))
+    pub(crate) fn start_violations(
+        &mut self,
+        conn: ConnId,
+        cmd: &ClientCommand,
+        tab: TabId,
+        child: Option<String>,
+    ) {
+        if let Some(session) = self
+            .tabs
+            .get_mut(&tab)
+            .and_then(|s| s.target_mut(child.as_deref()))
+            .and_then(|t| t.session_mut(conn, cmd.session_id))
         {
             session.violations = true;
         }
-        self.forward(conn, cmd, tab, None);
+        self.forward(conn, cmd, tab, child);
     }
 
     /// The tab accepted this session's `Tracing.start`: the trace's events are for it (Chrome
     /// runs one trace at a time).
-    pub(crate) fn trace_started(&mut self, tab: TabId, conn: ConnId, session_id: &str) {
-        if let Some(session) = self.tabs.get_mut(&tab).and_then(|s| s.page_session_mut(conn, session_id)) {
+    pub(crate) fn trace_started(&mut self, tab: TabId, child: Option<&str>, conn: ConnId, session_id: &str) {
+        if let Some(session) = self
+            .tabs
+            .get_mut(&tab)
+            .and_then(|s| s.target_mut(child))
+            .and_then(|t| t.session_mut(conn, session_id))
+        {
             session.tracing = true;
         }
     }
 
     /// `Tracing.end` may only end this session's own trace, not another session's.
-    pub(crate) fn end_tracing(&mut self, conn: ConnId, cmd: &ClientCommand, tab: TabId) {
-        let state = self.tabs.get(&tab).expect("a page session's tab is known");
+    pub(crate) fn end_tracing(
+        &mut self,
+        conn: ConnId,
+        cmd: &ClientCommand,
+        tab: TabId,
+        child: Option<String>,
+    ) {
+        let target =
+            self.tabs.get(&tab).and_then(|s| s.target(child.as_deref())).expect("routed to a known target");
         let mine =
-            state.page_sessions.iter().any(|p| p.conn == conn && p.session_id == cmd.session_id && p.tracing);
-        if !mine && state.page_sessions.iter().any(|p| p.tracing) {
+            target.sessions.iter().any(|s| s.conn == conn && s.session_id == cmd.session_id && s.tracing);
+        if !mine && target.sessions.iter().any(|s| s.tracing) {
             return self.reply_error(
                 conn,
                 cmd,
@@ -91,55 +166,220 @@ impl Core {
                 ),
             );
         }
-        self.forward(conn, cmd, tab, None);
+        self.forward(conn, cmd, tab, child);
     }
 
     /// `Log.stopViolationsReport` reaches the tab only when no other session still reports.
-    pub(crate) fn stop_violations(&mut self, conn: ConnId, cmd: &ClientCommand, tab: TabId) {
-        let state = self.tabs.get_mut(&tab).expect("a page session's tab is known");
-        if let Some(session) = state.page_session_mut(conn, cmd.session_id) {
+    pub(crate) fn stop_violations(
+        &mut self,
+        conn: ConnId,
+        cmd: &ClientCommand,
+        tab: TabId,
+        child: Option<String>,
+    ) {
+        let target = self
+            .tabs
+            .get_mut(&tab)
+            .and_then(|s| s.target_mut(child.as_deref()))
+            .expect("routed to a known target");
+        if let Some(session) = target.session_mut(conn, cmd.session_id) {
             session.violations = false;
         }
-        if state.page_sessions.iter().any(|p| p.violations) {
+        if target.sessions.iter().any(|s| s.violations) {
             return self.reply(conn, cmd, "{}");
         }
-        self.forward(conn, cmd, tab, None);
+        self.forward(conn, cmd, tab, child);
     }
 
-    /// Client sessions left a tab that stays shared. The last one out resets the tab's
-    /// debugger session; otherwise what only the leavers had turned on is turned off, as
-    /// Chrome does when a session closes.
-    pub(crate) fn sessions_left_tab(&mut self, tab: TabId, leavers: &[PageSession]) {
+    /// A connection is gone: its sessions leave every target of the tab at once, so the tab is
+    /// reset once when it was the last, or each target turns off what only it had on.
+    pub(crate) fn conn_left_tab(&mut self, tab: TabId, conn: ConnId) {
+        let Some(state) = self.tabs.get_mut(&tab) else { return };
+        let mut left: Vec<(Option<String>, Vec<TargetSession>)> = Vec::new();
+        let page = state.page.take_sessions_of(conn);
+        if !page.is_empty() {
+            left.push((None, page));
+        }
+        let mut children: Vec<&String> = state.children.keys().collect();
+        children.sort();
+        let children: Vec<String> = children.into_iter().cloned().collect();
+        for child in children {
+            let gone =
+                state.children.get_mut(&child).map(|c| c.state.take_sessions_of(conn)).unwrap_or_default();
+            if !gone.is_empty() {
+                left.push((Some(child), gone));
+            }
+        }
+        if left.is_empty() {
+            return;
+        }
+        if !state.has_sessions() && !state.closing {
+            return self.reset_tab(tab);
+        }
+        for (child, leavers) in left {
+            self.sessions_left_target(tab, child.as_deref(), &leavers);
+        }
+    }
+
+    /// Client sessions left a target of a tab that stays shared. The last one out of the tab
+    /// resets its debugger session; otherwise what only the leavers had turned on is turned
+    /// off, as Chrome does when a session closes.
+    pub(crate) fn sessions_left_target(
+        &mut self,
+        tab: TabId,
+        child: Option<&str>,
+        leavers: &[TargetSession],
+    ) {
         let Some(state) = self.tabs.get_mut(&tab) else { return };
         if state.closing {
             return;
         }
-        if state.page_sessions.is_empty() {
+        if !state.has_sessions() {
             return self.reset_tab(tab);
         }
-        let had = leavers.iter().fold(DomainSet::default(), |all, p| all.union(p.domains));
-        let still_wanted =
-            state.page_sessions.iter().fold(DomainSet::default(), |all, p| all.union(p.domains));
+        let Some(target) = state.target_mut(child) else { return };
+        let had = leavers.iter().fold(DomainSet::default(), |all, s| all.union(s.domains));
+        let still_wanted = target.sessions.iter().fold(DomainSet::default(), |all, s| all.union(s.domains));
         let orphaned: Vec<Domain> =
-            had.iter().filter(|d| !still_wanted.contains(*d) && state.real_domains.contains(*d)).collect();
+            had.iter().filter(|d| !still_wanted.contains(*d) && target.real_domains.contains(*d)).collect();
         for domain in &orphaned {
-            state.real_domains.remove(*domain);
+            target.real_domains.remove(*domain);
             if *domain == domains::RUNTIME {
-                state.contexts.clear();
+                target.contexts.clear();
             }
         }
-        let end_trace = leavers.iter().any(|p| p.tracing);
+        let end_trace = leavers.iter().any(|s| s.tracing);
         let stop_violations =
-            leavers.iter().any(|p| p.violations) && !state.page_sessions.iter().any(|p| p.violations);
+            leavers.iter().any(|s| s.violations) && !target.sessions.iter().any(|s| s.violations);
+        let child = child.map(str::to_owned);
         for domain in orphaned {
-            self.send_housekeeping(tab, &format!("{}.disable", domain.name()));
+            self.send_housekeeping(tab, child.clone(), &format!("{}.disable", domain.name()));
         }
         if stop_violations {
-            self.send_housekeeping(tab, "Log.stopViolationsReport");
+            self.send_housekeeping(tab, child.clone(), "Log.stopViolationsReport");
         }
         if end_trace {
             // Left running, it would make every later Tracing.start fail.
-            self.send_housekeeping(tab, "Tracing.end");
+            self.send_housekeeping(tab, child, "Tracing.end");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::*;
+    use crate::*;
+    use serde_json::json;
+    use tabtunnel_wire::{CommandResult, Event};
+
+    fn event(tab: TabId, child: Option<&str>, method: &str, params: &str) -> FromExtension {
+        FromExtension::Event(Event {
+            tab_id: tab,
+            child_session_id: child.map(str::to_owned),
+            method: method.into(),
+            params: raw(params),
+        })
+    }
+
+    /// Sends `method` on `session` and has the tab answer it at once.
+    fn call(
+        h: &mut Harness,
+        conn: ConnId,
+        session: &str,
+        id: i64,
+        method: &str,
+        params: serde_json::Value,
+    ) -> crate::testing::Step {
+        let step = h.send(conn, json!({"id": id, "sessionId": session, "method": method, "params": params}));
+        let sent = step.commands()[0].id;
+        h.ext(FromExtension::CommandResult(CommandResult::ok(sent, raw("{}"))))
+    }
+
+    const IFRAME: &str = r#"{"sessionId":"C1","targetInfo":{"targetId":"F1","type":"iframe","url":"http://localhost/child.html"},"waitingForDebugger":false}"#;
+
+    #[test]
+    fn a_late_joiner_learns_the_children_chrome_announced_earlier() {
+        let mut h = Harness::with_tabs(&[1]);
+        h.connect(1);
+        h.connect(2);
+        let first = h.playwright_attach(1)[0].clone();
+        let auto = json!({"autoAttach": true, "flatten": true, "waitForDebuggerOnStart": false});
+        call(&mut h, 1, &first, 1, "Target.setAutoAttach", auto.clone());
+        let step = h.ext(event(1, None, "Target.attachedToTarget", IFRAME));
+        assert_eq!(step.methods(1), ["Target.attachedToTarget"]);
+        assert!(step.to(2).is_empty());
+        // The first client turns Runtime on in the child; Chrome reports its context once.
+        call(&mut h, 1, "C1", 2, "Runtime.enable", json!({}));
+        h.ext(event(1, Some("C1"), "Runtime.executionContextCreated", r#"{"context":{"id":7}}"#));
+
+        let second = h.playwright_attach(2)[0].clone();
+        let step = call(&mut h, 2, &second, 1, "Target.setAutoAttach", auto);
+        assert_eq!(step.methods(2), ["Target.attachedToTarget", "reply#1"]);
+        assert_eq!(step.to(2)[0]["sessionId"], second);
+        assert_eq!(step.to(2)[0]["params"]["targetInfo"]["targetId"], "F1");
+        // The child is a session of the second client now, with its own domain state.
+        let step = h.send(2, json!({"id": 2, "sessionId": "C1", "method": "Runtime.enable"}));
+        let cmd = step.commands()[0];
+        assert_eq!(cmd.child_session_id.as_deref(), Some("C1"));
+        let id = cmd.id;
+        let step = h.ext(FromExtension::CommandResult(CommandResult::ok(id, raw("{}"))));
+        assert_eq!(
+            step.methods(2),
+            ["Runtime.executionContextCreated", "reply#2"],
+            "the child's live context is replayed, as for a page"
+        );
+        assert_eq!(step.to(2)[0]["params"]["context"]["id"], 7);
+        let step = h.ext(event(1, Some("C1"), "Runtime.consoleAPICalled", "{}"));
+        assert_eq!((step.to(1).len(), step.to(2).len()), (1, 1));
+        // One leaving turns off nothing the other still wants in the child.
+        let step = h.send(2, json!({"id": 3, "sessionId": "C1", "method": "Runtime.disable"}));
+        assert_eq!(step.only_reply(2)["result"], json!({}));
+        assert!(step.commands().is_empty());
+        h.core.client_disconnected(1);
+        let step = h.drain();
+        let methods: Vec<(&str, Option<&str>)> =
+            step.commands().iter().map(|c| (c.method.as_str(), c.child_session_id.as_deref())).collect();
+        assert_eq!(methods, [("Runtime.disable", Some("C1"))], "what only the leaver had on, in the child");
+    }
+
+    #[test]
+    fn children_are_announced_only_to_sessions_that_auto_attach_and_go_with_a_reset() {
+        let mut h = Harness::with_tabs(&[1]);
+        h.connect(1);
+        let page = h.playwright_attach(1)[0].clone();
+        let step = h.ext(event(1, None, "Target.attachedToTarget", IFRAME));
+        assert!(step.client.is_empty(), "this session never asked for children");
+        let step = h.send(1, json!({"id": 1, "sessionId": "C1", "method": "Runtime.evaluate"}));
+        assert_eq!(step.only_reply(1)["error"]["code"], -32001);
+        // The last client leaving resets the tab; Chrome's new debugger session announces its
+        // children again, so none are replayed from before.
+        h.core.client_disconnected(1);
+        h.drain();
+        h.connect(2);
+        let page2 = h.playwright_attach(2)[0].clone();
+        let step =
+            call(&mut h, 2, &page2, 1, "Target.setAutoAttach", json!({"autoAttach": true, "flatten": true}));
+        assert_eq!(step.methods(2), ["reply#1"]);
+        let _ = page;
+    }
+
+    #[test]
+    fn a_detached_child_takes_its_own_children_along() {
+        let mut h = Harness::with_tabs(&[1]);
+        h.connect(1);
+        let page = h.playwright_attach(1)[0].clone();
+        call(&mut h, 1, &page, 1, "Target.setAutoAttach", json!({"autoAttach": true, "flatten": true}));
+        h.ext(event(1, None, "Target.attachedToTarget", IFRAME));
+        call(&mut h, 1, "C1", 2, "Target.setAutoAttach", json!({"autoAttach": true, "flatten": true}));
+        let worker = r#"{"sessionId":"W1","targetInfo":{"targetId":"W","type":"worker","url":"http://x/w.js"},"waitingForDebugger":false}"#;
+        let step = h.ext(event(1, Some("C1"), "Target.attachedToTarget", worker));
+        assert_eq!(step.to(1)[0]["sessionId"], "C1");
+        let step =
+            h.ext(event(1, None, "Target.detachedFromTarget", r#"{"sessionId":"C1","targetId":"F1"}"#));
+        assert_eq!(step.methods(1)[0], "Target.detachedFromTarget");
+        for session in ["C1", "W1"] {
+            let step = h.send(1, json!({"id": 3, "sessionId": session, "method": "Runtime.evaluate"}));
+            assert_eq!(step.only_reply(1)["error"]["code"], -32001, "{session}");
         }
     }
 }

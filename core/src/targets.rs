@@ -1,4 +1,5 @@
-//! The shared tabs the emulation knows, and the CDP `TargetInfo` objects it shows for them.
+//! The shared tabs the emulation knows, who owns each, and the CDP `TargetInfo` objects it shows
+//! for them.
 
 use crate::AgentId;
 use serde_json::{json, Value};
@@ -9,13 +10,21 @@ use tabtunnel_wire::{TabId, TabInfo};
 #[derive(Debug, Clone)]
 pub struct Tab {
     pub info: TabInfo,
-    /// The agent this tab belongs to; `None` while the user shares it with any agent.
-    pub owner: Option<AgentId>,
+    /// The agent this tab belongs to (`info.agent`, interned): only its connections see it.
+    pub owner: AgentId,
 }
 
 impl Tab {
     pub fn new(info: TabInfo) -> Self {
-        Tab { info, owner: None }
+        let owner = AgentId::new(&info.agent);
+        Tab { info, owner }
+    }
+
+    /// Updates what the extension reports; the owner changes only through a hand-over, which
+    /// the core treats as the tab leaving one agent and reaching another.
+    pub fn set_info(&mut self, info: TabInfo) {
+        debug_assert_eq!(info.agent, self.info.agent);
+        self.info = info;
     }
 
     pub fn id(&self) -> TabId {
@@ -23,7 +32,7 @@ impl Tab {
     }
 
     pub fn visible_to(&self, agent: &AgentId) -> bool {
-        self.owner.as_ref().is_none_or(|owner| owner == agent)
+        self.owner == *agent
     }
 
     pub fn page_target_id(&self) -> &str {

@@ -1,175 +1,9 @@
 //! Unit tests of the emulation: frames in, frames out.
 
 use super::*;
+use crate::testing::*;
 use serde_json::{json, Value};
-use tabtunnel_wire::{BrowserInfo, CommandResult, Event, Hello, TabInfo, UnshareReason};
-
-const BROWSER_ID: &str = "BROWSER-1";
-
-struct Harness {
-    core: Core,
-}
-
-/// What one step produced, split by destination.
-#[derive(Debug, Default)]
-struct Step {
-    client: Vec<(ConnId, Value)>,
-    extension: Vec<ToExtension>,
-    closed: Vec<ConnId>,
-}
-
-impl Step {
-    fn to(&self, conn: ConnId) -> Vec<&Value> {
-        self.client.iter().filter(|(c, _)| *c == conn).map(|(_, v)| v).collect()
-    }
-
-    fn only_reply(&self, conn: ConnId) -> &Value {
-        let frames = self.to(conn);
-        assert_eq!(frames.len(), 1, "expected exactly one frame, got {frames:#?}");
-        assert!(frames[0].get("id").is_some(), "expected a reply, got {}", frames[0]);
-        frames[0]
-    }
-
-    fn methods(&self, conn: ConnId) -> Vec<String> {
-        self.to(conn)
-            .iter()
-            .map(|f| match f.get("method") {
-                Some(m) => m.as_str().unwrap().to_owned(),
-                None => format!("reply#{}", f["id"]),
-            })
-            .collect()
-    }
-
-    fn commands(&self) -> Vec<&Command> {
-        self.extension
-            .iter()
-            .map(|f| match f {
-                ToExtension::Command(c) => c,
-                other => panic!("unexpected extension frame {other:?}"),
-            })
-            .collect()
-    }
-}
-
-fn tab_info(tab_id: TabId) -> TabInfo {
-    TabInfo {
-        tab_id,
-        window_id: 1,
-        target_id: format!("PAGE{tab_id}"),
-        browser_context_id: "CTX".into(),
-        url: format!("http://127.0.0.1:8000/{tab_id}.html"),
-        title: format!("Tab {tab_id}"),
-        opener_target_id: None,
-    }
-}
-
-fn hello(tabs: &[TabId]) -> Hello {
-    Hello {
-        protocol_version: tabtunnel_wire::PROTOCOL_VERSION,
-        extension_version: "0.1.0".into(),
-        instance_id: "browser-1".into(),
-        browser: BrowserInfo {
-            product: "Chrome/156.0.8078.73".into(),
-            user_agent: "Mozilla/5.0 Chrome/156.0.0.0".into(),
-            protocol_version: "1.3".into(),
-            js_version: "15.6".into(),
-        },
-        tabs: tabs.iter().map(|t| tab_info(*t)).collect(),
-    }
-}
-
-fn raw(s: &str) -> Box<RawValue> {
-    RawValue::from_string(s.to_owned()).unwrap()
-}
-
-impl Harness {
-    fn new() -> Self {
-        Harness { core: Core::new(Config { browser_target_id: BROWSER_ID.into(), session_id_salt: 0xAB }) }
-    }
-
-    /// A harness whose extension is connected with `tabs` shared.
-    fn with_tabs(tabs: &[TabId]) -> Self {
-        let mut h = Harness::new();
-        h.core.extension_connected(hello(tabs)).unwrap();
-        h.drain();
-        h
-    }
-
-    fn drain(&mut self) -> Step {
-        let mut step = Step::default();
-        while let Some(out) = self.core.poll_output() {
-            match out {
-                Output::ToClient { conn, frame } => {
-                    let value: Value = serde_json::from_str(&frame)
-                        .unwrap_or_else(|e| panic!("core wrote invalid JSON {frame}: {e}"));
-                    step.client.push((conn, value));
-                }
-                Output::ToExtension(frame) => step.extension.push(frame),
-                Output::CloseClient { conn } => step.closed.push(conn),
-            }
-        }
-        step
-    }
-
-    fn connect(&mut self, conn: ConnId) {
-        self.core.client_connected(conn, AgentId::new("default"), Root::Browser);
-    }
-
-    fn send(&mut self, conn: ConnId, frame: Value) -> Step {
-        self.send_text(conn, &frame.to_string())
-    }
-
-    fn send_text(&mut self, conn: ConnId, text: &str) -> Step {
-        self.core.client_message(conn, text);
-        self.drain()
-    }
-
-    fn ext(&mut self, frame: FromExtension) -> Step {
-        self.core.extension_frame(frame);
-        self.drain()
-    }
-
-    /// Puppeteer's connect handshake; returns (tab session, page session) of tab `tab`.
-    fn puppeteer_attach(&mut self, conn: ConnId, tab: TabId) -> (String, String) {
-        self.send(conn, json!({"id": 1, "method": "Target.setDiscoverTargets", "params": {"discover": true, "filter": [{}]}}));
-        let step = self.send(
-            conn,
-            json!({"id": 2, "method": "Target.setAutoAttach", "params": {
-            "waitForDebuggerOnStart": true, "flatten": true, "autoAttach": true,
-            "filter": [{"type": "page", "exclude": true}, {}]}}),
-        );
-        let tab_session = step
-            .to(conn)
-            .iter()
-            .find(|f| {
-                f["method"] == "Target.attachedToTarget"
-                    && f["params"]["targetInfo"]["url"].as_str().unwrap().contains(&format!("/{tab}.html"))
-            })
-            .map(|f| f["params"]["sessionId"].as_str().unwrap().to_owned())
-            .expect("tab attached");
-        let step = self.send(
-            conn,
-            json!({"id": 3, "sessionId": tab_session, "method": "Target.setAutoAttach", "params": {
-            "waitForDebuggerOnStart": true, "flatten": true, "autoAttach": true, "filter": [{}]}}),
-        );
-        let page_session = step.to(conn)[0]["params"]["sessionId"].as_str().unwrap().to_owned();
-        (tab_session, page_session)
-    }
-
-    /// Playwright's connect handshake; returns the page session of each tab, in tab order.
-    fn playwright_attach(&mut self, conn: ConnId) -> Vec<String> {
-        let step = self.send(
-            conn,
-            json!({"id": 1, "method": "Target.setAutoAttach", "params": {
-            "autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true}}),
-        );
-        step.to(conn)
-            .iter()
-            .filter(|f| f["method"] == "Target.attachedToTarget")
-            .map(|f| f["params"]["sessionId"].as_str().unwrap().to_owned())
-            .collect()
-    }
-}
+use tabtunnel_wire::{CommandResult, Event, UnshareReason};
 
 // ---- Browser domain ----
 
@@ -379,7 +213,7 @@ fn unknown_and_unavailable_browser_methods_get_errors_naming_them() {
     for (id, method) in [
         (1, "Storage.getCookies"),
         (2, "Target.closeTarget"),
-        (3, "Target.createTarget"),
+        (3, "Target.activateTarget"),
         (4, "Target.createBrowserContext"),
         (5, "Bogus.method"),
     ] {
@@ -510,6 +344,14 @@ fn child_sessions_from_page_auto_attach_are_routed() {
         method: "Runtime.consoleAPICalled".into(),
         params: raw(r#"{"type":"log"}"#),
     }));
+    assert!(step.client.is_empty(), "a child's Runtime events only after Runtime.enable on it");
+    runtime_on(&mut h, 1, "CHILD1");
+    let step = h.ext(FromExtension::Event(Event {
+        tab_id: 1,
+        child_session_id: Some("CHILD1".into()),
+        method: "Runtime.consoleAPICalled".into(),
+        params: raw(r#"{"type":"log"}"#),
+    }));
     assert_eq!(step.to(1)[0]["sessionId"], "CHILD1");
     let step = h.ext(FromExtension::Event(Event {
         tab_id: 1,
@@ -527,6 +369,7 @@ fn detaching_a_child_is_emulated_on_its_page_session() {
     let mut h = Harness::with_tabs(&[1]);
     h.connect(1);
     let page = h.playwright_attach(1)[0].clone();
+    auto_attach_on(&mut h, 1, &page);
     h.ext(FromExtension::Event(Event {
         tab_id: 1,
         child_session_id: None,
@@ -1056,6 +899,20 @@ fn playwright_new_cdp_session_goes_through_a_browser_session() {
 
 // ---- review findings, kept as regression tests ----
 
+/// Turns auto-attach on for a page (or child) session, with Chrome's answer.
+fn auto_attach_on(h: &mut Harness, conn: ConnId, session: &str) {
+    let step = h.send(conn, json!({"id": 900, "sessionId": session, "method": "Target.setAutoAttach", "params": {"autoAttach": true, "flatten": true, "waitForDebuggerOnStart": false}}));
+    let id = step.commands()[0].id;
+    h.ext(FromExtension::CommandResult(CommandResult::ok(id, raw("{}"))));
+}
+
+/// A session enables Runtime (Chrome answers at once).
+fn runtime_on(h: &mut Harness, conn: ConnId, session: &str) {
+    let step = h.send(conn, json!({"id": 901, "sessionId": session, "method": "Runtime.enable"}));
+    let id = step.commands()[0].id;
+    h.ext(FromExtension::CommandResult(CommandResult::ok(id, raw("{}"))));
+}
+
 fn child_attached(tab: TabId, source: Option<&str>, child: &str) -> FromExtension {
     FromExtension::Event(Event {
         tab_id: tab,
@@ -1140,7 +997,9 @@ fn a_child_cannot_become_its_own_ancestor() {
     let mut h = Harness::with_tabs(&[1]);
     h.connect(1);
     let page = h.playwright_attach(1)[0].clone();
+    auto_attach_on(&mut h, 1, &page);
     h.ext(child_attached(1, None, "A"));
+    runtime_on(&mut h, 1, "A");
     h.ext(child_attached(1, Some("A"), "A"));
     h.ext(child_attached(1, Some("A"), ""));
     h.ext(child_attached(1, None, "A")); // announced twice: still one session, events once

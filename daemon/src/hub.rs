@@ -1,5 +1,6 @@
 //! The one task that owns the emulation core. Sockets talk to it through a bounded channel; it
-//! feeds the core, then hands each output to the bounded outbox of the socket it is for.
+//! feeds the core, then hands each output to the bounded outbox of the socket it is for. It
+//! also gives the core the time, a few times a second ([`TICK`]).
 //!
 //! A client whose outbox is full is too slow to keep up: it is disconnected rather than allowed
 //! to stall the hub, and with it every other client. The same goes for a stuck extension.
@@ -8,15 +9,20 @@ use axum::extract::ws::Utf8Bytes;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 use tabtunnel_core::{AgentId, ConnId, Core, Output, Root};
 use tabtunnel_wire::{BrowserInfo, FromExtension, Hello, TabInfo, ToExtension, Welcome};
 use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
 
 /// Frames queued for one client before it counts as too slow.
 pub const CLIENT_OUTBOX: usize = 8192;
 /// Frames queued for the extension before it counts as stuck.
 pub const EXTENSION_OUTBOX: usize = 8192;
 const HUB_INBOX: usize = 1024;
+/// How often the core learns the time: the resolution of command timeouts and grace periods,
+/// and how often the side panel may hear about agents.
+const TICK: Duration = Duration::from_millis(250);
 
 pub enum Input {
     ClientConnected {
@@ -31,6 +37,20 @@ pub enum Input {
     },
     ClientDisconnected {
         conn: ConnId,
+    },
+    /// One CDP command on behalf of an HTTP request (`/json/new` and the like); `reply` gets
+    /// the command's answer frame.
+    Request {
+        agent: AgentId,
+        command: String,
+        reply: oneshot::Sender<String>,
+    },
+    /// An agent asks the human for their active tab; `reply` gets the handed tab, or `None`.
+    /// Dropping the receiver withdraws the request.
+    Handover {
+        agent: AgentId,
+        reason: String,
+        reply: oneshot::Sender<Option<TabInfo>>,
     },
     ExtensionHello {
         socket: u64,
@@ -51,10 +71,12 @@ pub enum Input {
     },
 }
 
-/// What the HTTP discovery endpoints show.
+/// What the HTTP endpoints show.
 pub struct Snapshot {
     pub browser: Option<BrowserInfo>,
     pub extension_connected: bool,
+    pub extension_epoch: u64,
+    /// The agent's tabs.
     pub pages: Vec<TabInfo>,
 }
 
@@ -81,6 +103,14 @@ impl HubHandle {
         self.send(Input::Snapshot { agent, reply }).await.ok()?;
         answer.await.ok()
     }
+
+    /// Runs one CDP command for `agent` as a one-shot connection; returns the answer frame.
+    pub async fn request(&self, agent: AgentId, method: &str, params: serde_json::Value) -> Option<String> {
+        let command = serde_json::json!({ "id": 1, "method": method, "params": params }).to_string();
+        let (reply, answer) = oneshot::channel();
+        self.send(Input::Request { agent, command, reply }).await.ok()?;
+        answer.await.ok()
+    }
 }
 
 struct Extension {
@@ -93,18 +123,41 @@ struct Extension {
 struct Hub {
     core: Core,
     clients: HashMap<ConnId, mpsc::Sender<Utf8Bytes>>,
+    /// One-shot connections of HTTP requests, waiting for their one answer.
+    requests: HashMap<ConnId, oneshot::Sender<String>>,
+    handovers: HashMap<u64, oneshot::Sender<Option<TabInfo>>>,
     extension: Option<Extension>,
     welcome: Welcome,
+    next_request_conn: ConnId,
+    started: Instant,
 }
 
 /// Starts the hub task. `welcome` is what every accepted extension is told. The task only
 /// ends if it fails; whoever runs the daemon watches the returned handle.
 pub fn spawn(core: Core, welcome: Welcome) -> (HubHandle, tokio::task::JoinHandle<()>) {
     let (inbox, mut rx) = mpsc::channel(HUB_INBOX);
-    let mut hub = Hub { core, clients: HashMap::new(), extension: None, welcome };
+    let mut hub = Hub {
+        core,
+        clients: HashMap::new(),
+        requests: HashMap::new(),
+        handovers: HashMap::new(),
+        extension: None,
+        welcome,
+        // Far from the ids sockets get from `next_id`.
+        next_request_conn: 1 << 62,
+        started: Instant::now(),
+    };
     let task = tokio::spawn(async move {
-        while let Some(input) = rx.recv().await {
-            hub.handle(input);
+        let mut tick = tokio::time::interval(TICK);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                input = rx.recv() => match input {
+                    Some(input) => hub.handle(input),
+                    None => break,
+                },
+                _ = tick.tick() => hub.tick(),
+            }
             hub.flush();
         }
     });
@@ -120,6 +173,17 @@ impl Hub {
             }
             Input::ClientMessage { conn, text } => self.core.client_message(conn, text.as_str()),
             Input::ClientDisconnected { conn } => self.drop_client(conn),
+            Input::Request { agent, command, reply } => {
+                let conn = self.next_request_conn;
+                self.next_request_conn += 1;
+                self.requests.insert(conn, reply);
+                self.core.request_connected(conn, agent);
+                self.core.client_message(conn, &command);
+            }
+            Input::Handover { agent, reason, reply } => {
+                let id = self.core.request_handover(&agent, &reason);
+                self.handovers.insert(id, reply);
+            }
             Input::ExtensionHello { socket, hello, outbox, accepted } => {
                 if let Err(reason) = self.admit(&hello) {
                     let _ = accepted.send(Err(reason));
@@ -156,11 +220,23 @@ impl Hub {
                 let snapshot = Snapshot {
                     browser: self.core.browser().cloned(),
                     extension_connected: self.core.is_extension_connected(),
+                    extension_epoch: self.core.extension_epoch(),
                     pages: self.core.visible_tabs(&agent).map(|t| t.info.clone()).collect(),
                 };
                 let _ = reply.send(snapshot);
             }
         }
+    }
+
+    fn tick(&mut self) {
+        // Requests whose asker went away (or gave up waiting) are withdrawn from the panel.
+        let abandoned: Vec<u64> =
+            self.handovers.iter().filter(|(_, r)| r.is_closed()).map(|(id, _)| *id).collect();
+        for id in abandoned {
+            self.handovers.remove(&id);
+            self.core.withdraw_handover(id);
+        }
+        self.core.tick(self.started.elapsed().as_millis() as u64);
     }
 
     /// One browser at a time: a second one is told so rather than taking turns with the first.
@@ -189,6 +265,10 @@ impl Hub {
         while let Some(output) = self.core.poll_output() {
             match output {
                 Output::ToClient { conn, frame } => {
+                    if let Some(reply) = self.requests.remove(&conn) {
+                        self.request_frame(conn, reply, frame);
+                        continue;
+                    }
                     let Some(outbox) = self.clients.get(&conn) else { continue };
                     if let Err(e) = outbox.try_send(frame.into()) {
                         if matches!(e, mpsc::error::TrySendError::Full(_)) {
@@ -202,7 +282,23 @@ impl Hub {
                 Output::CloseClient { conn } => {
                     self.clients.remove(&conn);
                 }
+                Output::HandoverAnswered { id, tab } => {
+                    if let Some(reply) = self.handovers.remove(&id) {
+                        let _ = reply.send(tab);
+                    }
+                }
             }
+        }
+    }
+
+    /// A frame for a one-shot request connection: its answer ends it; events before it are not
+    /// for anyone.
+    fn request_frame(&mut self, conn: ConnId, reply: oneshot::Sender<String>, frame: String) {
+        if frame.starts_with("{\"id\":") || frame.starts_with("{\"error\":") {
+            let _ = reply.send(frame);
+            self.core.client_disconnected(conn);
+        } else {
+            self.requests.insert(conn, reply);
         }
     }
 

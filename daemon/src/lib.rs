@@ -1,5 +1,6 @@
 //! The tabtunnel daemon: the IO shell around [`tabtunnel_core`].
 
+pub mod agent_path;
 pub mod gate;
 pub mod hub;
 pub mod launch;
@@ -8,6 +9,7 @@ pub mod token;
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
+pub use tabtunnel_core::Limits;
 use tabtunnel_core::{Config, Core};
 use tabtunnel_wire::Welcome;
 use tokio::sync::oneshot;
@@ -22,6 +24,8 @@ pub struct ServeOptions {
     pub require_token: bool,
     pub config_dir: PathBuf,
     pub extension_id: String,
+    /// Agents, tabs per agent, grace period, command timeout.
+    pub limits: Limits,
 }
 
 /// A daemon that is listening.
@@ -92,7 +96,11 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
     let browser_target_id = token::generate()[..32].to_ascii_uppercase();
     let salt = u64::from_str_radix(&token::generate()[..16], 16).expect("hex");
-    let core = Core::new(Config { browser_target_id: browser_target_id.clone(), session_id_salt: salt });
+    let core = Core::new(Config {
+        browser_target_id: browser_target_id.clone(),
+        session_id_salt: salt,
+        limits: options.limits,
+    });
     let (shutdown, shutdown_rx) = oneshot::channel::<()>();
     let welcome = Welcome {
         daemon_version: env!("CARGO_PKG_VERSION").into(),

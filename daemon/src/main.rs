@@ -3,7 +3,7 @@
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use tabtunnel::launch::{self, Headless, ShareStartupTabs};
-use tabtunnel::{Running, ServeOptions, DEFAULT_PORT, EXTENSION_ID};
+use tabtunnel::{Limits, Running, ServeOptions, DEFAULT_PORT, EXTENSION_ID};
 
 #[derive(Parser)]
 #[command(version, about = "A CDP endpoint for AI agents and automation, backed by your real Chrome tabs.")]
@@ -44,6 +44,37 @@ struct ServeArgs {
     /// Write the endpoints as JSON to this file once listening.
     #[arg(long, value_name = "PATH")]
     ready_file: Option<PathBuf>,
+    /// Agents served at once (each with a connection or tabs); more are refused.
+    #[arg(long, default_value_t = Limits::default().max_agents)]
+    max_agents: usize,
+    /// Tabs one agent may hold; opening more is refused with a CDP error.
+    #[arg(long, default_value_t = Limits::default().max_tabs_per_agent)]
+    max_tabs_per_agent: usize,
+    /// Seconds an agent's tabs wait for it after its last connection drops; then the tabs it
+    /// opened close and the tabs handed to it go back to you.
+    #[arg(long, value_name = "SECS", default_value_t = Limits::default().agent_grace_ms as f64 / 1000.0)]
+    agent_grace: f64,
+    /// Seconds a command may wait for its tab (a frozen or hung tab) before it gets an error.
+    #[arg(long, value_name = "SECS", default_value_t = Limits::default().command_timeout_ms as f64 / 1000.0)]
+    command_timeout: f64,
+}
+
+impl ServeArgs {
+    fn limits(&self) -> Result<Limits, String> {
+        let ms = |secs: f64, what: &str| {
+            if secs.is_finite() && secs >= 0.0 {
+                Ok((secs * 1000.0).round() as u64)
+            } else {
+                Err(format!("--{what} takes a number of seconds"))
+            }
+        };
+        Ok(Limits {
+            max_agents: self.max_agents.max(1),
+            max_tabs_per_agent: self.max_tabs_per_agent.max(1),
+            agent_grace_ms: ms(self.agent_grace, "agent-grace")?,
+            command_timeout_ms: ms(self.command_timeout, "command-timeout")?.max(1000),
+        })
+    }
 }
 
 #[derive(Args)]
@@ -111,6 +142,7 @@ async fn start(args: &ServeArgs) -> Result<Running, String> {
         require_token: !args.no_token,
         config_dir: args.config_dir.clone().unwrap_or_else(tabtunnel::token::default_config_dir),
         extension_id: args.extension_id.clone(),
+        limits: args.limits()?,
     })
     .await
 }
@@ -118,6 +150,7 @@ async fn start(args: &ServeArgs) -> Result<Running, String> {
 fn announce(running: &Running) {
     println!("tabtunnel {} is listening on 127.0.0.1:{}", env!("CARGO_PKG_VERSION"), running.port);
     println!("  CDP endpoint for clients:   {}", running.client_endpoint());
+    println!("  An agent's own endpoint:    {}/agent/<name>", running.client_endpoint());
     println!("  WebSocket endpoint:         {}", running.ws_endpoint());
     println!("  Extension pairing URL:      {}", running.extension_url());
     if running.token.is_none() {

@@ -1,21 +1,23 @@
 //! The HTTP and WebSocket shell: discovery endpoints, client sockets and the extension socket,
-//! all behind the [`Gate`].
+//! all behind the [`Gate`]. Every client route exists for every agent: beneath
+//! `/<token>/agent/<name>` as beneath `/<token>` (the default agent), see [`agent_path`].
 
+use crate::agent_path::{self, AgentRoute};
 use crate::gate::{Gate, EXTENSION_PATH};
 use crate::hub::{self, HubHandle, Input};
 use axum::body::Body;
 use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, State};
-use axum::http::{header, HeaderMap, Request, StatusCode};
+use axum::http::{header, HeaderMap, Request, StatusCode, Uri};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::routing::{get, post};
+use axum::{Extension, Json, Router};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use std::time::Duration;
-use tabtunnel_core::{AgentId, Root};
-use tabtunnel_wire::{FromExtension, ToExtension, HEARTBEAT_INTERVAL_MS};
+use tabtunnel_core::Root;
+use tabtunnel_wire::{FromExtension, TabInfo, ToExtension, HEARTBEAT_INTERVAL_MS};
 use tokio::sync::{mpsc, oneshot};
 
 /// Screenshots, traces and injected scripts are large; Chrome's own limit is 256 MiB.
@@ -23,6 +25,9 @@ const MAX_MESSAGE_BYTES: usize = 256 << 20;
 /// An extension silent for this long (it sends a heartbeat every 15 s) is gone.
 const EXTENSION_SILENCE_LIMIT: Duration = Duration::from_millis(HEARTBEAT_INTERVAL_MS as u64 * 3);
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a hand-over request may wait for the human, at most and by default.
+const HANDOVER_MAX_WAIT: Duration = Duration::from_secs(600);
+const HANDOVER_DEFAULT_WAIT: Duration = Duration::from_secs(120);
 
 #[derive(Clone)]
 pub struct AppState {
@@ -32,16 +37,12 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// Every connection acts for the default agent until agents are named in endpoint URLs.
-    fn agent(&self) -> AgentId {
-        AgentId::new("default")
-    }
-
-    /// `ws://<host>[/<token>]<path>`: the host the client used, so its URLs keep working.
-    fn ws_url(&self, host: &str, path: &str) -> String {
+    /// `ws://<host>[/<token>][/agent/<name>]<path>`: the host the client used, so its URLs keep
+    /// working, and the agent it named.
+    fn ws_url(&self, host: &str, route: &AgentRoute, path: &str) -> String {
         match &self.gate.token {
-            Some(token) => format!("ws://{host}/{token}{path}"),
-            None => format!("ws://{host}{path}"),
+            Some(token) => format!("ws://{host}/{token}{}{path}", route.prefix),
+            None => format!("ws://{host}{}{path}", route.prefix),
         }
     }
 }
@@ -54,8 +55,14 @@ pub fn router(state: AppState) -> Router {
         .route("/json/", get(list))
         .route("/json/list", get(list))
         .route("/json/list/", get(list))
+        .route("/json/new", get(new_target).put(new_target))
+        .route("/json/close/{id}", get(close_target).put(close_target))
+        .route("/json/activate/{id}", get(activate_target).put(activate_target))
         .route("/devtools/browser/{id}", get(browser_socket))
+        .route("/cdp", get(short_browser_socket))
         .route("/devtools/page/{id}", get(page_socket))
+        .route("/tabtunnel/status", get(status))
+        .route("/tabtunnel/handover", post(handover))
         .route(EXTENSION_PATH, get(extension_socket))
         .with_state(state)
 }
@@ -90,6 +97,15 @@ async fn admit(gate: Gate, mut req: Request<Body>, next: Next) -> Response {
             return (refusal.status, format!("tabtunnel: {}\n", refusal.reason)).into_response();
         }
     }
+    match agent_path::split(req.uri()) {
+        Ok((route, rewritten)) => {
+            if let Some(uri) = rewritten {
+                *req.uri_mut() = uri;
+            }
+            req.extensions_mut().insert(route);
+        }
+        Err((status, reason)) => return (status, format!("tabtunnel: {reason}\n")).into_response(),
+    }
     next.run(req).await
 }
 
@@ -101,8 +117,12 @@ fn unavailable(why: &str) -> Response {
     (StatusCode::SERVICE_UNAVAILABLE, format!("tabtunnel: {why}\n")).into_response()
 }
 
-async fn version(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    let Some(snapshot) = state.hub.snapshot(state.agent()).await else {
+async fn version(
+    State(state): State<AppState>,
+    Extension(route): Extension<AgentRoute>,
+    headers: HeaderMap,
+) -> Response {
+    let Some(snapshot) = state.hub.snapshot(route.agent.clone()).await else {
         return unavailable("shutting down");
     };
     let Some(browser) = snapshot.browser else {
@@ -116,7 +136,7 @@ async fn version(State(state): State<AppState>, headers: HeaderMap) -> Response 
         "Protocol-Version": browser.protocol_version,
         "User-Agent": browser.user_agent,
         "WebKit-Version": "537.36",
-        "webSocketDebuggerUrl": state.ws_url(host(&headers), &path),
+        "webSocketDebuggerUrl": state.ws_url(host(&headers), &route, &path),
     });
     // The extension cannot always learn V8's version; better absent than empty.
     if !browser.js_version.is_empty() {
@@ -125,31 +145,194 @@ async fn version(State(state): State<AppState>, headers: HeaderMap) -> Response 
     Json(version).into_response()
 }
 
-async fn list(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    let Some(snapshot) = state.hub.snapshot(state.agent()).await else {
+async fn list(
+    State(state): State<AppState>,
+    Extension(route): Extension<AgentRoute>,
+    headers: HeaderMap,
+) -> Response {
+    let Some(snapshot) = state.hub.snapshot(route.agent.clone()).await else {
         return unavailable("shutting down");
     };
     let host = host(&headers);
-    let pages: Vec<Value> = snapshot
+    let pages: Vec<Value> = snapshot.pages.iter().map(|tab| list_entry(&state, &route, host, tab)).collect();
+    Json(Value::Array(pages)).into_response()
+}
+
+/// A tab as Chrome's `/json/list` shows a page.
+fn list_entry(state: &AppState, route: &AgentRoute, host: &str, tab: &TabInfo) -> Value {
+    json!({
+        "description": "",
+        "devtoolsFrontendUrl": "",
+        "id": tab.target_id,
+        "title": tab.title,
+        "type": "page",
+        "url": tab.url,
+        "webSocketDebuggerUrl": state.ws_url(host, route, &format!("/devtools/page/{}", tab.target_id)),
+    })
+}
+
+/// The answer frame of a one-shot command: its `result`, or its error message.
+async fn run_request(
+    state: &AppState,
+    route: &AgentRoute,
+    method: &str,
+    params: Value,
+) -> Result<Value, String> {
+    let frame =
+        state.hub.request(route.agent.clone(), method, params).await.ok_or("tabtunnel is shutting down")?;
+    let mut answer: Value = serde_json::from_str(&frame).map_err(|e| e.to_string())?;
+    match answer.get_mut("result") {
+        Some(result) => Ok(result.take()),
+        None => Err(answer["error"]["message"].as_str().unwrap_or("unknown error").to_owned()),
+    }
+}
+
+/// `/json/new?<url>`: a new tab for the agent (Chrome takes `PUT`; `GET` is accepted too, as the
+/// token, Host and Origin checks already stand in front of it).
+async fn new_target(
+    State(state): State<AppState>,
+    Extension(route): Extension<AgentRoute>,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Response {
+    let url = uri.query().map(target_url_from_query).unwrap_or_else(|| "about:blank".into());
+    let target_id = match run_request(&state, &route, "Target.createTarget", json!({ "url": url })).await {
+        Ok(result) => result["targetId"].as_str().unwrap_or_default().to_owned(),
+        Err(why) => {
+            return (StatusCode::INTERNAL_SERVER_ERROR, format!("tabtunnel: could not open a tab: {why}\n"))
+                .into_response()
+        }
+    };
+    let Some(snapshot) = state.hub.snapshot(route.agent.clone()).await else {
+        return unavailable("shutting down");
+    };
+    match snapshot.pages.iter().find(|t| t.target_id == target_id) {
+        Some(tab) => Json(list_entry(&state, &route, host(&headers), tab)).into_response(),
+        None => {
+            (StatusCode::INTERNAL_SERVER_ERROR, "tabtunnel: the new tab closed at once\n").into_response()
+        }
+    }
+}
+
+/// Chrome reads `/json/new?<url>` with the URL as the whole query; a URL percent-encoded as a
+/// whole (no `:` left) is decoded.
+fn target_url_from_query(query: &str) -> String {
+    let query = query.strip_prefix("url=").unwrap_or(query);
+    if query.contains(':') {
+        return query.to_owned();
+    }
+    let bytes = query.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (bytes[i], bytes.get(i + 1).and_then(|b| hex(*b)), bytes.get(i + 2).and_then(|b| hex(*b))) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+async fn close_target(
+    State(state): State<AppState>,
+    Extension(route): Extension<AgentRoute>,
+    Path(id): Path<String>,
+) -> Response {
+    match run_request(&state, &route, "Target.closeTarget", json!({ "targetId": id })).await {
+        Ok(_) => "Target is closing".into_response(),
+        Err(_) => (StatusCode::NOT_FOUND, format!("No such target id: {id}")).into_response(),
+    }
+}
+
+async fn activate_target(
+    State(state): State<AppState>,
+    Extension(route): Extension<AgentRoute>,
+    Path(id): Path<String>,
+) -> Response {
+    match run_request(&state, &route, "Target.activateTarget", json!({ "targetId": id })).await {
+        Ok(_) => "Target activated".into_response(),
+        Err(_) => (StatusCode::NOT_FOUND, format!("No such target id: {id}")).into_response(),
+    }
+}
+
+/// `/tabtunnel/status`: what an agent's helper (such as `tabtunnel mcp`) needs to know.
+async fn status(State(state): State<AppState>, Extension(route): Extension<AgentRoute>) -> Response {
+    let Some(snapshot) = state.hub.snapshot(route.agent.clone()).await else {
+        return unavailable("shutting down");
+    };
+    let tabs: Vec<Value> = snapshot
         .pages
         .iter()
-        .map(|tab| {
-            json!({
-                "description": "",
-                "devtoolsFrontendUrl": "",
-                "id": tab.target_id,
-                "title": tab.title,
-                "type": "page",
-                "url": tab.url,
-                "webSocketDebuggerUrl": state.ws_url(host, &format!("/devtools/page/{}", tab.target_id)),
-            })
-        })
+        .map(|t| json!({ "targetId": t.target_id, "url": t.url, "title": t.title }))
         .collect();
-    Json(Value::Array(pages)).into_response()
+    Json(json!({
+        "daemonVersion": env!("CARGO_PKG_VERSION"),
+        "extensionConnected": snapshot.extension_connected,
+        "extensionEpoch": snapshot.extension_epoch,
+        "agent": route.agent.as_str(),
+        "tabs": tabs,
+    }))
+    .into_response()
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct HandoverAsk {
+    #[serde(default)]
+    reason: String,
+    timeout_ms: Option<u64>,
+}
+
+/// `POST /tabtunnel/handover`: asks the human, in the side panel, to hand the agent their
+/// active tab; answers when they do, refuse, or the wait ends.
+async fn handover(
+    State(state): State<AppState>,
+    Extension(route): Extension<AgentRoute>,
+    body: axum::body::Bytes,
+) -> Response {
+    let ask: HandoverAsk = if body.is_empty() {
+        HandoverAsk::default()
+    } else {
+        match serde_json::from_slice(&body) {
+            Ok(ask) => ask,
+            Err(e) => return (StatusCode::BAD_REQUEST, format!("tabtunnel: {e}\n")).into_response(),
+        }
+    };
+    let Some(snapshot) = state.hub.snapshot(route.agent.clone()).await else {
+        return unavailable("shutting down");
+    };
+    if !snapshot.extension_connected {
+        let body = json!({ "outcome": "unavailable", "reason": "the tabtunnel extension is not connected" });
+        return (StatusCode::SERVICE_UNAVAILABLE, Json(body)).into_response();
+    }
+    let wait = ask.timeout_ms.map_or(HANDOVER_DEFAULT_WAIT, Duration::from_millis).min(HANDOVER_MAX_WAIT);
+    let reason: String = ask.reason.chars().take(500).collect();
+    let (reply, answer) = oneshot::channel();
+    if state.hub.send(Input::Handover { agent: route.agent.clone(), reason, reply }).await.is_err() {
+        return unavailable("shutting down");
+    }
+    // Giving up drops `answer`, which withdraws the request from the side panel.
+    let outcome = match tokio::time::timeout(wait, answer).await {
+        Ok(Ok(Some(tab))) => {
+            json!({ "outcome": "granted", "tab": { "targetId": tab.target_id, "url": tab.url, "title": tab.title } })
+        }
+        Ok(Ok(None)) => json!({ "outcome": "denied" }),
+        Ok(Err(_)) => json!({ "outcome": "withdrawn" }),
+        Err(_) => json!({ "outcome": "timeout" }),
+    };
+    Json(outcome).into_response()
 }
 
 async fn browser_socket(
     State(state): State<AppState>,
+    Extension(route): Extension<AgentRoute>,
     Path(id): Path<String>,
     ws: WebSocketUpgrade,
 ) -> Response {
@@ -157,16 +340,26 @@ async fn browser_socket(
         return (StatusCode::NOT_FOUND, "tabtunnel: no browser with that id; read /json/version\n")
             .into_response();
     }
+    short_browser_socket(State(state), Extension(route), ws).await
+}
+
+/// `/cdp`: the browser WebSocket without its id, the short form people expect.
+async fn short_browser_socket(
+    State(state): State<AppState>,
+    Extension(route): Extension<AgentRoute>,
+    ws: WebSocketUpgrade,
+) -> Response {
     let ws = ws.max_message_size(MAX_MESSAGE_BYTES).max_frame_size(MAX_MESSAGE_BYTES);
-    ws.on_upgrade(move |socket| client_session(state, socket, Root::Browser))
+    ws.on_upgrade(move |socket| client_session(state, socket, route, Root::Browser))
 }
 
 async fn page_socket(
     State(state): State<AppState>,
+    Extension(route): Extension<AgentRoute>,
     Path(target_id): Path<String>,
     ws: WebSocketUpgrade,
 ) -> Response {
-    let Some(snapshot) = state.hub.snapshot(state.agent()).await else {
+    let Some(snapshot) = state.hub.snapshot(route.agent.clone()).await else {
         return unavailable("shutting down");
     };
     let Some(tab) = snapshot.pages.iter().find(|t| t.target_id == target_id).map(|t| t.tab_id) else {
@@ -174,18 +367,19 @@ async fn page_socket(
             .into_response();
     };
     let ws = ws.max_message_size(MAX_MESSAGE_BYTES).max_frame_size(MAX_MESSAGE_BYTES);
-    ws.on_upgrade(move |socket| client_session(state, socket, Root::Page(tab)))
+    ws.on_upgrade(move |socket| client_session(state, socket, route, Root::Page(tab)))
 }
 
 /// One CDP client: its frames go to the hub, the hub's frames come back through its outbox.
-async fn client_session(state: AppState, socket: WebSocket, root: Root) {
+async fn client_session(state: AppState, socket: WebSocket, route: AgentRoute, root: Root) {
     let conn = state.hub.next_id();
     let (outbox, mut rx) = mpsc::channel::<Utf8Bytes>(hub::CLIENT_OUTBOX);
-    let connected = Input::ClientConnected { conn, agent: state.agent(), root, outbox };
+    let agent = route.agent;
+    tracing::info!(conn, agent = agent.as_str(), "client connected");
+    let connected = Input::ClientConnected { conn, agent, root, outbox };
     if state.hub.send(connected).await.is_err() {
         return;
     }
-    tracing::info!(conn, "client connected");
     let (mut sink, mut stream) = socket.split();
     let writer = tokio::spawn(async move {
         while let Some(frame) = rx.recv().await {
@@ -219,7 +413,15 @@ async fn client_session(state: AppState, socket: WebSocket, root: Root) {
     tracing::info!(conn, "client disconnected");
 }
 
-async fn extension_socket(State(state): State<AppState>, ws: WebSocketUpgrade) -> Response {
+async fn extension_socket(
+    State(state): State<AppState>,
+    Extension(route): Extension<AgentRoute>,
+    ws: WebSocketUpgrade,
+) -> Response {
+    if !route.prefix.is_empty() {
+        return (StatusCode::NOT_FOUND, "tabtunnel: the extension socket belongs to no agent\n")
+            .into_response();
+    }
     let ws = ws.max_message_size(MAX_MESSAGE_BYTES).max_frame_size(MAX_MESSAGE_BYTES);
     ws.on_upgrade(move |socket| extension_session(state, socket))
 }

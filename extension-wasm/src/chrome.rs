@@ -41,6 +41,22 @@ extern "C" {
     pub fn on_tab_attached(cb: &Closure<dyn FnMut(TabId, JsValue)>);
     #[wasm_bindgen(js_namespace = ["chrome", "tabs", "onActivated"], js_name = addListener)]
     pub fn on_tab_activated(cb: &Closure<dyn FnMut(JsValue)>);
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs", "onCreated"], js_name = addListener)]
+    pub fn on_tab_created(cb: &Closure<dyn FnMut(JsValue)>);
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = create, catch)]
+    async fn tabs_create(properties: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = remove, catch)]
+    async fn tabs_remove(tab_id: TabId) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = update, catch)]
+    async fn tabs_update(tab_id: TabId, properties: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = group, catch)]
+    async fn tabs_group(options: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = ungroup, catch)]
+    async fn tabs_ungroup(tab_id: TabId) -> Result<JsValue, JsValue>;
+
+    // chrome.tabGroups
+    #[wasm_bindgen(js_namespace = ["chrome", "tabGroups"], js_name = update, catch)]
+    async fn tab_groups_update(group_id: i32, properties: &JsValue) -> Result<JsValue, JsValue>;
 
     // chrome.windows
     #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = getCurrent, catch)]
@@ -49,6 +65,14 @@ extern "C" {
     async fn windows_get_last_focused(options: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "windows", "onFocusChanged"], js_name = addListener)]
     pub fn on_window_focus_changed(cb: &Closure<dyn FnMut(WindowId)>);
+    #[wasm_bindgen(js_namespace = ["chrome", "windows", "onRemoved"], js_name = addListener)]
+    pub fn on_window_removed(cb: &Closure<dyn FnMut(WindowId)>);
+    #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = get, catch)]
+    async fn windows_get(window_id: WindowId) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = create, catch)]
+    async fn windows_create(properties: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = update, catch)]
+    async fn windows_update(window_id: WindowId, properties: &JsValue) -> Result<JsValue, JsValue>;
 
     // chrome.runtime
     #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = getURL)]
@@ -95,13 +119,39 @@ pub struct Tab {
     pub pending_url: String,
     #[serde(default)]
     pub title: String,
+    #[serde(default)]
+    pub active: bool,
+    /// `-1` when the tab is in no group.
+    #[serde(default = "no_group")]
+    pub group_id: i32,
+    pub opener_tab_id: Option<TabId>,
+    /// The size of the tab's contents, in CSS pixels.
+    pub width: Option<u32>,
+    pub height: Option<u32>,
+}
+
+/// `chrome.tabGroups.TAB_GROUP_ID_NONE`
+pub const NO_GROUP: i32 = -1;
+
+fn no_group() -> i32 {
+    NO_GROUP
 }
 
 #[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Window {
     pub id: Option<WindowId>,
     #[serde(rename = "type", default)]
     pub kind: String,
+    /// `normal`, `minimized`, `maximized`, `fullscreen` or `locked-fullscreen`.
+    #[serde(default)]
+    pub state: String,
+    pub left: Option<i32>,
+    pub top: Option<i32>,
+    pub width: Option<i32>,
+    pub height: Option<i32>,
+    #[serde(default)]
+    pub tabs: Vec<Tab>,
 }
 
 /// The `source` of debugger events: the tab, and the child session for OOPIFs and workers.
@@ -156,6 +206,55 @@ pub async fn send_command(
 
 pub async fn get_tab(tab_id: TabId) -> Result<Tab> {
     typed(tabs_get(tab_id).await, "tab")
+}
+
+/// `chrome.tabs.create(properties)`.
+pub async fn create_tab(properties: &serde_json::Value) -> Result<Tab> {
+    typed(tabs_create(&to_js(properties)).await, "tab")
+}
+
+pub async fn remove_tab(tab_id: TabId) -> Result<()> {
+    unit(tabs_remove(tab_id).await)
+}
+
+/// `chrome.tabs.update(tabId, properties)`.
+pub async fn update_tab(tab_id: TabId, properties: &serde_json::Value) -> Result<()> {
+    unit(tabs_update(tab_id, &to_js(properties)).await)
+}
+
+/// Puts a tab into `group`, or into a new group in `window_id` (the tab's own window: Chrome
+/// would otherwise create the group in the focused window and move the tab there); returns the
+/// group's id.
+pub async fn group_tab(tab_id: TabId, window_id: WindowId, group: Option<i32>) -> Result<i32> {
+    let options = match group {
+        Some(group_id) => serde_json::json!({ "tabIds": [tab_id], "groupId": group_id }),
+        None => serde_json::json!({ "tabIds": [tab_id], "createProperties": { "windowId": window_id } }),
+    };
+    typed(tabs_group(&to_js(&options)).await, "group id")
+}
+
+pub async fn ungroup_tab(tab_id: TabId) -> Result<()> {
+    unit(tabs_ungroup(tab_id).await)
+}
+
+/// `chrome.tabGroups.update(groupId, {title, color})`.
+pub async fn name_group(group_id: i32, title: &str, color: &str) -> Result<()> {
+    let properties = serde_json::json!({ "title": title, "color": color, "collapsed": false });
+    unit(tab_groups_update(group_id, &to_js(&properties)).await)
+}
+
+pub async fn get_window(window_id: WindowId) -> Result<Window> {
+    typed(windows_get(window_id).await, "window")
+}
+
+/// `chrome.windows.create(properties)`, with the tabs it opened.
+pub async fn create_window(properties: &serde_json::Value) -> Result<Window> {
+    typed(windows_create(&to_js(properties)).await, "window")
+}
+
+/// `chrome.windows.update(windowId, properties)`.
+pub async fn update_window(window_id: WindowId, properties: &serde_json::Value) -> Result<()> {
+    unit(windows_update(window_id, &to_js(properties)).await)
 }
 
 /// The tabs of every normal window.

@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 use tabtunnel_wire::TabId;
 
+pub use tabtunnel_wire::HandoverRequest;
+
 /// Panel → worker. The worker answers each with a [`PanelReply`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
@@ -18,6 +20,25 @@ pub enum PanelRequest {
     /// An empty URL clears it.
     SetDaemonUrl {
         url: String,
+    },
+    /// Hand a tab to a named agent (it stays where it is, in a group of the agent's).
+    HandTab {
+        tab_id: TabId,
+        agent: String,
+    },
+    /// Take a tab back from its agent.
+    TakeBack {
+        tab_id: TabId,
+    },
+    /// Close an agent's connections; its tabs are closed (`close_tabs`) or let go as usual.
+    DisconnectAgent {
+        agent: String,
+        close_tabs: bool,
+    },
+    /// Answer an agent's request for the active tab: this tab, or `None` to refuse.
+    AnswerHandover {
+        id: u64,
+        tab_id: Option<TabId>,
     },
 }
 
@@ -54,6 +75,32 @@ pub struct PanelState {
     /// Tabs being attached right now.
     #[serde(default)]
     pub pending_tabs: Vec<TabId>,
+    /// The daemon's agents.
+    #[serde(default)]
+    pub agents: Vec<AgentView>,
+    /// Agents asking for the human's active tab.
+    #[serde(default)]
+    pub handovers: Vec<HandoverRequest>,
+    /// The window the human last worked in (never an agent's own window): whose active tab a
+    /// panel opened as a popup is about.
+    #[serde(default)]
+    pub human_window: Option<tabtunnel_wire::WindowId>,
+}
+
+/// One agent as the panel shows it. Times are this browser's (`Date.now()`), converted from
+/// the daemon's clock when its report arrived.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentView {
+    pub name: String,
+    pub connections: u32,
+    pub tabs: Vec<TabId>,
+    pub last_action: Option<String>,
+    pub last_action_at: Option<f64>,
+    /// While it has no connection: when its tabs are let go.
+    pub releases_at: Option<f64>,
+    /// Its tab groups' colour.
+    pub color: String,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -84,6 +131,8 @@ pub struct SharedTab {
     pub tab_id: TabId,
     pub title: String,
     pub url: String,
+    /// The agent it is shared with.
+    pub agent: String,
 }
 
 #[cfg(test)]

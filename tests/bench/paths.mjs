@@ -18,9 +18,9 @@ export async function openTunnel(h, targetId, options, wsEndpoint = h.wsEndpoint
   return { client, sessionId: await attachToPage(client, targetId) };
 }
 
-/** The browser-level WebSocket of a named agent (`<clientEndpoint>/agent/<name>`), or null. */
+/** The browser-level WebSocket of a named agent (`h.agentEndpoint(name)`), or null. */
 export async function agentWsEndpoint(h, name) {
-  const response = await fetch(`${h.clientEndpoint}/agent/${encodeURIComponent(name)}/json/version`);
+  const response = await fetch(`${h.agentEndpoint(name)}/json/version`);
   if (!response.ok) return null;
   return (await response.json()).webSocketDebuggerUrl ?? null;
 }

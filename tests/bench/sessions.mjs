@@ -7,7 +7,7 @@
 import { chromium } from 'playwright-core';
 
 import { greetingFor } from '../e2e/harness.mjs';
-import { startChromeDevtoolsMcp } from '../e2e/mcp.mjs';
+import { startChromeDevtoolsMcp, uidOf } from '../e2e/mcp.mjs';
 import { agentWsEndpoint } from './paths.mjs';
 import { median } from './stats.mjs';
 
@@ -25,18 +25,11 @@ function stopwatch() {
   };
 }
 
-function pageIdOf(listing, pattern) {
-  const line = listing.split('\n').find((l) => pattern.test(l));
-  const m = line && /^\s*(\d+):/.exec(line);
-  if (!m) throw new Error(`no page matching ${pattern} in:\n${listing}`);
-  return Number(m[1]);
-}
-
-function uidOf(snapshot, pattern) {
-  const line = snapshot.split('\n').find((l) => pattern.test(l));
-  const m = line && /uid=(\S+)/.exec(line);
-  if (!m) throw new Error(`no uid for ${pattern} in:\n${snapshot}`);
-  return m[1];
+/** The id of the first list_pages line that `matches` ("3: <title> (<url>) [selected]"; a blank page is just "about:blank"). */
+function pageIdOf(listing, matches) {
+  const line = listing.split('\n').find((l) => /^\s*\d+: /.test(l) && matches(l));
+  if (!line) throw new Error(`no such page in:\n${listing}`);
+  return Number(/^\s*(\d+):/.exec(line)[1]);
 }
 
 async function chromeDevtoolsMcpSession(h, wsEndpoint, openPages) {
@@ -48,9 +41,9 @@ async function chromeDevtoolsMcpSession(h, wsEndpoint, openPages) {
     let pageId;
     if (openPages) {
       const opened = await step('new_page', () => mcp.call('new_page', { url: 'about:blank' }));
-      pageId = pageIdOf(opened, /about:blank.*\[selected\]/);
+      pageId = pageIdOf(opened, (line) => line.endsWith('[selected]')); // new_page selects it
     } else {
-      pageId = pageIdOf(listing, new RegExp(h.pageUrl.replaceAll('.', '\\.')));
+      pageId = pageIdOf(listing, (line) => line.includes(`(${h.pageUrl})`));
       await step('select_page', () => mcp.call('select_page', { pageId }));
     }
     await step('navigate_page', () => mcp.call('navigate_page', { pageId, type: 'url', url: h.pageUrl }));

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
 import { greetingFor, startHarness } from './harness.mjs';
-import { CHROME_DEVTOOLS_MCP_VERSION as MCP_VERSION, startChromeDevtoolsMcp } from './mcp.mjs';
+import { CHROME_DEVTOOLS_MCP_VERSION as MCP_VERSION, startChromeDevtoolsMcp, uidOf } from './mcp.mjs';
 
 describe(`chrome-devtools-mcp ${MCP_VERSION} through tabtunnel`, { timeout: 240_000 }, () => {
   let h;
@@ -47,14 +47,8 @@ describe(`chrome-devtools-mcp ${MCP_VERSION} through tabtunnel`, { timeout: 240_
   test('fill, click, evaluate_script and take_screenshot drive the shared tab', async () => {
     assert.ok(pageId !== undefined, 'list_pages gave no page id');
     const snapshot = await call('take_snapshot', { pageId });
-    const uidOf = (pattern) => {
-      const line = snapshot.split('\n').find((l) => pattern.test(l));
-      const m = line && /uid=(\S+)/.exec(line);
-      assert.ok(m, `no uid for ${pattern} in:\n${snapshot}`);
-      return m[1];
-    };
-    await call('fill', { pageId, uid: uidOf(/textbox "Name"/), value: 'Grace' });
-    await call('click', { pageId, uid: uidOf(/button "Greet"/) });
+    await call('fill', { pageId, uid: uidOf(snapshot, /textbox "Name"/), value: 'Grace' });
+    await call('click', { pageId, uid: uidOf(snapshot, /button "Greet"/) });
     const out = await call('evaluate_script', { pageId, function: "() => document.querySelector('#out').textContent" });
     assert.ok(out.includes(greetingFor('Grace')), `evaluate_script did not read the greeting:\n${out}`);
     const shot = await mcp.callRaw('take_screenshot', { pageId });

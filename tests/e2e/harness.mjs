@@ -19,6 +19,7 @@ import fsp from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 
 import puppeteer from 'puppeteer-core';
@@ -76,7 +77,43 @@ const PAGES = {
 <html lang="en"><head><meta charset="utf-8"><title>tabtunnel other page</title></head>
 <body><p id="other">another page, never shared</p></body></html>
 `,
+  '/popup.html': `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>tabtunnel popup opener</title></head>
+<body><a id="blank" href="/other.html" target="_blank">open in a new tab</a></body></html>
+`,
+  '/login': `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Sign in</title></head>
+<body><form method="post" action="/login">
+<label for="user">User</label> <input id="user" name="user" autocomplete="off">
+<button id="signin" type="submit">Sign in</button></form></body></html>
+`,
 };
+
+/** The signed-in app: needs the session cookie the login set (shared by every tab of the profile). */
+function appPage(user) {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>tabtunnel app</title>
+<style>body{font:16px sans-serif;margin:2em;background:#fff4e0} #echo{color:#630;font-weight:bold}</style></head>
+<body><h1>tabtunnel app</h1><p>Signed in as <span id="who">${user}</span></p>
+<label for="note">Note</label> <input id="note" autocomplete="off"> <button id="save" type="button">Save</button>
+<p id="echo"></p>
+<p>Frames <span id="frames">0</span>, ticks <span id="ticks">0</span></p>
+<script>
+  document.getElementById('save').addEventListener('click', () => {
+    document.getElementById('echo').textContent = document.getElementById('note').value;
+  });
+  window.frames_ = 0; window.ticks = 0;
+  const frame = () => { window.frames_ += 1; document.getElementById('frames').textContent = window.frames_; requestAnimationFrame(frame); };
+  requestAnimationFrame(frame);
+  setInterval(() => { window.ticks += 1; document.getElementById('ticks').textContent = window.ticks; }, 50);
+</script></body></html>
+`;
+}
+
+function sessionOf(req) {
+  const cookie = req.headers.cookie ?? '';
+  return /(?:^|;\s*)session=([A-Za-z0-9_-]+)/.exec(cookie)?.[1] ?? null;
+}
 
 /**
  * `extraPages` adds routes for one harness (the benchmark's pages): a path maps to a body like
@@ -88,6 +125,27 @@ function startPageServer(extraPages = {}) {
     const extra = extraPages[url.pathname];
     if (typeof extra === 'function') {
       extra(req, res, url);
+      return;
+    }
+    if (url.pathname === '/login' && req.method === 'POST') {
+      let form = '';
+      req.on('data', (c) => (form += c));
+      req.on('end', () => {
+        const user = (new URLSearchParams(form).get('user') ?? '').replace(/[^A-Za-z0-9_-]/g, '') || 'nobody';
+        res.writeHead(302, { location: '/app', 'set-cookie': `session=${user}; Path=/; HttpOnly; SameSite=Lax` });
+        res.end();
+      });
+      return;
+    }
+    if (url.pathname === '/app') {
+      const user = sessionOf(req);
+      if (!user) {
+        res.writeHead(302, { location: '/login' });
+        res.end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+      res.end(appPage(user));
       return;
     }
     const body = (extra ?? PAGES[url.pathname])?.replaceAll('{PORT}', String(server.address().port));
@@ -205,6 +263,24 @@ function extensionDir() {
   return dir;
 }
 
+/** Starts an Xvfb display on a free number. Fails (never skips) when Xvfb is missing. */
+async function startXvfb(h) {
+  const xvfb = which('Xvfb');
+  if (!xvfb) throw new Error('Xvfb not found on PATH; `./dev test` installs it (apt package xvfb)');
+  for (let n = 90; n < 190; n += 1) {
+    if (fs.existsSync(`/tmp/.X11-unix/X${n}`) || fs.existsSync(`/tmp/.X${n}-lock`)) continue;
+    const process_ = spawn(xvfb, [`:${n}`, '-screen', '0', '1600x1000x24', '-nolisten', 'tcp'], { stdio: 'ignore' });
+    const ready = await pollFor(
+      () => (process_.exitCode !== null ? 'exited' : fs.existsSync(`/tmp/.X11-unix/X${n}`) ? 'ready' : null),
+      10_000,
+      `Xvfb :${n} to start`,
+    ).catch(() => 'timeout');
+    if (ready === 'ready') return { name: `:${n}`, process: process_ };
+    process_.kill('SIGKILL');
+  }
+  throw new Error(`no free X display for Xvfb (${h.name})`);
+}
+
 // Last resort: if the test process dies without running close(), kill what we started.
 const live = new Set();
 process.on('exit', () => {
@@ -226,8 +302,17 @@ process.on('exit', () => {
  *   logs()                             the daemon's recent stdout/stderr
  *   close()                            teardown (idempotent)
  */
-export async function startHarness({ share = true, name = 'e2e', shareStartupTabs = false, persistDir, port = 0, extraPages } = {}) {
-  const h = new Harness(name, { shareStartupTabs, persistDir, port, extraPages });
+export async function startHarness({
+  share = true,
+  name = 'e2e',
+  shareStartupTabs = false,
+  persistDir,
+  port = 0,
+  headful = false,
+  daemonArgs = [],
+  extraPages,
+} = {}) {
+  const h = new Harness(name, { shareStartupTabs, persistDir, port, headful, daemonArgs, extraPages });
   live.add(h);
   try {
     await h.start();
@@ -244,11 +329,15 @@ class Harness {
    * `shareStartupTabs`: launch Chromium on the test page with `--share-startup-tabs yes`, as
    * for automation, instead of sharing through the side panel (which then is not opened).
    */
-  constructor(name, { shareStartupTabs = false, persistDir, port = 0, extraPages } = {}) {
+  constructor(name, { shareStartupTabs = false, persistDir, port = 0, headful = false, daemonArgs = [], extraPages } = {}) {
     this.name = name;
     this.extraPages = extraPages;
     this.shareStartupTabs = shareStartupTabs;
     this.port = port;
+    // Headful Chromium in an Xvfb display of its own: what users see (a background tab renders
+    // nothing there, window focus is real), which headless hides.
+    this.headful = headful;
+    this.daemonArgs = daemonArgs;
     // `persistDir` keeps the browser profile and the daemon's config (token) across harnesses,
     // as a user's machine keeps them across launches.
     this.persistDir = persistDir;
@@ -270,10 +359,16 @@ class Harness {
 
   detail = () => `--- tabtunnel output (tail) ---\n${this.logs() || '(none)'}\n--- end ---`;
 
+  /** `http://127.0.0.1:PORT/<token>/agent/<name>`: agent `name`'s own endpoint. */
+  agentEndpoint(name) {
+    return `${this.clientEndpoint}/agent/${name}`;
+  }
+
   async start() {
     const bin = daemonBinary();
     const chromium = chromiumBinary();
     const extDir = extensionDir();
+    if (this.headful) this.display = await startXvfb(this);
 
     this.server = await startPageServer(this.extraPages);
     this.pageServerUrl = `http://127.0.0.1:${this.server.address().port}`;
@@ -285,8 +380,9 @@ class Harness {
       '--chromium', chromium,
       '--profile', this.profileDir,
       '--extension-dir', extDir,
-      '--headless', 'always',
+      '--headless', this.headful ? 'never' : 'always',
       '--ready-file', this.readyFile,
+      ...this.daemonArgs,
       ...(this.shareStartupTabs ? ['--share-startup-tabs', 'yes', '--open', this.pageUrl] : ['--share-startup-tabs', 'no']),
       '--',
       '--remote-debugging-port=0',
@@ -373,6 +469,20 @@ class Harness {
     this.windowId = tab.windowId;
   }
 
+  /** Signs the human in on the test site, in a tab of their own that is not shared: the session
+   *  cookie is then the profile's, as a user's logins are. Leaves that tab on the signed-in app
+   *  (`this.humanPage`) and returns the app's URL. */
+  async loginAsHuman(user = 'human') {
+    const page = await this.browser.newPage();
+    this.humanPage = page;
+    await page.goto(`${this.pageServerUrl}/login`, { waitUntil: 'load', timeout: STEP_TIMEOUT_MS });
+    await page.type('#user', user);
+    await Promise.all([page.waitForNavigation({ waitUntil: 'load', timeout: STEP_TIMEOUT_MS }), page.click('#signin')]);
+    const who = await page.$eval('#who', (el) => el.textContent);
+    if (who !== user) throw new Error(`the human's login did not stick: signed in as ${who}`);
+    return `${this.pageServerUrl}/app`;
+  }
+
   /** Starts `bin args` as the daemon, in its own process group, collecting its output. */
   spawnDaemon(bin, args) {
     this.commandLine = `${bin} ${args.join(' ')}`;
@@ -386,6 +496,7 @@ class Harness {
         // Keep the token file (and any other config) out of the real home directory.
         XDG_CONFIG_HOME: this.configHome,
         RUST_BACKTRACE: '1',
+        ...(this.display ? { DISPLAY: this.display.name } : {}),
       },
     });
     const collect = (chunk) => {
@@ -432,14 +543,15 @@ class Harness {
   /**
    * A daemon that dies and is started again while the browser keeps running: kills the daemon
    * alone (SIGKILL, since a clean `launch` takes its Chromium down with it) and starts
-   * `tabtunnel serve` on the same port with the same config dir (so the same token). Resolves
-   * once the new daemon listens; the extension reconnects by itself.
+   * `tabtunnel serve` on the same port with the same config dir (so the same token) and the
+   * same `daemonArgs`. Resolves once the new daemon listens; the extension reconnects by itself.
    */
   async restartDaemon() {
     process.kill(this.daemon.pid, 'SIGKILL');
     await withTimeout(this.daemonExit, 5000, 'the killed daemon exiting', this.detail);
     fs.rmSync(this.readyFile, { force: true });
-    this.spawnDaemon(daemonBinary(), ['serve', '--port', String(this.port), '--ready-file', this.readyFile]);
+    const args = ['serve', '--port', String(this.port), '--ready-file', this.readyFile, ...this.daemonArgs];
+    this.spawnDaemon(daemonBinary(), args);
     this.ready = { ...this.ready, ...(await this.readyFileWritten()) };
     // The browser target id (in wsEndpoint) is new with every daemon.
     this.wsEndpoint = this.ready.wsEndpoint;
@@ -519,6 +631,7 @@ class Harness {
     };
     if (this.daemon?.pid && !this.exited) kill(-this.daemon.pid, 'SIGKILL');
     if (this.chromiumPid) kill(this.chromiumPid, 'SIGKILL');
+    if (this.display) this.display.process.kill('SIGKILL');
   }
 
   async close() {
@@ -556,6 +669,10 @@ class Harness {
         this.server.closeAllConnections?.();
         await new Promise((r) => this.server.close(() => r()));
       }
+      if (this.display) {
+        this.display.process.kill('SIGKILL');
+        this.display = null;
+      }
       live.delete(this);
       await fsp.rm(this.tmp, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }).catch(() => {});
     }
@@ -592,6 +709,21 @@ export function rawGet(port, pathAndQuery, headers = {}) {
     10_000,
     `GET ${pathAndQuery}`,
   );
+}
+
+/** Whether a PNG shows something: its pixel data is not one flat colour. Inflates the image data
+ *  and counts distinct byte values (a blank page filters to a handful). */
+export function pngHasContent(png) {
+  if (png.subarray(1, 4).toString('ascii') !== 'PNG') return false;
+  const chunks = [];
+  for (let at = 8; at + 8 <= png.length; ) {
+    const length = png.readUInt32BE(at);
+    const type = png.subarray(at + 4, at + 8).toString('ascii');
+    if (type === 'IDAT') chunks.push(png.subarray(at + 8, at + 8 + length));
+    at += 12 + length;
+  }
+  const data = zlib.inflateSync(Buffer.concat(chunks));
+  return new Set(data).size > 24;
 }
 
 /**

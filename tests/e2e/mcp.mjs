@@ -52,20 +52,45 @@ export async function startMcpServer(h, { name, script, args, env = {} }) {
 }
 
 const require = createRequire(import.meta.url);
-const CHROME_DEVTOOLS_MCP_DIR = path.dirname(require.resolve('chrome-devtools-mcp/package.json'));
 export const CHROME_DEVTOOLS_MCP_VERSION = require('chrome-devtools-mcp/package.json').version;
+const CHROME_DEVTOOLS_MCP_BIN = path.join(
+  path.dirname(require.resolve('chrome-devtools-mcp/package.json')),
+  'build',
+  'src',
+  'bin',
+  'chrome-devtools-mcp.js',
+);
 
-/** The unmodified chrome-devtools-mcp server (tests/node_modules), attached to `wsEndpoint`. */
-export function startChromeDevtoolsMcp(h, wsEndpoint) {
+/** The unmodified chrome-devtools-mcp attached to `endpoint` (an HTTP endpoint for --browserUrl,
+ *  or a ws:// one for --wsEndpoint), kept offline and quiet. */
+export function startChromeDevtoolsMcp(h, endpoint, name = 'chrome-devtools-mcp') {
+  const flag = endpoint.startsWith('ws') ? '--wsEndpoint' : '--browserUrl';
   return startMcpServer(h, {
-    name: 'chrome-devtools-mcp',
-    script: path.join(CHROME_DEVTOOLS_MCP_DIR, 'build', 'src', 'bin', 'chrome-devtools-mcp.js'),
-    args: ['--wsEndpoint', wsEndpoint, '--usageStatistics=false', '--no-performance-crux'],
-    // Stay offline and quiet: no usage statistics, no update check, no config discovery.
+    name,
+    script: CHROME_DEVTOOLS_MCP_BIN,
+    args: [flag, endpoint, '--usageStatistics=false', '--no-performance-crux'],
+    // No usage statistics, no update check, no config discovery.
     env: {
       CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS: '1',
       CHROME_DEVTOOLS_MCP_NO_UPDATE_CHECKS: '1',
       CHROME_DEVTOOLS_MCP_NO_CONFIG_DISCOVERY: '1',
     },
   });
+}
+
+/** The `uid` of the first snapshot line matching `pattern` (chrome-devtools-mcp's take_snapshot). */
+export function uidOf(snapshot, pattern) {
+  const line = snapshot.split('\n').find((l) => pattern.test(l));
+  const m = line && /uid=(\S+)/.exec(line);
+  assert.ok(m, `no uid for ${pattern} in:\n${snapshot}`);
+  return m[1];
+}
+
+/** chrome-devtools-mcp's list_pages as [{id, url, selected}]. */
+export function pagesOf(listing) {
+  return listing
+    .split('\n')
+    .map((line) => /^\s*(\d+): .*\((\S+)\)( \[selected\])?\s*$/.exec(line))
+    .filter(Boolean)
+    .map((m) => ({ id: Number(m[1]), url: m[2], selected: Boolean(m[3]) }));
 }

@@ -20,7 +20,7 @@ pub type RequestId = u64;
 
 /// Version of this wire protocol; bumped on any incompatible change. The daemon refuses an
 /// extension that speaks another one, with a message the side panel shows.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// How often each side sends [`ToExtension::Heartbeat`] / [`FromExtension::Heartbeat`]. A data
 /// message (not a WebSocket ping) is what keeps an MV3 service worker alive past ~30 s idle.
@@ -45,8 +45,119 @@ pub enum ToExtension {
         #[serde(rename = "tabId")]
         tab_id: TabId,
     },
+    /// Do something with tabs or windows through `chrome.tabs` / `chrome.windows`; answered by a
+    /// [`FromExtension::CommandResult`] with the same id.
+    Browser(BrowserRequest),
+    /// The daemon's agents as the side panel shows them; sent when they change. Times are on
+    /// the daemon's clock: `now_ms` is its time at sending, to show "3 s ago".
+    Agents {
+        #[serde(rename = "nowMs")]
+        now_ms: u64,
+        agents: Vec<AgentStatus>,
+    },
+    /// An agent asks the human for their active tab; the side panel shows it until the human
+    /// answers ([`FromExtension::HandoverAnswer`]) or the daemon withdraws it ([`ToExtension::HandoverWithdrawn`]).
+    HandoverRequest(HandoverRequest),
+    /// A hand-over request is no longer waiting (answered elsewhere, timed out, agent gone).
+    HandoverWithdrawn { id: u64 },
     /// Keeps the service worker alive; no answer expected.
     Heartbeat,
+}
+
+/// One operation on tabs or windows the daemon needs done in the browser.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BrowserRequest {
+    pub id: RequestId,
+    pub op: BrowserOp,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum BrowserOp {
+    /// Open a tab for `agent` in the agent's own window and tab group, never taking the human's
+    /// focus, attach the debugger, and answer with its [`TabInfo`] (`created: true`).
+    CreateTab { agent: String, url: String },
+    /// Close a tab the agent created. Its `TabUnshared { reason: Closed }` follows.
+    CloseTab { tab_id: TabId },
+    /// Give a tab back to the human: detach the debugger, take it out of the agent's group, keep
+    /// it open. Its `TabUnshared { reason: Released }` follows.
+    ReleaseTab { tab_id: TabId },
+    /// Make the tab the active one of its window when that window is the agent's own; never
+    /// focuses a window and never changes the human's active tab. Answers `{}`.
+    ActivateTab { tab_id: TabId },
+    /// `{windowId, bounds}` of the window holding the tab, as CDP's `Browser.getWindowForTarget`.
+    GetWindowForTab { tab_id: TabId },
+    /// `{bounds}` of a window, as CDP's `Browser.getWindowBounds`.
+    GetWindowBounds { window_id: WindowId },
+    /// CDP's `Browser.setWindowBounds`; only for an agent's own window.
+    SetWindowBounds { window_id: WindowId, bounds: WindowBounds },
+    /// CDP's `Browser.setContentsSize`: resize the window so that its active tab's contents get
+    /// this size; only for an agent's own window. Sent from a page session, `tab_id` is that page,
+    /// made the window's active tab first (tabs share their window's size; a background tab is
+    /// resized only when shown).
+    SetContentsSize {
+        window_id: WindowId,
+        width: Option<u32>,
+        height: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tab_id: Option<TabId>,
+    },
+}
+
+/// CDP's `Browser.Bounds`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WindowBounds {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub width: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub height: Option<i32>,
+    /// `normal`, `minimized`, `maximized` or `fullscreen`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_state: Option<String>,
+}
+
+/// One agent as the side panel shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentStatus {
+    pub name: String,
+    /// Open client connections (CDP sockets) of this agent.
+    pub connections: u32,
+    /// Its tabs, in tab order.
+    pub tabs: Vec<TabId>,
+    /// The last CDP method one of its clients sent, and when (daemon clock, ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_action: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_action_at_ms: Option<u64>,
+    /// Set while the agent has no connection: when its tabs are released (daemon clock, ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub releases_at_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HandoverRequest {
+    pub id: u64,
+    pub agent: String,
+    /// Why the agent asks, in its own words (shown to the human as such).
+    pub reason: String,
+}
+
+/// What to do with a disconnected agent's tabs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum TabsFate {
+    /// Tabs it created close; tabs the human handed it go back to the human.
+    Release,
+    /// Every tab it holds closes, handed ones too.
+    Close,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -93,6 +204,16 @@ pub enum FromExtension {
     CommandResult(CommandResult),
     /// A CDP event from `chrome.debugger.onEvent`.
     Event(Event),
+    /// The human disconnected an agent in the side panel: its connections close at once and its
+    /// tabs go as `tabs` says.
+    DisconnectAgent { agent: String, tabs: TabsFate },
+    /// The human answered a [`ToExtension::HandoverRequest`]: the tab handed over (already
+    /// shared to the agent by then), or `None` for a refusal.
+    HandoverAnswer {
+        id: u64,
+        #[serde(rename = "tabId", default, skip_serializing_if = "Option::is_none")]
+        tab_id: Option<TabId>,
+    },
     /// Keeps the connection observably alive; no answer expected.
     Heartbeat,
 }
@@ -139,6 +260,25 @@ pub struct TabInfo {
     pub title: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub opener_target_id: Option<String>,
+    /// The agent this tab belongs to: only that agent's clients see it. Tabs the human shares
+    /// without choosing an agent belong to [`DEFAULT_AGENT`].
+    pub agent: String,
+    /// The agent opened it (`Target.createTarget`, a popup of its page): it closes when the
+    /// agent is done. Otherwise the human handed it over and it goes back to the human.
+    #[serde(default)]
+    pub created: bool,
+}
+
+/// The agent of the plain endpoint, and of the tabs the human shares without naming an agent.
+pub const DEFAULT_AGENT: &str = "default";
+
+/// Whether `name` can name an agent: 1-64 of `[A-Za-z0-9._-]`, and not `.` or `..`, which
+/// clients would resolve away as URL path segments.
+pub fn is_valid_agent_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+        && name != "."
+        && name != ".."
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -152,6 +292,9 @@ pub enum UnshareReason {
     CanceledByUser,
     /// Chrome detached the debugger and re-attaching failed (restricted page, crash).
     Detached,
+    /// Given back to the human (taken back in the side panel, dragged out of the agent's group
+    /// or window, or released when the agent was done); the tab stays open.
+    Released,
 }
 
 /// The answer to one command: CDP's `result` or its `error`. (Two optional fields rather than an

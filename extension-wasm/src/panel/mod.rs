@@ -29,7 +29,7 @@ fn update(f: impl FnOnce(&mut Panel)) {
     PANEL.with_borrow_mut(|panel| {
         if let Some(p) = panel {
             f(p);
-            p.view.render(&p.state, p.active.as_ref(), p.notice.as_deref());
+            p.view.render(&p.state, p.active.as_ref(), p.notice.as_deref(), js_sys::Date::now());
             p.view.show_daemon_url(p.state.daemon_url.as_deref());
         }
     });
@@ -46,6 +46,13 @@ pub fn start() {
     PANEL.set(Some(Panel { view, state: PanelState::default(), active: None, notice: None }));
     update(|_| {});
     listen_to_chrome();
+    // "3 s ago" and grace countdowns move on their own.
+    spawn_local(async {
+        loop {
+            crate::js::sleep(1000).await;
+            update(|_| {});
+        }
+    });
     spawn_local(async {
         request(PanelRequest::GetState).await;
         refresh_active_tab().await;
@@ -99,6 +106,59 @@ fn wire_dom(view: &View) {
         }
     });
 
+    on(&view.hand_button, "click", |_| {
+        let Some((Some(tab_id), agent)) =
+            read(|p| (p.active.as_ref().map(|t| t.id), p.view.hand_input.value()))
+        else {
+            return;
+        };
+        update(|p| p.notice = None);
+        spawn_local(request(PanelRequest::HandTab { tab_id, agent: agent.trim().to_owned() }));
+    });
+
+    on(&view.take_back, "click", |_| {
+        if let Some(Some(tab_id)) =
+            read(|p| p.view.take_back.get_attribute("data-tab-id").and_then(|id| id.parse().ok()))
+        {
+            spawn_local(request(PanelRequest::TakeBack { tab_id }));
+        }
+    });
+
+    // One listener for every agent's buttons.
+    on(&view.agents, "click", |event| {
+        let Some(button) = clicked_button(&event) else { return };
+        if let Some(tab_id) = button.get_attribute("data-tab-id").and_then(|id| id.parse().ok()) {
+            return spawn_local(request(PanelRequest::TakeBack { tab_id }));
+        }
+        let (Some(action), Some(agent)) =
+            (button.get_attribute("data-action"), button.get_attribute("data-agent"))
+        else {
+            return;
+        };
+        let close_tabs = action == "disconnect-close";
+        spawn_local(request(PanelRequest::DisconnectAgent { agent, close_tabs }));
+    });
+
+    on(&view.requests, "click", |event| {
+        let Some(button) = clicked_button(&event) else { return };
+        let Some(answer) = button.get_attribute("data-answer") else { return };
+        let id = button
+            .closest("[data-request-id]")
+            .ok()
+            .flatten()
+            .and_then(|item| item.get_attribute("data-request-id"))
+            .and_then(|id| id.parse().ok());
+        let Some(id) = id else { return };
+        let tab_id = match answer.as_str() {
+            "give" => match read(|p| p.active.as_ref().map(|t| t.id)).flatten() {
+                Some(tab_id) => Some(tab_id),
+                None => return,
+            },
+            _ => None,
+        };
+        spawn_local(request(PanelRequest::AnswerHandover { id, tab_id }));
+    });
+
     on(&view.save, "click", |_| {
         if let Some(url) = read(|p| p.view.url_input.value()) {
             spawn_local(request(PanelRequest::SetDaemonUrl { url }));
@@ -120,11 +180,21 @@ fn wire_dom(view: &View) {
     });
 }
 
+/// The button an event happened in, if any.
+fn clicked_button(event: &web_sys::Event) -> Option<web_sys::Element> {
+    event.target()?.dyn_into::<web_sys::Element>().ok()?.closest("button").ok().flatten()
+}
+
 fn listen_to_chrome() {
     let on_message = Closure::<dyn FnMut(JsValue, JsValue, js_sys::Function) -> bool>::new(
         |message: JsValue, _sender: JsValue, _respond: js_sys::Function| {
             if let Some(WorkerBroadcast::State { state }) = from_js(&message) {
+                let human_window_changed =
+                    read(|p| p.state.human_window != state.human_window).unwrap_or(false);
                 update(|p| p.state = state);
+                if human_window_changed {
+                    spawn_local(refresh_active_tab());
+                }
             }
             false
         },
@@ -158,12 +228,16 @@ async fn refresh_active_tab() {
 }
 
 /// The panel's own window's active tab when that is a normal window; otherwise (the panel was
-/// opened as a popup) the active tab of the last focused normal window.
+/// opened as a popup) the active tab of the window the human last worked in (the worker knows
+/// which windows are agents'), or of the last focused normal window.
 async fn active_tab() -> Option<ActiveTab> {
-    let window = match chrome::current_window().await {
-        Ok(w) if w.kind == "normal" => w,
-        _ => chrome::last_focused_normal_window().await.ok()?,
+    let window_id = match chrome::current_window().await {
+        Ok(w) if w.kind == "normal" => w.id?,
+        _ => match read(|p| p.state.human_window).flatten() {
+            Some(id) => id,
+            None => chrome::last_focused_normal_window().await.ok()?.id?,
+        },
     };
-    let tab = chrome::active_tab(window.id?).await.ok()??;
+    let tab = chrome::active_tab(window_id).await.ok()??;
     Some(ActiveTab { id: tab.id?, title: tab.title, url: tab.url })
 }

@@ -4,7 +4,8 @@
 use wasm_bindgen::JsCast;
 use web_sys::{Document, Element, HtmlButtonElement, HtmlElement, HtmlInputElement};
 
-use crate::messages::{DaemonState, PanelState};
+use crate::messages::{AgentView, DaemonState, PanelState, SharedTab};
+use tabtunnel_wire::DEFAULT_AGENT;
 
 /// The tab the "Share this tab" toggle is about.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,6 +28,16 @@ pub struct View {
     empty: HtmlElement,
     pub url_input: HtmlInputElement,
     pub save: HtmlButtonElement,
+    /// Hand the active tab to an agent: its name (a known one from the list, or a new one).
+    pub hand_input: HtmlInputElement,
+    pub hand_button: HtmlButtonElement,
+    agent_names: HtmlElement,
+    held_by: HtmlElement,
+    pub take_back: HtmlButtonElement,
+    pub requests: HtmlElement,
+    requests_section: HtmlElement,
+    pub agents: HtmlElement,
+    agents_empty: HtmlElement,
 }
 
 impl View {
@@ -54,10 +65,39 @@ impl View {
         switch.append_child(&b.el("span", &[], "Share this tab")).unwrap();
         let active_label = b.el("p", &[("id", "active-tab"), ("class", "tab-meta")], "");
         let notice = b.el("p", &[("id", "notice"), ("class", "notice"), ("hidden", "")], "");
+        let hand_input = b.el(
+            "input",
+            &[
+                ("id", "handover-agent"),
+                ("type", "text"),
+                ("list", "agent-names"),
+                ("spellcheck", "false"),
+                ("placeholder", "agent name"),
+            ],
+            "",
+        );
+        let agent_names = b.el("datalist", &[("id", "agent-names")], "");
+        let hand_button = b.el("button", &[("id", "handover-button"), ("type", "button")], "Hand to agent");
+        let hand_row = b.row(&[&hand_input, &hand_button]);
+        hand_row.append_child(&agent_names).unwrap();
+        let held_by = b.el("span", &[("id", "held-by")], "");
+        let take_back = b.el("button", &[("id", "take-back"), ("type", "button")], "Take back");
+        let held_row = b.row(&[&held_by, &take_back]);
+        held_row.set_attribute("class", "row held").unwrap();
         let share_section = b.section("Active tab");
-        for child in [&switch, &active_label, &notice] {
+        for child in [&switch, &active_label, &hand_row, &held_row, &notice] {
             share_section.append_child(child).unwrap();
         }
+
+        let requests = b.el("ul", &[("id", "handover-requests"), ("class", "requests")], "");
+        let requests_section = b.section("Requests");
+        requests_section.append_child(&requests).unwrap();
+
+        let agents = b.el("ul", &[("id", "agents"), ("class", "agents")], "");
+        let agents_empty = b.el("p", &[("class", "hint")], "No agent is connected.");
+        let agents_section = b.section("Agents");
+        agents_section.append_child(&agents).unwrap();
+        agents_section.append_child(&agents_empty).unwrap();
 
         let list = b.el("ul", &[("id", "shared-tabs"), ("class", "tabs")], "");
         let empty = b.el("p", &[("class", "hint")], "No tab is shared.");
@@ -79,7 +119,16 @@ impl View {
         let settings = b.section("Daemon URL");
         settings.append_child(&b.row(&[&url_input, &save])).unwrap();
 
-        for child in [&header, &detail, &endpoint_section, &share_section, &list_section, &settings] {
+        for child in [
+            &header,
+            &detail,
+            &endpoint_section,
+            &requests_section,
+            &share_section,
+            &agents_section,
+            &list_section,
+            &settings,
+        ] {
             body.append_child(child).unwrap();
         }
 
@@ -96,10 +145,20 @@ impl View {
             empty: empty.unchecked_into(),
             url_input: url_input.unchecked_into(),
             save: save.unchecked_into(),
+            hand_input: hand_input.unchecked_into(),
+            hand_button: hand_button.unchecked_into(),
+            agent_names: agent_names.unchecked_into(),
+            held_by: held_by.unchecked_into(),
+            take_back: take_back.unchecked_into(),
+            requests: requests.unchecked_into(),
+            requests_section: requests_section.unchecked_into(),
+            agents: agents.unchecked_into(),
+            agents_empty: agents_empty.unchecked_into(),
         }
     }
 
-    pub fn render(&self, state: &PanelState, active: Option<&ActiveTab>, notice: Option<&str>) {
+    /// Renders everything; `now` is `Date.now()`, for "3 s ago".
+    pub fn render(&self, state: &PanelState, active: Option<&ActiveTab>, notice: Option<&str>, now: f64) {
         let daemon = state.daemon;
         self.status.set_attribute("data-state", daemon.as_str()).unwrap();
         self.status.set_text_content(Some(match daemon {
@@ -114,13 +173,31 @@ impl View {
         self.endpoint.set_text_content(Some(state.client_endpoint.as_deref().unwrap_or("—")));
         self.copy.set_disabled(state.client_endpoint.is_none());
 
+        let holder = active.and_then(|tab| state.shared_tabs.iter().find(|t| t.tab_id == tab.id));
+        let held_by_agent = holder.filter(|t| t.agent != DEFAULT_AGENT);
+        match held_by_agent {
+            Some(t) => {
+                self.held_by.set_text_content(Some(&format!("Held by {}", t.agent)));
+                self.take_back.set_attribute("data-tab-id", &t.tab_id.to_string()).unwrap();
+            }
+            None => self.take_back.remove_attribute("data-tab-id").unwrap(),
+        }
+        self.held_by.parent_element().expect("in its row").set_hidden_attr(held_by_agent.is_none());
+        self.hand_button.set_disabled(active.is_none() || state.daemon != DaemonState::Connected);
+        self.agent_names.set_text_content(None);
+        let b = Builder(&self.doc);
+        for agent in state.agents.iter().filter(|a| a.name != DEFAULT_AGENT) {
+            self.agent_names.append_child(&b.el("option", &[("value", &agent.name)], "")).unwrap();
+        }
+
         match active {
             Some(tab) => {
-                let shared = state.shared_tabs.iter().any(|t| t.tab_id == tab.id)
-                    || state.pending_tabs.contains(&tab.id);
+                let shared =
+                    holder.is_some_and(|t| t.agent == DEFAULT_AGENT) || state.pending_tabs.contains(&tab.id);
                 self.toggle.set_attribute("data-tab-id", &tab.id.to_string()).unwrap();
                 self.toggle.set_checked(shared);
-                self.toggle.set_disabled(false);
+                // A tab an agent holds is taken back, not unshared.
+                self.toggle.set_disabled(held_by_agent.is_some());
                 self.active_label.set_text_content(Some(if tab.title.is_empty() {
                     &tab.url
                 } else {
@@ -138,9 +215,13 @@ impl View {
         self.notice.set_text_content(notice);
         self.notice.set_hidden(notice.is_none());
 
+        self.render_requests(state, active.is_some());
+        self.render_agents(state, now);
+
         self.list.set_text_content(None);
-        let b = Builder(&self.doc);
-        for tab in &state.shared_tabs {
+        let human_shared: Vec<&SharedTab> =
+            state.shared_tabs.iter().filter(|t| t.agent == DEFAULT_AGENT).collect();
+        for tab in &human_shared {
             let id = tab.tab_id.to_string();
             let item = b.el("li", &[("data-tab-id", &id)], "");
             let meta = b.el("div", &[("class", "tab-meta")], "");
@@ -153,13 +234,130 @@ impl View {
             item.append_child(&stop).unwrap();
             self.list.append_child(&item).unwrap();
         }
-        self.empty.set_hidden(!state.shared_tabs.is_empty());
+        self.empty.set_hidden(!human_shared.is_empty());
+    }
+
+    fn render_requests(&self, state: &PanelState, has_active_tab: bool) {
+        let b = Builder(&self.doc);
+        self.requests.set_text_content(None);
+        for request in &state.handovers {
+            let item = b.el("li", &[("data-request-id", &request.id.to_string())], "");
+            let text = b.el("p", &[("class", "request")], "");
+            text.append_child(&b.el("strong", &[], &request.agent)).unwrap();
+            text.append_child(&b.el("span", &[], " asks for your active tab")).unwrap();
+            if !request.reason.is_empty() {
+                text.append_child(&b.el("span", &[], ": ")).unwrap();
+                text.append_child(&b.el("q", &[], &request.reason)).unwrap();
+            }
+            item.append_child(&text).unwrap();
+            let give = b.el("button", &[("type", "button"), ("data-answer", "give")], "Give this tab");
+            if !has_active_tab {
+                give.set_attribute("disabled", "").unwrap();
+            }
+            let refuse = b.el("button", &[("type", "button"), ("data-answer", "refuse")], "Refuse");
+            item.append_child(&b.row(&[&give, &refuse])).unwrap();
+            self.requests.append_child(&item).unwrap();
+        }
+        self.requests_section.set_hidden(state.handovers.is_empty());
+    }
+
+    fn render_agents(&self, state: &PanelState, now: f64) {
+        let b = Builder(&self.doc);
+        self.agents.set_text_content(None);
+        for agent in &state.agents {
+            let item = b.el(
+                "li",
+                &[
+                    ("data-agent", &agent.name),
+                    ("data-connected", if agent.connections > 0 { "true" } else { "false" }),
+                ],
+                "",
+            );
+            let head = b.el("div", &[("class", "agent-head")], "");
+            head.append_child(&b.el("span", &[("class", "swatch"), ("data-color", &agent.color)], ""))
+                .unwrap();
+            let name = if agent.name == DEFAULT_AGENT { "default (plain endpoint)" } else { &agent.name };
+            head.append_child(&b.el("span", &[("class", "agent-name")], name)).unwrap();
+            head.append_child(&b.el("span", &[("class", "agent-state")], &presence(agent, now))).unwrap();
+            item.append_child(&head).unwrap();
+            if let (Some(action), Some(at)) = (&agent.last_action, agent.last_action_at) {
+                let last = format!("Last: {action}, {}", ago(now - at));
+                item.append_child(&b.el("p", &[("class", "agent-last")], &last)).unwrap();
+            }
+            let tabs = b.el("ul", &[("class", "agent-tabs")], "");
+            for tab_id in &agent.tabs {
+                let id = tab_id.to_string();
+                let shared = state.shared_tabs.iter().find(|t| t.tab_id == *tab_id);
+                let title =
+                    shared.map_or(id.as_str(), |t| if t.title.is_empty() { &t.url } else { &t.title });
+                let row = b.el("li", &[("data-tab-id", &id)], "");
+                row.append_child(&b.el("span", &[("class", "title")], title)).unwrap();
+                let label = if agent.name == DEFAULT_AGENT { "Stop" } else { "Take back" };
+                row.append_child(&b.el(
+                    "button",
+                    &[("class", "take-back"), ("type", "button"), ("data-tab-id", &id)],
+                    label,
+                ))
+                .unwrap();
+                tabs.append_child(&row).unwrap();
+            }
+            item.append_child(&tabs).unwrap();
+            if agent.connections > 0 || !agent.tabs.is_empty() {
+                let attrs = |action| {
+                    [("type", "button"), ("data-action", action), ("data-agent", agent.name.as_str())]
+                };
+                let release = b.el("button", &attrs("disconnect"), "Disconnect");
+                let close = b.el("button", &attrs("disconnect-close"), "Disconnect and close its tabs");
+                item.append_child(&b.row(&[&release, &close])).unwrap();
+            }
+            self.agents.append_child(&item).unwrap();
+        }
+        self.agents_empty.set_hidden(!state.agents.is_empty());
     }
 
     /// Shows the stored URL, unless the user is typing one.
     pub fn show_daemon_url(&self, url: Option<&str>) {
         if self.doc.active_element().as_ref() != Some(self.url_input.as_ref()) {
             self.url_input.set_value(url.unwrap_or_default());
+        }
+    }
+}
+
+/// "2 connections", or how long a gone agent's tabs still wait for it.
+fn presence(agent: &AgentView, now: f64) -> String {
+    match (agent.connections, agent.releases_at) {
+        (1, _) => "connected".into(),
+        (n, _) if n > 1 => format!("{n} connections"),
+        (_, Some(at)) if !agent.tabs.is_empty() => {
+            format!("disconnected; its tabs are let go in {}", duration((at - now).max(0.0)))
+        }
+        _ => "disconnected".into(),
+    }
+}
+
+fn ago(ms: f64) -> String {
+    format!("{} ago", duration(ms.max(0.0)))
+}
+
+fn duration(ms: f64) -> String {
+    let secs = (ms / 1000.0).round() as u64;
+    match secs {
+        0..=59 => format!("{secs} s"),
+        60..=3599 => format!("{} min", secs / 60),
+        _ => format!("{} h", secs / 3600),
+    }
+}
+
+trait SetHidden {
+    fn set_hidden_attr(&self, hidden: bool);
+}
+
+impl SetHidden for Element {
+    fn set_hidden_attr(&self, hidden: bool) {
+        if hidden {
+            self.set_attribute("hidden", "").unwrap();
+        } else {
+            self.remove_attribute("hidden").unwrap();
         }
     }
 }

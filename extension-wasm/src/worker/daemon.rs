@@ -6,7 +6,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 use web_sys::{CloseEvent, MessageEvent, WebSocket};
 
-use super::{broadcast, relay, settings, sharing, with};
+use super::{agents, broadcast, browser_ops, relay, settings, sharing, with};
 use crate::messages::DaemonState;
 use crate::{browser_info, chrome, js::sleep};
 
@@ -163,6 +163,10 @@ fn receive(generation: u64, text: &str) {
             spawn_local(relay::run_command(generation, command, gate, epoch));
         }
         Ok(ToExtension::ResetTab { tab_id }) => sharing::reset(tab_id),
+        Ok(ToExtension::Browser(request)) => browser_ops::run(generation, request),
+        Ok(ToExtension::Agents { now_ms, agents: statuses }) => agents::reported(now_ms, statuses),
+        Ok(ToExtension::HandoverRequest(request)) => agents::handover_requested(request),
+        Ok(ToExtension::HandoverWithdrawn { id }) => agents::handover_withdrawn(id),
         Ok(ToExtension::Heartbeat) => {}
         Ok(ToExtension::Welcome(welcome)) => {
             log!("daemon {} welcomed us", welcome.daemon_version);
@@ -192,6 +196,7 @@ fn closed(generation: u64, code: u16, reason: &str) {
     if !is_current(generation) {
         return;
     }
+    agents::forget_reports();
     let (retry_generation, delay, rejection) = with(|w| {
         w.generation += 1;
         drop_later(w.socket.take());

@@ -1,7 +1,10 @@
 //! The service worker: one daemon socket, the shared tabs, and the panel's requests. All state
 //! lives in one thread-local [`Worker`]; handlers borrow it briefly and never across an await.
 
+mod agents;
+mod browser_ops;
 mod daemon;
+mod placement;
 mod relay;
 mod settings;
 mod sharing;
@@ -9,14 +12,16 @@ mod sharing;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
-use tabtunnel_wire::{TabId, TabInfo};
+use tabtunnel_wire::{HandoverRequest, TabId, TabInfo};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
 use crate::backoff::Backoff;
 use crate::chrome;
 use crate::js::{from_js, to_js};
-use crate::messages::{DaemonState, PanelReply, PanelRequest, PanelState, SharedTab, WorkerBroadcast};
+use crate::messages::{
+    AgentView, DaemonState, PanelReply, PanelRequest, PanelState, SharedTab, WorkerBroadcast,
+};
 
 #[derive(Default)]
 struct Worker {
@@ -39,6 +44,19 @@ struct Worker {
     /// Bumped when a tab's debugger session was lost under its clients: commands they sent
     /// before are answered "Target closed" instead of running on the new session.
     epochs: BTreeMap<TabId, u64>,
+    /// Agents' windows and tab groups.
+    places: placement::Places,
+    /// Tabs being put into or taken out of a group by us right now.
+    placing: BTreeSet<TabId>,
+    /// The daemon's agents, as it last reported them.
+    agents: Vec<AgentView>,
+    /// Agents' requests for the human's active tab, waiting for an answer.
+    handovers: Vec<HandoverRequest>,
+    /// Per agent, the tab operation running now; the next waits for it (two at once could
+    /// open two windows for one agent).
+    agent_queue: BTreeMap<String, js_sys::Promise>,
+    /// The human's focus, and an agent's last pointer press, for [`placement::focus_changed`].
+    focus: placement::FocusGuard,
 }
 
 thread_local! {
@@ -53,6 +71,8 @@ pub fn start() {
     log!("service worker starting");
     relay::listen();
     sharing::listen();
+    placement::listen();
+    agents::listen();
     listen_to_panel();
     spawn_local(async {
         if let Err(e) = chrome::open_panel_on_action_click().await {
@@ -99,6 +119,13 @@ async fn handle(request: PanelRequest) -> Result<(), String> {
             daemon::reconnect_now();
             Ok(())
         }
+        PanelRequest::HandTab { tab_id, agent } => agents::hand_tab(tab_id, &agent).await.map(drop),
+        PanelRequest::TakeBack { tab_id } => {
+            sharing::release(tab_id).await;
+            Ok(())
+        }
+        PanelRequest::DisconnectAgent { agent, close_tabs } => agents::disconnect(&agent, close_tabs),
+        PanelRequest::AnswerHandover { id, tab_id } => agents::answer_handover(id, tab_id).await,
     }
 }
 
@@ -111,9 +138,17 @@ fn snapshot() -> PanelState {
         shared_tabs: w
             .shared
             .values()
-            .map(|t| SharedTab { tab_id: t.tab_id, title: t.title.clone(), url: t.url.clone() })
+            .map(|t| SharedTab {
+                tab_id: t.tab_id,
+                title: t.title.clone(),
+                url: t.url.clone(),
+                agent: t.agent.clone(),
+            })
             .collect(),
         pending_tabs: w.attaching.iter().copied().collect(),
+        agents: w.agents.clone(),
+        handovers: w.handovers.clone(),
+        human_window: w.focus.human_window(),
     })
 }
 

@@ -44,6 +44,12 @@ pub async fn run_command(generation: u64, command: Command, gate: Option<js_sys:
     let result = if sharing::epoch(tab_id) != epoch {
         CommandResult::err(id, server_error("Target closed: the tab's debugger session was lost".into()))
     } else if with(|w| w.shared.contains_key(&tab_id)) {
+        if method == "Page.captureScreenshot" && child_session_id.is_none() {
+            super::placement::bring_forward(tab_id).await;
+        }
+        if super::placement::is_press(&method, params.as_ref().map_or("", |p| p.get())) {
+            super::placement::agent_pressing(tab_id);
+        }
         let params = match &params {
             Some(p) => js_sys::JSON::parse(p.get()).unwrap_or(JsValue::UNDEFINED),
             None => JsValue::UNDEFINED,

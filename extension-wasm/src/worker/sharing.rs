@@ -1,19 +1,43 @@
-//! Which tabs are shared: attaching `chrome.debugger`, describing tabs as CDP targets, following
-//! them (navigation, close, detach), and remembering them across worker restarts.
+//! Which tabs are shared, and with which agent: attaching `chrome.debugger`, describing tabs as
+//! CDP targets, following them (navigation, close, detach, moves), and remembering them across
+//! worker restarts.
 
-use serde::Deserialize;
-use tabtunnel_wire::{FromExtension, TabId, TabInfo, UnshareReason, WindowId};
+use serde::{Deserialize, Serialize};
+use tabtunnel_wire::{FromExtension, TabId, TabInfo, UnshareReason, WindowId, DEFAULT_AGENT};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
-use super::{broadcast, daemon, settings, with};
+use super::{broadcast, daemon, placement, settings, with};
 use crate::chrome;
 use crate::js::{error_message, from_js, sleep, to_js};
 use crate::restricted::check_debuggable;
 
-/// `chrome.storage.session` key: shared tab ids. Session storage outlives the worker (not the
-/// browser), like the debugger sessions themselves.
+/// `chrome.storage.session` key: shared tabs and their agents. Session storage outlives the
+/// worker (not the browser), like the debugger sessions themselves.
 const STORAGE_KEY: &str = "sharedTabs";
+
+/// Who a shared tab belongs to, as remembered across worker restarts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Owner {
+    pub agent: String,
+    /// The agent opened it (closed when the agent is done), rather than the human handing it.
+    pub created: bool,
+}
+
+impl Owner {
+    pub fn human_shared() -> Self {
+        Owner { agent: DEFAULT_AGENT.into(), created: false }
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StoredTab {
+    tab_id: TabId,
+    #[serde(flatten)]
+    owner: Owner,
+}
 /// After `target_closed` on a living tab (e.g. it navigated to a restricted page), wait this long
 /// before trying to re-attach.
 const REATTACH_DELAY_MS: u32 = 150;
@@ -46,6 +70,11 @@ pub fn listen() {
 
     let on_updated =
         Closure::<dyn FnMut(TabId, JsValue, JsValue)>::new(|tab_id: TabId, change: JsValue, tab: JsValue| {
+            if let Some(group_id) =
+                js_sys::Reflect::get(&change, &"groupId".into()).ok().and_then(|g| g.as_f64())
+            {
+                placement::group_changed(tab_id, group_id as i32);
+            }
             let relevant =
                 ["url", "title"].iter().any(|k| js_sys::Reflect::has(&change, &(*k).into()).unwrap_or(false));
             if relevant && is_shared(tab_id) {
@@ -68,29 +97,52 @@ pub fn listen() {
         }
         if let Some(AttachInfo { new_window_id }) = from_js(&info) {
             changed(tab_id, |info| info.window_id = new_window_id);
+            placement::window_changed(tab_id, new_window_id);
         }
     });
     chrome::on_tab_attached(&on_attached);
     on_attached.forget();
 }
 
-fn is_shared(tab_id: TabId) -> bool {
+pub fn is_shared(tab_id: TabId) -> bool {
     with(|w| w.shared.contains_key(&tab_id))
 }
 
-/// Shares a tab at the user's request.
+/// The agent a shared tab belongs to.
+pub fn owner_of(tab_id: TabId) -> Option<Owner> {
+    with(|w| w.shared.get(&tab_id).map(|t| Owner { agent: t.agent.clone(), created: t.created }))
+}
+
+/// Shares a tab at the user's request: with the default agent (the plain endpoint's).
 pub async fn share(tab_id: TabId) -> Result<(), String> {
-    if with(|w| w.shared.contains_key(&tab_id) || !w.attaching.insert(tab_id)) {
-        return Ok(()); // already shared, or being attached
+    share_with(tab_id, Owner::human_shared()).await.map(drop)
+}
+
+/// Shares a tab with an agent; a tab already shared changes hands (the daemon moves it from one
+/// agent's clients to the other's). Returns its description.
+pub async fn share_with(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> {
+    if let Some(mut info) = with(|w| w.shared.get(&tab_id).cloned()) {
+        if info.agent != owner.agent || info.created != owner.created {
+            info.agent = owner.agent;
+            info.created = owner.created;
+            with(|w| w.shared.insert(tab_id, info.clone()));
+            daemon::send(&FromExtension::TabChanged(info.clone()));
+            persist();
+            broadcast();
+        }
+        return Ok(info);
+    }
+    if !with(|w| w.attaching.insert(tab_id)) {
+        return Err("This tab is being shared already; try again in a moment.".into());
     }
     broadcast();
-    let outcome = attach_and_describe(tab_id, true).await;
+    let outcome = attach_and_describe(tab_id, true, owner).await;
     with(|w| w.attaching.remove(&tab_id));
     match outcome {
         Ok(info) => {
-            log!("sharing tab {tab_id} ({})", info.url);
-            add(info);
-            Ok(())
+            log!("sharing tab {tab_id} ({}) with {}", info.url, info.agent);
+            add(info.clone());
+            Ok(info)
         }
         Err(e) => {
             broadcast();
@@ -136,29 +188,46 @@ pub async fn share_startup_tabs() {
 
 /// Stops sharing at the user's request. Our own `detach()` fires no `onDetach`.
 pub async fn unshare_by_user(tab_id: TabId) {
-    if !is_shared(tab_id) {
-        return;
+    stop_sharing(tab_id, UnshareReason::StoppedByUser).await;
+}
+
+/// Gives a tab back to the human: the debugger leaves it, it leaves its agent's group, and it
+/// stays open where it is.
+pub async fn release(tab_id: TabId) {
+    let group = with(|w| w.shared.get(&tab_id).map(|t| t.agent != DEFAULT_AGENT));
+    if stop_sharing(tab_id, UnshareReason::Released).await && group == Some(true) {
+        placement::leave_group(tab_id).await;
     }
+}
+
+/// Detaches and unshares; false when the tab was not shared.
+async fn stop_sharing(tab_id: TabId, reason: UnshareReason) -> bool {
+    if !is_shared(tab_id) {
+        return false;
+    }
+    // Unshared first, so that what follows (a detach, an ungroup) is not taken for the user's.
+    unshare(tab_id, reason);
     if let Err(e) = chrome::detach(tab_id).await {
         warn!("detach from tab {tab_id}: {e}");
     }
-    unshare(tab_id, UnshareReason::StoppedByUser);
+    true
 }
 
-/// Re-attaches the tabs shared before the worker restarted.
+/// Re-attaches the tabs shared before the worker restarted, each for the agent it had.
 pub async fn restore() {
-    let ids: Vec<TabId> = match chrome::session_get(&[STORAGE_KEY]).await {
+    let stored: Vec<StoredTab> = match chrome::session_get(&[STORAGE_KEY]).await {
         Ok(v) => js_sys::Reflect::get(&v, &STORAGE_KEY.into())
             .ok()
-            .and_then(|ids| from_js(&ids))
+            .and_then(|tabs| from_js(&tabs))
             .unwrap_or_default(),
         Err(e) => {
             warn!("storage.session.get failed: {e}");
             return;
         }
     };
-    for tab_id in ids {
-        match attach_and_describe(tab_id, false).await {
+    placement::restore().await;
+    for StoredTab { tab_id, owner } in stored {
+        match attach_and_describe(tab_id, false, owner).await {
             Ok(info) => {
                 log!("re-attached tab {tab_id}");
                 // Announced too: the daemon socket may already be open with an earlier Hello.
@@ -241,7 +310,8 @@ async fn reattach_after_target_closed(tab_id: TabId) {
 /// `clients_lost_state`: the old session died under its clients (`target_closed`), so they are
 /// told the tab detached and came back, rather than left believing their domains are enabled.
 async fn reattach_or_unshare(tab_id: TabId, when: &str, clients_lost_state: bool) {
-    match attach_and_describe(tab_id, false).await {
+    let Some(owner) = owner_of(tab_id) else { return };
+    match attach_and_describe(tab_id, false, owner).await {
         Ok(info) if is_shared(tab_id) && clients_lost_state => {
             log!("re-attached tab {tab_id} {when}; its clients start over");
             with(|w| *w.epochs.entry(tab_id).or_default() += 1);
@@ -264,9 +334,9 @@ async fn reattach_or_unshare(tab_id: TabId, when: &str, clients_lost_state: bool
     }
 }
 
-/// Attaches (or confirms our existing attachment) and describes the tab. `check_url` refuses
-/// pages Chrome will not let us debug, with a message for the user.
-async fn attach_and_describe(tab_id: TabId, check_url: bool) -> Result<TabInfo, String> {
+/// Attaches (or confirms our existing attachment) and describes the tab as `owner`'s. `check_url`
+/// refuses pages Chrome will not let us debug, with a message for the user.
+pub async fn attach_and_describe(tab_id: TabId, check_url: bool, owner: Owner) -> Result<TabInfo, String> {
     let tab = chrome::get_tab(tab_id).await.map_err(|e| format!("No such tab: {e}"))?;
     if check_url {
         let url = if tab.pending_url.is_empty() { &tab.url } else { &tab.pending_url };
@@ -282,7 +352,7 @@ async fn attach_and_describe(tab_id: TabId, check_url: bool) -> Result<TabInfo, 
         }
         Err(e) => return Err(format!("Chrome refused to attach: {e}")),
     }
-    match describe(tab_id).await {
+    match describe(tab_id, owner).await {
         Ok(info) => Ok(info),
         Err(e) => {
             let _ = chrome::detach(tab_id).await;
@@ -291,7 +361,7 @@ async fn attach_and_describe(tab_id: TabId, check_url: bool) -> Result<TabInfo, 
     }
 }
 
-async fn describe(tab_id: TabId) -> Result<TabInfo, String> {
+async fn describe(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> {
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
     struct TargetInfo {
@@ -315,13 +385,18 @@ async fn describe(tab_id: TabId) -> Result<TabInfo, String> {
         window_id: tab.window_id,
         target_id: target.target_id,
         browser_context_id: target.browser_context_id,
-        url: tab.url,
+        // A tab opened on a URL commits it a moment later; the URL it is loading is the one a
+        // client asked for (Chrome's own targetInfo shows it too).
+        url: if tab.pending_url.is_empty() { tab.url } else { tab.pending_url },
         title: tab.title,
         opener_target_id: target.opener_id,
+        agent: owner.agent,
+        created: owner.created,
     })
 }
 
-fn add(info: TabInfo) {
+/// Records a tab as shared and tells the daemon and the panel.
+pub fn add(info: TabInfo) {
     with(|w| w.shared.insert(info.tab_id, info.clone()));
     daemon::send(&FromExtension::TabShared(info));
     persist();
@@ -341,7 +416,7 @@ fn changed(tab_id: TabId, update: impl FnOnce(&mut TabInfo)) {
     }
 }
 
-fn unshare(tab_id: TabId, reason: UnshareReason) {
+pub fn unshare(tab_id: TabId, reason: UnshareReason) {
     if with(|w| w.shared.remove(&tab_id)).is_none() {
         return;
     }
@@ -351,10 +426,18 @@ fn unshare(tab_id: TabId, reason: UnshareReason) {
     broadcast();
 }
 
-fn persist() {
-    let ids: Vec<TabId> = with(|w| w.shared.keys().copied().collect());
+pub fn persist() {
+    let tabs: Vec<StoredTab> = with(|w| {
+        w.shared
+            .values()
+            .map(|t| StoredTab {
+                tab_id: t.tab_id,
+                owner: Owner { agent: t.agent.clone(), created: t.created },
+            })
+            .collect()
+    });
     let items = js_sys::Object::new();
-    let _ = js_sys::Reflect::set(&items, &STORAGE_KEY.into(), &to_js(&ids));
+    let _ = js_sys::Reflect::set(&items, &STORAGE_KEY.into(), &to_js(&tabs));
     spawn_local(async move {
         if let Err(e) = chrome::session_set(&items).await {
             warn!("storage.session.set failed: {e}");

@@ -1,0 +1,90 @@
+//! What the core knows about one shared tab: its targets (the page, and the child sessions
+//! Chrome auto-attached under it: OOPIFs, workers) and, for each target, the client sessions
+//! sharing its one debugger session and the state they share.
+
+use crate::domains::{DomainSet, ExecutionContexts, TargetSession};
+use crate::session::ConnId;
+use crate::targets::Tab;
+use std::collections::HashMap;
+use tabtunnel_wire::RawValue;
+
+/// A shared tab and who is listening to it.
+pub(crate) struct TabState {
+    pub tab: Tab,
+    /// The tab's page target.
+    pub page: TargetState,
+    /// Chrome's child sessions of this tab, by Chrome's sessionId. They live as long as Chrome
+    /// keeps them attached, whoever listens, so a client that joins later can learn them.
+    pub children: HashMap<String, ChildTarget>,
+    /// Being unshared: sessions detaching now need no housekeeping.
+    pub closing: bool,
+}
+
+/// One target's debugger session as the clients sharing it see it.
+#[derive(Default)]
+pub(crate) struct TargetState {
+    /// Every client session attached to this target; its events go to each that wants them.
+    pub sessions: Vec<TargetSession>,
+    /// Gated domains enabled on the real debugger session.
+    pub real_domains: DomainSet,
+    pub contexts: ExecutionContexts,
+}
+
+/// A child session Chrome auto-attached on a tab.
+pub(crate) struct ChildTarget {
+    pub target_id: Option<String>,
+    /// Chrome's sessionId of the target it hangs under; `None` for the page.
+    pub parent: Option<String>,
+    /// The `Target.attachedToTarget` params Chrome announced it with, replayed to sessions that
+    /// turn auto-attach on later (Chrome announces a child once per debugger session).
+    pub announcement: Box<RawValue>,
+    pub state: TargetState,
+}
+
+impl TabState {
+    pub fn new(tab: Tab) -> Self {
+        TabState { tab, page: TargetState::default(), children: HashMap::new(), closing: false }
+    }
+
+    /// The page (`None`) or one of its children.
+    pub fn target(&self, child: Option<&str>) -> Option<&TargetState> {
+        match child {
+            None => Some(&self.page),
+            Some(id) => self.children.get(id).map(|c| &c.state),
+        }
+    }
+
+    pub fn target_mut(&mut self, child: Option<&str>) -> Option<&mut TargetState> {
+        match child {
+            None => Some(&mut self.page),
+            Some(id) => self.children.get_mut(id).map(|c| &mut c.state),
+        }
+    }
+
+    /// Whether any client session is attached to the page or one of its children.
+    pub fn has_sessions(&self) -> bool {
+        !self.page.sessions.is_empty() || self.children.values().any(|c| !c.state.sessions.is_empty())
+    }
+
+    /// Forgets what the debugger session had: after a reset Chrome starts a fresh one, which
+    /// announces its children again.
+    pub fn forget_debugger_state(&mut self) {
+        self.page.real_domains = DomainSet::default();
+        self.page.contexts.clear();
+        self.children.clear();
+    }
+}
+
+impl TargetState {
+    pub fn session_mut(&mut self, conn: ConnId, session_id: &str) -> Option<&mut TargetSession> {
+        self.sessions.iter_mut().find(|s| s.conn == conn && s.session_id == session_id)
+    }
+
+    /// Removes and returns the sessions of `conn`.
+    pub fn take_sessions_of(&mut self, conn: ConnId) -> Vec<TargetSession> {
+        let (gone, kept): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut self.sessions).into_iter().partition(|s| s.conn == conn);
+        self.sessions = kept;
+        gone
+    }
+}

@@ -1,0 +1,218 @@
+//! Helpers of the daemon tests: a daemon on a real socket, a scripted fake extension in place of
+//! Chrome, raw clients.
+#![allow(dead_code)] // each test file uses some of them
+
+pub use futures_util::{SinkExt, StreamExt};
+pub use serde_json::{json, Value};
+pub use std::time::Duration;
+pub use tabtunnel::{Limits, Running, ServeOptions, EXTENSION_ID};
+#[allow(unused_imports)]
+pub use tabtunnel_wire::{
+    BrowserInfo, BrowserOp, BrowserRequest, CommandResult, Event, FromExtension, Hello, RawValue, TabInfo,
+    ToExtension, UnshareReason,
+};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+pub use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+pub type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+pub const WAIT: Duration = Duration::from_secs(10);
+pub const ORIGIN: &str = "chrome-extension://jmlcgbpniifikmbmclnhinffofckiihm";
+
+pub struct Daemon {
+    pub running: Running,
+    _config: tempfile::TempDir,
+}
+
+pub async fn daemon() -> Daemon {
+    daemon_with(Limits::default()).await
+}
+
+pub async fn daemon_with(limits: Limits) -> Daemon {
+    let config = tempfile::tempdir().unwrap();
+    let running = tabtunnel::start(ServeOptions {
+        port: 0,
+        require_token: true,
+        config_dir: config.path().to_owned(),
+        extension_id: EXTENSION_ID.into(),
+        limits,
+    })
+    .await
+    .unwrap();
+    Daemon { running, _config: config }
+}
+
+impl Daemon {
+    /// `http://127.0.0.1:PORT/<token>/agent/<name>`
+    pub fn agent_endpoint(&self, name: &str) -> String {
+        format!("{}/agent/{name}", self.running.client_endpoint())
+    }
+
+    pub fn token(&self) -> String {
+        self.running.token.clone().unwrap()
+    }
+}
+
+pub fn tab(tab_id: i32) -> TabInfo {
+    TabInfo {
+        tab_id,
+        window_id: 1,
+        target_id: format!("PAGE{tab_id}"),
+        browser_context_id: "CTX".into(),
+        url: format!("http://127.0.0.1:1/{tab_id}"),
+        title: format!("Tab {tab_id}"),
+        opener_target_id: None,
+        agent: tabtunnel_wire::DEFAULT_AGENT.into(),
+        created: false,
+    }
+}
+
+pub fn hello(tabs: &[i32]) -> FromExtension {
+    FromExtension::Hello(Hello {
+        protocol_version: tabtunnel_wire::PROTOCOL_VERSION,
+        extension_version: "0.1.0".into(),
+        instance_id: "browser-1".into(),
+        browser: BrowserInfo {
+            product: "HeadlessChrome/156.0.8078.73".into(),
+            user_agent: "Mozilla/5.0 HeadlessChrome/156.0.0.0 Safari/537.36".into(),
+            protocol_version: "1.3".into(),
+            js_version: "15.6.1".into(),
+        },
+        tabs: tabs.iter().map(|t| tab(*t)).collect(),
+    })
+}
+
+pub async fn ws(url: &str, origin: Option<&str>) -> Result<Socket, tokio_tungstenite::tungstenite::Error> {
+    let mut request = url.into_client_request().unwrap();
+    if let Some(origin) = origin {
+        request.headers_mut().insert("Origin", HeaderValue::from_str(origin).unwrap());
+    }
+    tokio_tungstenite::connect_async(request).await.map(|(s, _)| s)
+}
+
+/// A fake extension that has said Hello and read the Welcome.
+pub async fn extension(d: &Daemon, tabs: &[i32]) -> Socket {
+    let mut socket = ws(&d.running.extension_url(), Some(ORIGIN)).await.unwrap();
+    socket.send(Message::text(hello(tabs).to_json())).await.unwrap();
+    match next_ext(&mut socket).await {
+        ToExtension::Welcome(w) => assert_eq!(w.client_endpoint, d.running.client_endpoint()),
+        other => panic!("expected Welcome, got {other:?}"),
+    }
+    socket
+}
+
+pub async fn next_text(socket: &mut Socket) -> String {
+    loop {
+        let message =
+            tokio::time::timeout(WAIT, socket.next()).await.expect("a frame in time").expect("open").unwrap();
+        if let Message::Text(text) = message {
+            return text.to_string();
+        }
+    }
+}
+
+/// The next frame for the extension, skipping heartbeats and the side panel's agent lists.
+pub async fn next_ext(socket: &mut Socket) -> ToExtension {
+    loop {
+        match serde_json::from_str(&next_text(socket).await).unwrap() {
+            ToExtension::Heartbeat | ToExtension::Agents { .. } => continue,
+            frame => return frame,
+        }
+    }
+}
+
+/// The next tab or window operation asked of the extension: (request id, operation).
+pub async fn next_browser_op(socket: &mut Socket) -> (u64, BrowserOp) {
+    match next_ext(socket).await {
+        ToExtension::Browser(BrowserRequest { id, op }) => (id, op),
+        other => panic!("expected a browser operation, got {other:?}"),
+    }
+}
+
+/// A plain HTTP/1.1 request with a method and body; returns (status, body).
+pub async fn request(port: u16, method: &str, path: &str, body: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    let status = response[9..12].parse().unwrap();
+    let body = response.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
+    (status, body)
+}
+
+pub async fn next_json(socket: &mut Socket) -> Value {
+    serde_json::from_str(&next_text(socket).await).unwrap()
+}
+
+pub async fn send(socket: &mut Socket, value: Value) {
+    socket.send(Message::text(value.to_string())).await.unwrap();
+}
+
+pub async fn ext_send(socket: &mut Socket, frame: FromExtension) {
+    socket.send(Message::text(frame.to_json())).await.unwrap();
+}
+
+/// Reads until the reply with `id`, returning it and the events before it.
+pub async fn until_reply(socket: &mut Socket, id: i64) -> (Value, Vec<Value>) {
+    let mut events = Vec::new();
+    loop {
+        let frame = next_json(socket).await;
+        if frame["id"] == id {
+            return (frame, events);
+        }
+        events.push(frame);
+    }
+}
+
+/// A plain HTTP/1.1 GET; returns (status, body).
+pub async fn get(port: u16, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let mut request = format!("GET {path} HTTP/1.1\r\nConnection: close\r\n");
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        request.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
+    }
+    for (k, v) in headers {
+        request.push_str(&format!("{k}: {v}\r\n"));
+    }
+    request.push_str("\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    let status = response[9..12].parse().unwrap();
+    let body = response.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
+    (status, body)
+}
+
+/// Reads (and drops) frames until the daemon closes the socket; false if it stays open.
+pub async fn closes_within(socket: &mut Socket, limit: Duration) -> bool {
+    let drain = async {
+        while let Some(Ok(message)) = socket.next().await {
+            if message.is_close() {
+                break;
+            }
+        }
+    };
+    tokio::time::timeout(limit, drain).await.is_ok()
+}
+
+pub fn raw(s: &str) -> Box<RawValue> {
+    RawValue::from_string(s.to_owned()).unwrap()
+}
+
+pub async fn client(d: &Daemon) -> Socket {
+    ws(&d.running.ws_endpoint(), None).await.unwrap()
+}
+
+/// Playwright's root auto-attach; returns the page session of each tab.
+pub async fn attach_pages(client: &mut Socket) -> Vec<String> {
+    send(client, json!({"id": 1, "method": "Target.setAutoAttach", "params": {"autoAttach": true, "flatten": true, "waitForDebuggerOnStart": true}})).await;
+    let (_, events) = until_reply(client, 1).await;
+    events.iter().map(|e| e["params"]["sessionId"].as_str().unwrap().to_owned()).collect()
+}

@@ -1,0 +1,126 @@
+//! The human's side of agents: handing a tab to an agent, answering an agent's request for the
+//! active tab, disconnecting an agent, and the daemon's reports of its agents for the panel.
+//! Also popups: a tab an agent's page opens is that agent's too.
+
+use tabtunnel_wire::{AgentStatus, FromExtension, HandoverRequest, TabId, TabInfo, TabsFate, DEFAULT_AGENT};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::spawn_local;
+
+use super::sharing::{self, Owner};
+use super::{broadcast, daemon, placement, with};
+use crate::chrome;
+use crate::js::from_js;
+use crate::messages::AgentView;
+
+pub fn listen() {
+    let on_created = Closure::<dyn FnMut(JsValue)>::new(|tab: JsValue| {
+        let Some(tab) = from_js::<chrome::Tab>(&tab) else { return };
+        let (Some(tab_id), Some(opener)) = (tab.id, tab.opener_tab_id) else { return };
+        if let Some(owner) = sharing::owner_of(opener) {
+            spawn_local(adopt_popup(tab_id, tab.window_id, owner));
+        }
+    });
+    chrome::on_tab_created(&on_created);
+    on_created.forget();
+}
+
+/// A page of an agent opened a tab (`window.open`, a `target=_blank` link): it is that agent's,
+/// as Chrome would make it a new target of the same browser; it closes when the agent is done if
+/// the opener was one the agent opened.
+async fn adopt_popup(tab_id: TabId, window_id: tabtunnel_wire::WindowId, opener: Owner) {
+    if sharing::is_shared(tab_id) {
+        return;
+    }
+    placement::join_group(tab_id, window_id, &opener.agent).await;
+    let agent = opener.agent.clone();
+    match sharing::attach_and_describe(tab_id, false, opener).await {
+        Ok(info) => {
+            log!("tab {tab_id}, opened by a page of {agent}, is {agent}'s");
+            sharing::add(info);
+        }
+        Err(e) => log!("not sharing tab {tab_id} opened by a page of {agent}: {e}"),
+    }
+}
+
+/// Hands a tab to `agent` at the human's request: it stays where it is, joins a group of the
+/// agent's, and only that agent's clients see it from now on.
+pub async fn hand_tab(tab_id: TabId, agent: &str) -> Result<TabInfo, String> {
+    let agent = agent.trim();
+    if !tabtunnel_wire::is_valid_agent_name(agent) {
+        return Err(format!("{agent:?} is not an agent name (1-64 letters, digits, '.', '_' or '-')"));
+    }
+    let tab = chrome::get_tab(tab_id).await.map_err(|e| format!("No such tab: {e}"))?;
+    // Grouped first: a tab changing groups while it is an agent's counts as dragged out.
+    placement::join_group(tab_id, tab.window_id, agent).await;
+    let info = sharing::share_with(tab_id, Owner { agent: agent.to_owned(), created: false }).await;
+    if info.is_err() {
+        placement::leave_group(tab_id).await;
+    }
+    info
+}
+
+/// Closes an agent's connections (through the daemon); its tabs close or go back to the human.
+pub fn disconnect(agent: &str, close_tabs: bool) -> Result<(), String> {
+    if !with(|w| w.agents.iter().any(|a| a.name == agent)) {
+        return Err(format!("No agent named {agent}."));
+    }
+    let tabs = if close_tabs { TabsFate::Close } else { TabsFate::Release };
+    daemon::send(&FromExtension::DisconnectAgent { agent: agent.to_owned(), tabs });
+    Ok(())
+}
+
+/// The human answered an agent's request: hand it this tab, or refuse (`None`).
+pub async fn answer_handover(id: u64, tab_id: Option<TabId>) -> Result<(), String> {
+    let Some(request) = with(|w| w.handovers.iter().find(|r| r.id == id).cloned()) else {
+        return Err("That request is no longer waiting.".into());
+    };
+    let handed = match tab_id {
+        Some(tab_id) => Some(hand_tab(tab_id, &request.agent).await?.tab_id),
+        None => None,
+    };
+    with(|w| w.handovers.retain(|r| r.id != id));
+    daemon::send(&FromExtension::HandoverAnswer { id, tab_id: handed });
+    broadcast();
+    Ok(())
+}
+
+/// The daemon's report of its agents, with times turned into this browser's clock.
+pub fn reported(daemon_now_ms: u64, statuses: Vec<AgentStatus>) {
+    let now = js_sys::Date::now();
+    let local = |t: u64| now - (daemon_now_ms as f64 - t as f64);
+    let agents = statuses
+        .into_iter()
+        .map(|s| AgentView {
+            color: if s.name == DEFAULT_AGENT { "grey".into() } else { placement::color_of(&s.name).into() },
+            last_action_at: s.last_action_at_ms.map(local),
+            releases_at: s.releases_at_ms.map(local),
+            name: s.name,
+            connections: s.connections,
+            tabs: s.tabs,
+            last_action: s.last_action,
+        })
+        .collect();
+    with(|w| w.agents = agents);
+    broadcast();
+}
+
+pub fn handover_requested(request: HandoverRequest) {
+    with(|w| {
+        w.handovers.retain(|r| r.id != request.id);
+        w.handovers.push(request);
+    });
+    broadcast();
+}
+
+pub fn handover_withdrawn(id: u64) {
+    with(|w| w.handovers.retain(|r| r.id != id));
+    broadcast();
+}
+
+/// The daemon connection is gone: what it reported is stale.
+pub fn forget_reports() {
+    with(|w| {
+        w.agents.clear();
+        w.handovers.clear();
+    });
+}

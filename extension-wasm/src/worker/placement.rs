@@ -1,0 +1,327 @@
+//! Where agents' tabs live. Each agent gets one window of its own, opened unfocused so the
+//! human keeps theirs, with its tabs in a tab group titled with the agent's name in a colour of
+//! its own. A tab is rendered only while it is the active tab of its window (a background tab in
+//! headful Chrome paints nothing and its screenshots hang), which the agent's own window makes
+//! possible without touching the human's tabs. A tab the human hands over stays where it is and
+//! joins a group of the agent's in its own window. Dragging a tab out of an agent's group or
+//! window gives it back to the human.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use tabtunnel_wire::{TabId, WindowId, DEFAULT_AGENT};
+use wasm_bindgen_futures::spawn_local;
+
+use super::{sharing, with};
+use crate::chrome::{self, NO_GROUP};
+use crate::js::{from_js, sleep, to_js};
+
+const STORAGE_KEY: &str = "agentPlaces";
+
+/// Tab group colours Chrome offers, but grey (which reads as "inactive").
+const COLORS: [&str; 8] = ["blue", "red", "yellow", "green", "pink", "purple", "cyan", "orange"];
+
+/// An agent's window and its groups, remembered across worker restarts.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Places {
+    /// Each agent's own window.
+    pub windows: BTreeMap<String, WindowId>,
+    /// Each agent's tab group in each window it has tabs in.
+    pub groups: BTreeMap<String, BTreeMap<WindowId, i32>>,
+}
+
+/// The colour of an agent's groups: the same name always gets the same colour.
+pub fn color_of(agent: &str) -> &'static str {
+    // FNV-1a: stable across runs and platforms, unlike the std hasher.
+    let hash = agent.bytes().fold(0x811c_9dc5_u32, |h, b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193));
+    COLORS[hash as usize % COLORS.len()]
+}
+
+/// Opens a tab for `agent` showing `url`: in its window (opened now, unfocused, if it has none),
+/// active there, and in its group. The human's focused window and active tab do not change.
+pub async fn open_tab(agent: &str, url: &str) -> Result<chrome::Tab, String> {
+    let window = match with(|w| w.places.windows.get(agent).copied()) {
+        Some(window) if chrome::get_window(window).await.is_ok() => Some(window),
+        _ => None,
+    };
+    let tab = match window {
+        Some(window_id) => {
+            let properties = serde_json::json!({ "windowId": window_id, "url": url, "active": true });
+            chrome::create_tab(&properties).await.map_err(|e| format!("Chrome could not open a tab: {e}"))?
+        }
+        None => {
+            let properties = serde_json::json!({ "url": url, "focused": false, "type": "normal" });
+            let window = chrome::create_window(&properties)
+                .await
+                .map_err(|e| format!("Chrome could not open a window: {e}"))?;
+            let window_id = window.id.ok_or("Chrome opened a window without an id")?;
+            with(|w| w.places.windows.insert(agent.to_owned(), window_id));
+            persist();
+            window.tabs.into_iter().next().ok_or("Chrome opened a window without a tab")?
+        }
+    };
+    let tab_id = tab.id.ok_or("Chrome opened a tab without an id")?;
+    join_group(tab_id, tab.window_id, agent).await;
+    Ok(tab)
+}
+
+/// Puts a tab into `agent`'s group in the tab's window, creating and naming the group if needed.
+/// The default agent (tabs the human shared from the panel) has no group.
+pub async fn join_group(tab_id: TabId, window_id: WindowId, agent: &str) {
+    if agent == DEFAULT_AGENT {
+        return;
+    }
+    with(|w| w.placing.insert(tab_id));
+    group(tab_id, window_id, agent).await;
+    with(|w| w.placing.remove(&tab_id));
+}
+
+async fn group(tab_id: TabId, window_id: WindowId, agent: &str) {
+    let existing = with(|w| w.places.groups.get(agent).and_then(|g| g.get(&window_id)).copied());
+    let grouped = match existing {
+        Some(group) => match chrome::group_tab(tab_id, window_id, Some(group)).await {
+            Ok(group) => Ok(group),
+            // The group is gone (its last tab left): start a new one.
+            Err(_) => chrome::group_tab(tab_id, window_id, None).await,
+        },
+        None => chrome::group_tab(tab_id, window_id, None).await,
+    };
+    match grouped {
+        Ok(group) => {
+            if existing != Some(group) {
+                if let Err(e) = chrome::name_group(group, agent, color_of(agent)).await {
+                    warn!("could not name the group of {agent}: {e}");
+                }
+                with(|w| w.places.groups.entry(agent.to_owned()).or_default().insert(window_id, group));
+                persist();
+            }
+        }
+        Err(e) => warn!("could not group tab {tab_id} for {agent}: {e}"),
+    }
+}
+
+/// Takes a tab out of its agent's group (it is going back to the human).
+pub async fn leave_group(tab_id: TabId) {
+    if let Ok(tab) = chrome::get_tab(tab_id).await {
+        if tab.group_id != NO_GROUP && is_agent_group(tab.group_id) {
+            if let Err(e) = chrome::ungroup_tab(tab_id).await {
+                warn!("could not ungroup tab {tab_id}: {e}");
+            }
+        }
+    }
+}
+
+fn is_agent_group(group_id: i32) -> bool {
+    with(|w| w.places.groups.values().any(|g| g.values().any(|id| *id == group_id)))
+}
+
+/// Whether `window_id` is some agent's own window (its tabs may be activated and resized).
+pub fn is_agent_window(window_id: WindowId) -> bool {
+    with(|w| w.places.windows.values().any(|id| *id == window_id))
+}
+
+/// Before a screenshot of an agent's tab: it must be the active tab of its window to paint at
+/// all (headful Chrome renders nothing in a background tab), which it may stop being when the
+/// agent opens another. Only in the agent's own window, never the human's.
+pub async fn bring_forward(tab_id: TabId) {
+    let Some(owner) = sharing::owner_of(tab_id) else { return };
+    if owner.agent == DEFAULT_AGENT {
+        return;
+    }
+    if let Ok(tab) = chrome::get_tab(tab_id).await {
+        if !tab.active && is_agent_window(tab.window_id) {
+            if let Err(e) = chrome::update_tab(tab_id, &serde_json::json!({ "active": true })).await {
+                warn!("could not bring tab {tab_id} forward: {e}");
+            }
+        }
+    }
+}
+
+/// A tab moved into or out of a group. A shared agent tab that left its agent's group (the
+/// human dragged it out) goes back to the human. Checked again a moment later against the tab
+/// itself, since Chrome may report a group change of ours before our call to make it returns.
+pub fn group_changed(tab_id: TabId, _group_id: i32) {
+    let Some(owner) = sharing::owner_of(tab_id) else { return };
+    if owner.agent == DEFAULT_AGENT {
+        return;
+    }
+    spawn_local(async move {
+        sleep(50).await;
+        if with(|w| w.placing.contains(&tab_id) || w.attaching.contains(&tab_id)) {
+            return;
+        }
+        let (Some(now), Ok(tab)) = (sharing::owner_of(tab_id), chrome::get_tab(tab_id).await) else { return };
+        let own = with(|w| w.places.groups.get(&now.agent).and_then(|g| g.get(&tab.window_id)).copied());
+        if now.agent != DEFAULT_AGENT && own != Some(tab.group_id) {
+            log!("tab {tab_id} left the group of {}: it goes back to the human", now.agent);
+            sharing::release(tab_id).await;
+        }
+    });
+}
+
+/// A tab moved to another window. An agent's tab dragged out of the agent's window goes back to
+/// the human; a handed tab may move between the human's windows (its group follows it).
+pub fn window_changed(tab_id: TabId, window_id: WindowId) {
+    let Some(owner) = sharing::owner_of(tab_id) else { return };
+    if owner.agent == DEFAULT_AGENT {
+        return;
+    }
+    let own_window = with(|w| w.places.windows.get(&owner.agent).copied());
+    if owner.created && own_window.is_some_and(|own| own != window_id) {
+        log!("tab {tab_id} left the window of {}: it goes back to the human", owner.agent);
+        spawn_local(sharing::release(tab_id));
+    }
+}
+
+/// How long after an agent's pointer press a focus change to its window counts as caused by it.
+const PRESS_FOCUS_WINDOW_MS: f64 = 1500.0;
+
+/// Chrome activates a tab's window when a page gets a mouse press or a touch, synthetic ones
+/// included (measured: `Input.dispatchMouseEvent mousePressed` and `dispatchTouchEvent
+/// touchStart` do; moves, releases, keys and `insertText` do not; focus emulation does not
+/// prevent it). So an agent's click would take the human's focus. The guard remembers the
+/// human's window and gives focus straight back when it moves to an agent's window right after
+/// that agent pressed there.
+#[derive(Debug, Default)]
+pub struct FocusGuard {
+    /// The last focused window that is not an agent's.
+    human_window: Option<WindowId>,
+    /// The agent window an agent last pressed in, and when (`Date.now()`).
+    pressed: Option<(WindowId, f64)>,
+}
+
+impl FocusGuard {
+    pub fn human_window(&self) -> Option<WindowId> {
+        self.human_window
+    }
+}
+
+/// An agent is about to press (mouse or touch) in `tab_id`.
+pub fn agent_pressing(tab_id: TabId) {
+    let window = with(|w| w.shared.get(&tab_id).filter(|t| t.agent != DEFAULT_AGENT).map(|t| t.window_id));
+    if let Some(window) = window.filter(|w| is_agent_window(*w)) {
+        with(|w| w.focus.pressed = Some((window, js_sys::Date::now())));
+    }
+}
+
+/// Whether an `Input.*` command presses: what makes Chrome activate the tab's window.
+pub fn is_press(method: &str, params: &str) -> bool {
+    match method {
+        "Input.dispatchMouseEvent" => params.contains("\"mousePressed\""),
+        "Input.dispatchTouchEvent" => params.contains("\"touchStart\""),
+        "Input.synthesizeTapGesture" | "Input.emulateTouchFromMouseEvent" => true,
+        _ => false,
+    }
+}
+
+fn focus_changed(window_id: WindowId) {
+    const NONE: WindowId = -1;
+    if window_id == NONE {
+        return;
+    }
+    if !is_agent_window(window_id) {
+        // Only a normal window is where the human works (not a popup such as the side panel's).
+        spawn_local(async move {
+            if chrome::get_window(window_id).await.is_ok_and(|w| w.kind == "normal") {
+                let changed = with(|w| w.focus.human_window.replace(window_id) != Some(window_id));
+                if changed {
+                    super::broadcast();
+                }
+            }
+        });
+        return;
+    }
+    let give_back = with(|w| match (w.focus.pressed, w.focus.human_window) {
+        (Some((pressed, at)), Some(human))
+            if pressed == window_id && js_sys::Date::now() - at < PRESS_FOCUS_WINDOW_MS =>
+        {
+            Some(human)
+        }
+        _ => None,
+    });
+    if let Some(human) = give_back {
+        spawn_local(async move {
+            if let Err(e) = chrome::update_window(human, &serde_json::json!({ "focused": true })).await {
+                warn!("could not give the focus back to window {human}: {e}");
+            }
+        });
+    }
+}
+
+/// Forgets windows the human (or an agent's last tab closing) closed; guards the human's focus.
+pub fn listen() {
+    use wasm_bindgen::prelude::*;
+    let on_focus = Closure::<dyn FnMut(WindowId)>::new(focus_changed);
+    chrome::on_window_focus_changed(&on_focus);
+    on_focus.forget();
+    spawn_local(async {
+        if let Ok(window) = chrome::last_focused_normal_window().await {
+            if let Some(id) = window.id.filter(|id| !is_agent_window(*id)) {
+                with(|w| {
+                    w.focus.human_window.get_or_insert(id);
+                });
+            }
+        }
+    });
+    let on_removed = Closure::<dyn FnMut(WindowId)>::new(|window_id: WindowId| {
+        let changed = with(|w| {
+            let before = (w.places.windows.len(), w.places.groups.values().map(BTreeMap::len).sum::<usize>());
+            w.places.windows.retain(|_, id| *id != window_id);
+            for groups in w.places.groups.values_mut() {
+                groups.remove(&window_id);
+            }
+            w.places.groups.retain(|_, g| !g.is_empty());
+            before != (w.places.windows.len(), w.places.groups.values().map(BTreeMap::len).sum::<usize>())
+        });
+        if changed {
+            persist();
+        }
+    });
+    chrome::on_window_removed(&on_removed);
+    on_removed.forget();
+}
+
+pub async fn restore() {
+    let stored = chrome::session_get(&[STORAGE_KEY])
+        .await
+        .ok()
+        .and_then(|v| js_sys::Reflect::get(&v, &STORAGE_KEY.into()).ok())
+        .and_then(|v| from_js::<Places>(&v))
+        .unwrap_or_default();
+    with(|w| w.places = stored);
+}
+
+fn persist() {
+    let places = with(|w| w.places.clone());
+    let items = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&items, &STORAGE_KEY.into(), &to_js(&places));
+    spawn_local(async move {
+        if let Err(e) = chrome::session_set(&items).await {
+            warn!("storage.session.set failed: {e}");
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{color_of, is_press};
+
+    #[test]
+    fn presses_are_what_activates_a_window() {
+        assert!(is_press("Input.dispatchMouseEvent", r#"{"type":"mousePressed","x":1,"y":2}"#));
+        assert!(!is_press("Input.dispatchMouseEvent", r#"{"type":"mouseMoved","x":1,"y":2}"#));
+        assert!(!is_press("Input.dispatchMouseEvent", r#"{"type":"mouseReleased"}"#));
+        assert!(is_press("Input.dispatchTouchEvent", r#"{"type":"touchStart","touchPoints":[]}"#));
+        assert!(!is_press("Input.dispatchKeyEvent", r#"{"type":"keyDown"}"#));
+    }
+
+    #[test]
+    fn an_agent_keeps_its_colour_and_agents_spread_over_them() {
+        assert_eq!(color_of("claude"), color_of("claude"));
+        let colors: std::collections::BTreeSet<&str> =
+            (0..40).map(|i| color_of(&format!("agent-{i}"))).collect();
+        assert!(colors.len() >= 6, "{colors:?}");
+        assert!(!colors.contains("grey"));
+    }
+}
