@@ -68,7 +68,6 @@ function options() {
   return { ...values, only, sizes };
 }
 
-
 function wasmBytes() {
   const pkg = path.join(process.env.TABTUNNEL_EXTENSION_DIR || path.join(REPO_ROOT, 'extension'), 'pkg');
   return fs
@@ -111,7 +110,10 @@ try {
   const wantsPages = opts.only.some((s) => s === 'sessions' || s === 'agents');
   const openPages = opts.sessions === 'auto' ? wantsPages && (await canOpenPages(h)) : opts.sessions === 'new-page';
   results.tabs = openPages ? 'new-page' : 'shared-tab';
-  if (wantsPages) progress(`clients and agents use ${openPages ? 'new pages (Target.createTarget)' : 'the shared test tab (fallback: tabtunnel cannot open pages yet)'}`);
+  if (wantsPages) {
+    const fallback = opts.sessions === 'auto' ? 'fallback: tabtunnel cannot open pages' : 'as asked';
+    progress(`clients and agents use ${openPages ? 'new pages (Target.createTarget)' : `the shared test tab (${fallback})`}`);
+  }
 
   const run = async (name, fn) => {
     if (!opts.only.includes(name)) return;
