@@ -115,9 +115,18 @@ function sessionOf(req) {
   return /(?:^|;\s*)session=([A-Za-z0-9_-]+)/.exec(cookie)?.[1] ?? null;
 }
 
-function startPageServer() {
+/**
+ * `extraPages` adds routes for one harness (the benchmark's pages): a path maps to a body like
+ * PAGES, or to a `(req, res, url)` handler.
+ */
+function startPageServer(extraPages = {}) {
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://localhost');
+    const extra = extraPages[url.pathname];
+    if (typeof extra === 'function') {
+      extra(req, res, url);
+      return;
+    }
     if (url.pathname === '/login' && req.method === 'POST') {
       let form = '';
       req.on('data', (c) => (form += c));
@@ -147,7 +156,7 @@ function startPageServer() {
       res.end(appPage(user));
       return;
     }
-    const body = PAGES[url.pathname]?.replaceAll('{PORT}', String(server.address().port));
+    const body = (extra ?? PAGES[url.pathname])?.replaceAll('{PORT}', String(server.address().port));
     if (body === undefined) {
       res.writeHead(404, { 'content-type': 'text/plain' });
       res.end('not found');
@@ -309,8 +318,9 @@ export async function startHarness({
   port = 0,
   headful = false,
   daemonArgs = [],
+  extraPages,
 } = {}) {
-  const h = new Harness(name, { shareStartupTabs, persistDir, port, headful, daemonArgs });
+  const h = new Harness(name, { shareStartupTabs, persistDir, port, headful, daemonArgs, extraPages });
   live.add(h);
   try {
     await h.start();
@@ -327,8 +337,9 @@ class Harness {
    * `shareStartupTabs`: launch Chromium on the test page with `--share-startup-tabs yes`, as
    * for automation, instead of sharing through the side panel (which then is not opened).
    */
-  constructor(name, { shareStartupTabs = false, persistDir, port = 0, headful = false, daemonArgs = [] } = {}) {
+  constructor(name, { shareStartupTabs = false, persistDir, port = 0, headful = false, daemonArgs = [], extraPages } = {}) {
     this.name = name;
+    this.extraPages = extraPages;
     this.shareStartupTabs = shareStartupTabs;
     this.port = port;
     // Headful Chromium in an Xvfb display of its own: what users see (a background tab renders
@@ -368,7 +379,7 @@ class Harness {
     const extDir = extensionDir();
     if (this.headful) this.display = await startXvfb(this);
 
-    this.server = await startPageServer();
+    this.server = await startPageServer(this.extraPages);
     this.pageServerUrl = `http://127.0.0.1:${this.server.address().port}`;
     this.pageUrl = `${this.pageServerUrl}/form.html`;
 
@@ -387,58 +398,10 @@ class Harness {
     ];
     // A reused profile still holds the previous browser's debugging port.
     fs.rmSync(path.join(this.profileDir, 'DevToolsActivePort'), { force: true });
-    this.commandLine = `${bin} ${args.join(' ')}`;
-    this.daemon = spawn(bin, args, {
-      // Own process group: teardown kills the daemon and everything it started in one go.
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        ...process.env,
-        // Keep the token file, the audit trail (and any other config or data) out of the real
-        // home directory.
-        XDG_CONFIG_HOME: this.configHome,
-        XDG_DATA_HOME: this.dataHome,
-        RUST_BACKTRACE: '1',
-        ...(this.display ? { DISPLAY: this.display.name } : {}),
-      },
-    });
-    const collect = (chunk) => {
-      this.output += chunk.toString();
-      if (this.output.length > 200_000) this.output = this.output.slice(-100_000);
-    };
-    this.daemon.stdout.on('data', collect);
-    this.daemon.stderr.on('data', collect);
-    this.daemonExit = new Promise((resolve) => {
-      this.daemon.once('exit', (code, signal) => {
-        this.exited = { code, signal };
-        resolve(this.exited);
-      });
-      this.daemon.once('error', (err) => {
-        this.output += `\n[harness] spawn error: ${err.message}\n`;
-        this.exited = { code: null, signal: null, error: err };
-        resolve(this.exited);
-      });
-    });
+    this.spawnDaemon(bin, args);
 
     // 1. The ready file.
-    this.ready = await pollFor(
-      () => {
-        if (this.exited) {
-          throw new Error(
-            `tabtunnel exited early (${JSON.stringify(this.exited)}) before writing its ready file\n` +
-              `command: ${this.commandLine}\n${this.detail()}`,
-          );
-        }
-        try {
-          return JSON.parse(fs.readFileSync(this.readyFile, 'utf8'));
-        } catch {
-          return null; // not there yet, or half written
-        }
-      },
-      READY_TIMEOUT_MS,
-      `ready file ${this.readyFile} from \`${this.commandLine}\``,
-      this.detail,
-    );
+    this.ready = await this.readyFileWritten();
     for (const key of ['port', 'clientEndpoint', 'wsEndpoint', 'extensionUrl']) {
       if (this.ready[key] === undefined) {
         throw new Error(`ready file lacks "${key}": ${JSON.stringify(this.ready)}`);
@@ -527,6 +490,82 @@ class Harness {
     const who = await page.$eval('#who', (el) => el.textContent);
     if (who !== user) throw new Error(`the human's login did not stick: signed in as ${who}`);
     return `${this.pageServerUrl}/app`;
+  }
+
+  /** Starts `bin args` as the daemon, in its own process group, collecting its output. */
+  spawnDaemon(bin, args) {
+    this.commandLine = `${bin} ${args.join(' ')}`;
+    this.exited = null;
+    this.daemon = spawn(bin, args, {
+      // Own process group: teardown kills the daemon and everything it started in one go.
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        // Keep the token file, the audit trail (and any other config or data) out of the real
+        // home directory.
+        XDG_CONFIG_HOME: this.configHome,
+        XDG_DATA_HOME: this.dataHome,
+        RUST_BACKTRACE: '1',
+        ...(this.display ? { DISPLAY: this.display.name } : {}),
+      },
+    });
+    const collect = (chunk) => {
+      this.output += chunk.toString();
+      if (this.output.length > 200_000) this.output = this.output.slice(-100_000);
+    };
+    this.daemon.stdout.on('data', collect);
+    this.daemon.stderr.on('data', collect);
+    this.daemonExit = new Promise((resolve) => {
+      this.daemon.once('exit', (code, signal) => {
+        this.exited = { code, signal };
+        resolve(this.exited);
+      });
+      this.daemon.once('error', (err) => {
+        this.output += `\n[harness] spawn error: ${err.message}\n`;
+        this.exited = { code: null, signal: null, error: err };
+        resolve(this.exited);
+      });
+    });
+  }
+
+  /** The daemon's ready file, once it is written (the daemon listens then). */
+  readyFileWritten() {
+    return pollFor(
+      () => {
+        if (this.exited) {
+          throw new Error(
+            `tabtunnel exited early (${JSON.stringify(this.exited)}) before writing its ready file\n` +
+              `command: ${this.commandLine}\n${this.detail()}`,
+          );
+        }
+        try {
+          return JSON.parse(fs.readFileSync(this.readyFile, 'utf8'));
+        } catch {
+          return null; // not there yet, or half written
+        }
+      },
+      READY_TIMEOUT_MS,
+      `ready file ${this.readyFile} from \`${this.commandLine}\``,
+      this.detail,
+    );
+  }
+
+  /**
+   * A daemon that dies and is started again while the browser keeps running: kills the daemon
+   * alone (SIGKILL, since a clean `launch` takes its Chromium down with it) and starts
+   * `tabtunnel serve` on the same port with the same config dir (so the same token) and the
+   * same `daemonArgs`. Resolves once the new daemon listens; the extension reconnects by itself.
+   */
+  async restartDaemon() {
+    process.kill(this.daemon.pid, 'SIGKILL');
+    await withTimeout(this.daemonExit, 5000, 'the killed daemon exiting', this.detail);
+    fs.rmSync(this.readyFile, { force: true });
+    const args = ['serve', '--port', String(this.port), '--ready-file', this.readyFile, ...this.daemonArgs];
+    this.spawnDaemon(daemonBinary(), args);
+    this.ready = { ...this.ready, ...(await this.readyFileWritten()) };
+    // The browser target id (in wsEndpoint) is new with every daemon.
+    this.wsEndpoint = this.ready.wsEndpoint;
   }
 
   /** Evaluates `fn(...args)` in the extension's service worker. */

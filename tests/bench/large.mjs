@@ -1,0 +1,75 @@
+// Large results: a full-page screenshot of a tall page of noise (PNG cannot compress it) and a
+// `Runtime.evaluate` whose value is a long string. Time on each path (the floor timed in the
+// service worker), and the daemon's peak resident memory while tabtunnel carries it.
+
+import { navigate } from './pages.mjs';
+import { openDirect, openTunnel } from './paths.mjs';
+import { hwmBytes, measured } from './proc.mjs';
+import { median } from './stats.mjs';
+
+function floorCommand(h, method, params) {
+  return h.sw(
+    async (tabId, m, p) => {
+      const t0 = performance.now();
+      const result = await chrome.debugger.sendCommand({ tabId }, m, p);
+      const ms = performance.now() - t0;
+      return { ms, bytes: JSON.stringify(result).length };
+    },
+    h.tabId,
+    method,
+    params,
+  );
+}
+
+/** `repeats` rounds of the command on each path (in turn); medians, sizes and the daemon's peak. */
+async function onEveryPath(h, direct, tunnel, method, params, repeats) {
+  const times = { direct: [], floor: [], tabtunnel: [] };
+  const out = { answer_bytes: 0, daemon_peak_rss_bytes: 0 };
+  for (let r = 0; r < repeats; r += 1) {
+    const t0 = performance.now();
+    out.answer_bytes = (await direct.client.sendRaw(method, params, direct.sessionId)).length;
+    times.direct.push(performance.now() - t0);
+
+    times.floor.push((await floorCommand(h, method, params)).ms);
+
+    const m = await measured(h.daemon.pid, () => tunnel.client.sendRaw(method, params, tunnel.sessionId));
+    times.tabtunnel.push(m.ms);
+    out.daemon_peak_rss_bytes = Math.max(out.daemon_peak_rss_bytes, m.peakRssBytes);
+  }
+  for (const [path, list] of Object.entries(times)) out[`${path}_ms`] = median(list);
+  return out;
+}
+
+export async function largeResults(h, pageTargetId, { screenshot, evaluateBytes, repeats }) {
+  const direct = await openDirect(h, pageTargetId);
+  const tunnel = await openTunnel(h, pageTargetId);
+  try {
+    const { width, height } = screenshot;
+    await navigate(direct.client, direct.sessionId, `${h.pageServerUrl}/noise.html?w=${width}&h=${height}`, 'window.noiseReady === true');
+    const shot = await onEveryPath(
+      h,
+      direct,
+      tunnel,
+      'Page.captureScreenshot',
+      { format: 'png', captureBeyondViewport: true, clip: { x: 0, y: 0, width, height, scale: 1 } },
+      repeats,
+    );
+    await navigate(direct.client, direct.sessionId, h.pageUrl);
+    const evaluate = await onEveryPath(
+      h,
+      direct,
+      tunnel,
+      'Runtime.evaluate',
+      { expression: `'x'.repeat(${evaluateBytes})`, returnByValue: true },
+      repeats,
+    );
+    return {
+      screenshot: { width, height, ...shot },
+      evaluate: { value_bytes: evaluateBytes, ...evaluate },
+      daemon_hwm_bytes: hwmBytes(h.daemon.pid),
+    };
+  } finally {
+    direct.client.close();
+    tunnel.client.close();
+  }
+}

@@ -1,0 +1,116 @@
+// What users feel: one chrome-devtools-mcp session and one Playwright session, each opening a
+// page, navigating, taking a snapshot, filling, clicking, evaluating, taking a screenshot and
+// closing the page; every step timed, through tabtunnel and direct CDP in alternating rounds.
+// Fallback (`openPages` false): the sessions work on the one shared tab, selecting it instead
+// of opening a page and leaving it open at the end.
+
+import { chromium } from 'playwright-core';
+
+import { greetingFor } from '../e2e/harness.mjs';
+import { startChromeDevtoolsMcp, uidOf } from '../e2e/mcp.mjs';
+import { agentWsEndpoint } from './paths.mjs';
+import { median } from './stats.mjs';
+
+/** Times each `step(name, fn)`; `steps` maps step names to ms. */
+function stopwatch() {
+  const steps = {};
+  return {
+    steps,
+    async step(name, fn) {
+      const t0 = performance.now();
+      const value = await fn();
+      steps[name] = performance.now() - t0;
+      return value;
+    },
+  };
+}
+
+/** The id of the first list_pages line that `matches` ("3: <title> (<url>) [selected]"; a blank page is just "about:blank"). */
+function pageIdOf(listing, matches) {
+  const line = listing.split('\n').find((l) => /^\s*\d+: /.test(l) && matches(l));
+  if (!line) throw new Error(`no such page in:\n${listing}`);
+  return Number(/^\s*(\d+):/.exec(line)[1]);
+}
+
+async function chromeDevtoolsMcpSession(h, wsEndpoint, openPages) {
+  const mcp = await startChromeDevtoolsMcp(h, wsEndpoint);
+  const { steps, step } = stopwatch();
+  try {
+    // The first call connects to the browser.
+    const listing = await step('list_pages', () => mcp.call('list_pages'));
+    let pageId;
+    if (openPages) {
+      const opened = await step('new_page', () => mcp.call('new_page', { url: 'about:blank' }));
+      pageId = pageIdOf(opened, (line) => line.endsWith('[selected]')); // new_page selects it
+    } else {
+      pageId = pageIdOf(listing, (line) => line.includes(`(${h.pageUrl})`));
+      await step('select_page', () => mcp.call('select_page', { pageId }));
+    }
+    await step('navigate_page', () => mcp.call('navigate_page', { pageId, type: 'url', url: h.pageUrl }));
+    const snapshot = await step('take_snapshot', () => mcp.call('take_snapshot', { pageId }));
+    await step('fill', () => mcp.call('fill', { pageId, uid: uidOf(snapshot, /textbox "Name"/), value: 'Grace' }));
+    await step('click', () => mcp.call('click', { pageId, uid: uidOf(snapshot, /button "Greet"/) }));
+    const out = await step('evaluate_script', () =>
+      mcp.call('evaluate_script', { pageId, function: "() => document.querySelector('#out').textContent" }),
+    );
+    if (!out.includes(greetingFor('Grace'))) throw new Error(`evaluate_script read no greeting:\n${out}`);
+    await step('take_screenshot', () => mcp.callRaw('take_screenshot', { pageId }));
+    if (openPages) await step('close_page', () => mcp.call('close_page', { pageId }));
+    return steps;
+  } finally {
+    await mcp.close();
+  }
+}
+
+async function playwrightSession(h, wsEndpoint, openPages) {
+  const { steps, step } = stopwatch();
+  const browser = await step('connectOverCDP', () => chromium.connectOverCDP(wsEndpoint, { timeout: 30_000 }));
+  try {
+    const context = browser.contexts()[0];
+    const page = openPages
+      ? await step('newPage', () => context.newPage())
+      : context.pages().find((p) => p.url() === h.pageUrl);
+    if (!page) throw new Error(`Playwright does not see ${h.pageUrl}`);
+    await step('goto', () => page.goto(h.pageUrl));
+    await step('ariaSnapshot', () => page.locator('body').ariaSnapshot());
+    await step('fill', () => page.fill('#name', 'Grace'));
+    await step('click', () => page.click('#go'));
+    const out = await step('evaluate', () => page.evaluate(() => document.querySelector('#out').textContent));
+    if (out !== greetingFor('Grace')) throw new Error(`page.evaluate read ${out}`);
+    await step('screenshot', () => page.screenshot());
+    if (openPages) await step('close', () => page.close());
+  } finally {
+    await step('disconnect', () => browser.close());
+  }
+  return steps;
+}
+
+const CLIENTS = { 'chrome-devtools-mcp': chromeDevtoolsMcpSession, playwright: playwrightSession };
+
+/** Per step and in total, the median over the rounds. */
+function medians(runs) {
+  const names = Object.keys(runs[0]);
+  const totals = runs.map((r) => Object.values(r).reduce((a, b) => a + b, 0));
+  return {
+    total_ms: median(totals),
+    totals_ms: totals,
+    steps_ms: Object.fromEntries(names.map((n) => [n, median(runs.map((r) => r[n]))])),
+  };
+}
+
+export async function clientSessions(h, { rounds, openPages }) {
+  const endpoint = async (path, client, round) => {
+    if (path === 'direct') return h.realBrowserWsEndpoint;
+    return openPages ? agentWsEndpoint(h, `bench-${client}-${round}`) : h.wsEndpoint;
+  };
+  const out = { mode: openPages ? 'new page per session' : 'the shared tab (fallback)', rounds };
+  for (const [client, session] of Object.entries(CLIENTS)) {
+    const runs = { direct: [], tabtunnel: [] };
+    for (let round = 0; round < rounds; round += 1) {
+      const order = round % 2 === 0 ? ['direct', 'tabtunnel'] : ['tabtunnel', 'direct'];
+      for (const path of order) runs[path].push(await session(h, await endpoint(path, client, round), openPages));
+    }
+    out[client] = { direct: medians(runs.direct), tabtunnel: medians(runs.tabtunnel) };
+  }
+  return out;
+}

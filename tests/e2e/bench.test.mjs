@@ -1,0 +1,61 @@
+// A smoke run of the benchmark (`./dev bench --quick --json`): every section runs with tiny
+// counts and its figures come out as one JSON object on the last line. Checks the shape and
+// that every flood event arrived; never a time.
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+
+import { REPO_ROOT } from './harness.mjs';
+
+const BENCH = path.join(REPO_ROOT, 'tests', 'bench', 'bench.mjs');
+
+function runBench(args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BENCH, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.once('error', reject);
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const isNumber = (v) => typeof v === 'number' && Number.isFinite(v);
+
+describe('./dev bench --quick --json', { timeout: 240_000 }, () => {
+  test('prints every figure as one JSON object on its last line', async () => {
+    const { code, stdout, stderr } = await runBench(['--quick', '--json']);
+    assert.equal(code, 0, `bench exited ${code}\n--- stderr ---\n${stderr.slice(-6000)}\n--- stdout ---\n${stdout.slice(-3000)}`);
+    const last = stdout.trimEnd().split('\n').at(-1);
+    const r = JSON.parse(last);
+
+    for (const path of ['direct', 'floor', 'tabtunnel']) {
+      for (const key of ['p50_ms', 'p95_ms', 'p99_ms', 'pipelined_cmd_s']) {
+        assert.ok(isNumber(r[path]?.[key]), `${path}.${key} is not a number: ${JSON.stringify(r[path])}`);
+      }
+    }
+    for (const client of ['chrome-devtools-mcp', 'playwright']) {
+      for (const path of ['direct', 'tabtunnel']) {
+        assert.ok(isNumber(r.sessions?.[client]?.[path]?.total_ms), `sessions.${client}.${path}.total_ms missing`);
+      }
+    }
+    for (const kind of ['screenshot', 'evaluate']) {
+      for (const key of ['direct_ms', 'floor_ms', 'tabtunnel_ms', 'daemon_peak_rss_bytes']) {
+        assert.ok(isNumber(r.large?.[kind]?.[key]), `large.${kind}.${key} missing`);
+      }
+    }
+    for (const path of ['direct', 'tabtunnel']) {
+      assert.equal(r.flood?.[path]?.all_delivered, true, `flood through ${path}: ${JSON.stringify(r.flood?.[path])}`);
+      assert.ok(isNumber(r.agents?.[path]?.cmd_s), `agents.${path}.cmd_s missing`);
+    }
+    assert.ok(isNumber(r.agents.tabtunnel.daemon_cpu_ms) && isNumber(r.agents.tabtunnel.daemon_peak_rss_bytes));
+    for (const key of ['tab_listed_ms', 'first_answer_ms']) {
+      assert.ok(isNumber(r.restart?.daemon?.[key]), `restart.daemon.${key} missing`);
+      assert.ok(isNumber(r.restart?.worker?.[key]), `restart.worker.${key} missing`);
+    }
+    assert.ok(r.wasm_bytes > 0 && r.daemon_idle.rss_bytes > 0);
+  });
+});
