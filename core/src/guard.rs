@@ -114,17 +114,14 @@ impl Core {
         approved: Approved,
     ) -> bool {
         let agent = self.conns[&conn].agent.clone();
-        let tab = kind.tab();
         let url = navigation_target(cmd);
-        let Some(policy) = self.conns[&conn].policy.clone() else {
-            if approved == Approved::No && !is_plumbing(cmd.method) {
-                self.audit(&agent, tab, cmd.method, url.as_deref(), Outcome::Allowed);
-            }
-            return true;
+        let verdict = match self.conns[&conn].policy.clone() {
+            Some(policy) => self.verdict(conn, cmd, kind, text, approved, &agent, &policy, url.as_deref()),
+            None => Verdict::Go,
         };
-        let verdict = self.verdict(conn, cmd, kind, text, approved, &agent, &policy, url.as_deref());
+        // A command the human allowed was audited with the answer.
         if matches!(verdict, Verdict::Go) && approved == Approved::No && !is_plumbing(cmd.method) {
-            self.audit(&agent, tab, cmd.method, url.as_deref(), Outcome::Allowed);
+            self.audit(&agent, kind.tab(), cmd.method, url.as_deref(), Outcome::Allowed);
         }
         matches!(verdict, Verdict::Go)
     }

@@ -307,6 +307,23 @@ pub async fn local_set(items: &JsValue) -> Result<()> {
     unit(storage_local_set(items).await)
 }
 
+/// One value kept in `chrome.storage.local`; `None` when missing or unreadable.
+pub async fn local_value(key: &str) -> Option<JsValue> {
+    stored_value(local_get(&[key]).await, key)
+}
+
+/// One value kept in `chrome.storage.session`; `Err` when storage failed, `Ok(None)` when the
+/// key is not set.
+pub async fn session_value(key: &str) -> Result<Option<JsValue>> {
+    let items = session_get(&[key]).await?;
+    Ok(stored_value(Ok(items), key))
+}
+
+fn stored_value(items: Result<JsValue>, key: &str) -> Option<JsValue> {
+    let value = js_sys::Reflect::get(&items.ok()?, &key.into()).ok()?;
+    (!value.is_undefined()).then_some(value)
+}
+
 pub async fn session_get(keys: &[&str]) -> Result<JsValue> {
     storage_session_get(&to_js(keys)).await.map_err(|e| error_message(&e))
 }

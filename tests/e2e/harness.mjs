@@ -187,6 +187,16 @@ export function connectPuppeteer(h, what = 'puppeteer.connect through tabtunnel'
   );
 }
 
+/** puppeteer-core `connect({browserURL})` as agent `agent` (its own endpoint), bounded. */
+export function connectAgent(h, agent, protocolTimeout = 30_000) {
+  return withTimeout(
+    puppeteer.connect({ browserURL: h.agentEndpoint(agent), defaultViewport: null, protocolTimeout }),
+    30_000,
+    `puppeteer.connect as agent ${agent}`,
+    h.detail,
+  );
+}
+
 /** Rejects with `what` (plus `detail()` when given) if `promise` has not settled in `ms`. */
 export async function withTimeout(promise, ms, what, detail) {
   let timer;
