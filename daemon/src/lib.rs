@@ -1,9 +1,11 @@
 //! The tabtunnel daemon: the IO shell around [`tabtunnel_core`].
 
+mod accept;
 pub mod agent_path;
 pub mod gate;
 pub mod hub;
 pub mod launch;
+pub mod outbox;
 pub mod server;
 pub mod token;
 
@@ -26,6 +28,8 @@ pub struct ServeOptions {
     pub extension_id: String,
     /// Agents, tabs per agent, grace period, command timeout.
     pub limits: Limits,
+    /// How much may wait for one client before it is disconnected as too slow.
+    pub client_outbox: outbox::Limits,
 }
 
 /// A daemon that is listening.
@@ -114,6 +118,7 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
             extension_origin: format!("chrome-extension://{}", options.extension_id),
         },
         browser_target_id: browser_target_id.clone(),
+        client_outbox: options.client_outbox,
     };
     let server = tokio::spawn(server::serve(listener, state, async move {
         let _ = shutdown_rx.await;

@@ -5,6 +5,7 @@
 pub use futures_util::{SinkExt, StreamExt};
 pub use serde_json::{json, Value};
 pub use std::time::Duration;
+pub use tabtunnel::outbox::Limits as OutboxLimits;
 pub use tabtunnel::{Limits, Running, ServeOptions, EXTENSION_ID};
 #[allow(unused_imports)]
 pub use tabtunnel_wire::{
@@ -32,6 +33,14 @@ pub async fn daemon() -> Daemon {
 }
 
 pub async fn daemon_with(limits: Limits) -> Daemon {
+    start(limits, OutboxLimits::default()).await
+}
+
+pub async fn daemon_with_outbox(client_outbox: OutboxLimits) -> Daemon {
+    start(Limits::default(), client_outbox).await
+}
+
+async fn start(limits: Limits, client_outbox: OutboxLimits) -> Daemon {
     let config = tempfile::tempdir().unwrap();
     let running = tabtunnel::start(ServeOptions {
         port: 0,
@@ -39,6 +48,7 @@ pub async fn daemon_with(limits: Limits) -> Daemon {
         config_dir: config.path().to_owned(),
         extension_id: EXTENSION_ID.into(),
         limits,
+        client_outbox,
     })
     .await
     .unwrap();

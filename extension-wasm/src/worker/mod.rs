@@ -8,6 +8,7 @@ mod placement;
 mod relay;
 mod settings;
 mod sharing;
+mod wake;
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -74,6 +75,8 @@ pub fn start() {
     placement::listen();
     agents::listen();
     listen_to_panel();
+    wake::listen();
+    spawn_local(wake::schedule());
     spawn_local(async {
         if let Err(e) = chrome::open_panel_on_action_click().await {
             warn!("sidePanel.setPanelBehavior failed: {e}");
