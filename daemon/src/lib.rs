@@ -8,6 +8,7 @@ pub mod launch;
 pub mod outbox;
 pub mod server;
 pub mod token;
+mod trim;
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;

@@ -413,7 +413,10 @@ async fn client_session(state: AppState, socket: WebSocket, route: AgentRoute, r
     writer.abort();
     drop(stream);
     let _ = state.hub.send(Input::ClientDisconnected { conn }).await;
-    if !overflowed {
+    if overflowed {
+        // Its queue and socket are gone now; what they held can go back to the system.
+        crate::trim::release_free_memory();
+    } else {
         tracing::info!(conn, "client disconnected");
     }
 }
