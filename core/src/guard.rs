@@ -5,7 +5,7 @@
 //! navigation endpoint). Also the kill switch, which stops every agent at once.
 
 use crate::audit::{is_plumbing, Outcome};
-use crate::frames::{self, errors, ClientCommand};
+use crate::frames::{errors, ClientCommand};
 use crate::policy::{AgentPolicy, Decision, PolicySet};
 use crate::session::{ConnId, SessionKind};
 use crate::{AgentId, Core, OnSuccess, Output};
@@ -286,7 +286,7 @@ impl Core {
         if !self.conns.contains_key(&conn) {
             return;
         }
-        let Ok(parsed) = frames::parse_client_frame(text) else { return };
+        let Ok(parsed) = crate::envelope::parse(text) else { return };
         let cmd = parsed.command();
         let Some(kind) = self.conns[&conn].sessions.get(cmd.session_id).map(|s| s.kind) else {
             return self.reply_error(conn, &cmd, &errors::session_not_found());

@@ -226,6 +226,17 @@ export async function pollFor(fn, ms, what, detail) {
   }
 }
 
+/**
+ * The URLs of the pages in the daemon's /json/list, or null while it answers 503 (no extension
+ * connected, so no browser to list).
+ */
+export async function sharedPageUrls(h) {
+  const response = await fetch(`${h.clientEndpoint}/json/list`);
+  if (response.status === 503) return null;
+  if (response.status !== 200) throw new Error(`/json/list answered ${response.status}: ${await response.text()}`);
+  return (await response.json()).map((p) => p.url);
+}
+
 function which(cmd) {
   for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
     if (!dir) continue;
@@ -780,12 +791,18 @@ export class RawCdp {
     this.ws = ws;
     this.messages = [];
     this.waiters = [];
+    this.discarded = [];
     ws.on('message', (data) => {
       let msg;
       try {
         msg = JSON.parse(data.toString());
       } catch {
         msg = { unparseable: data.toString() };
+      }
+      const d = this.discarded.find((x) => x.pred(msg));
+      if (d) {
+        d.count += 1;
+        return;
       }
       const w = this.waiters.find((x) => x.pred(msg));
       if (w) {
@@ -811,6 +828,13 @@ export class RawCdp {
       const j = this.waiters.indexOf(waiter);
       if (j >= 0) this.waiters.splice(j, 1);
     });
+  }
+
+  /** From now on, messages matching `pred` are only counted (in the returned `{count}`), not kept. */
+  discard(pred) {
+    const counter = { pred, count: 0 };
+    this.discarded.push(counter);
+    return counter;
   }
 
   sendRaw(text) {

@@ -5,6 +5,7 @@
 pub use futures_util::{SinkExt, StreamExt};
 pub use serde_json::{json, Value};
 pub use std::time::Duration;
+pub use tabtunnel::outbox::Limits as OutboxLimits;
 pub use tabtunnel::{Limits, Running, ServeOptions, EXTENSION_ID};
 #[allow(unused_imports)]
 pub use tabtunnel_wire::{
@@ -32,11 +33,19 @@ pub async fn daemon() -> Daemon {
 }
 
 pub async fn daemon_with(limits: Limits) -> Daemon {
-    daemon_with_policy(limits, None).await
+    start(limits, None, OutboxLimits::default()).await
 }
 
 /// A daemon with a policy file holding `policy` (TOML).
 pub async fn daemon_with_policy(limits: Limits, policy: Option<&str>) -> Daemon {
+    start(limits, policy, OutboxLimits::default()).await
+}
+
+pub async fn daemon_with_outbox(client_outbox: OutboxLimits) -> Daemon {
+    start(Limits::default(), None, client_outbox).await
+}
+
+async fn start(limits: Limits, policy: Option<&str>, client_outbox: OutboxLimits) -> Daemon {
     let config = tempfile::tempdir().unwrap();
     let policy = policy.map(|text| {
         let path = config.path().join("policy.toml");
@@ -51,6 +60,7 @@ pub async fn daemon_with_policy(limits: Limits, policy: Option<&str>) -> Daemon 
         limits,
         policy,
         data_dir: config.path().join("data"),
+        client_outbox,
     })
     .await
     .unwrap();
