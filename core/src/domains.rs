@@ -11,7 +11,6 @@
 //!   replayed before its reply, since Chrome reports them only to the first enable.
 
 use crate::session::ConnId;
-use serde_json::value::RawValue;
 
 /// Domains whose events Chrome sends only to a session that enabled them.
 const GATED_DOMAINS: [&str; 19] = [
@@ -142,12 +141,12 @@ impl TargetSession {
 /// them, kept while the tab's Runtime is enabled.
 #[derive(Debug, Default)]
 pub struct ExecutionContexts {
-    live: Vec<(i64, Box<RawValue>)>,
+    live: Vec<(i64, String)>,
 }
 
 impl ExecutionContexts {
     /// Follows the three Runtime events that change the set; parses only those.
-    pub fn observe(&mut self, method: &str, params: &RawValue) {
+    pub fn observe(&mut self, method: &str, params: &str) {
         #[derive(serde::Deserialize)]
         struct Created {
             context: Id,
@@ -163,13 +162,13 @@ impl ExecutionContexts {
         }
         match method {
             "Runtime.executionContextCreated" => {
-                if let Ok(created) = serde_json::from_str::<Created>(params.get()) {
+                if let Ok(created) = serde_json::from_str::<Created>(params) {
                     self.live.retain(|(id, _)| *id != created.context.id);
                     self.live.push((created.context.id, params.to_owned()));
                 }
             }
             "Runtime.executionContextDestroyed" => {
-                if let Ok(destroyed) = serde_json::from_str::<Destroyed>(params.get()) {
+                if let Ok(destroyed) = serde_json::from_str::<Destroyed>(params) {
                     self.live.retain(|(id, _)| *id != destroyed.execution_context_id);
                 }
             }
@@ -187,18 +186,14 @@ impl ExecutionContexts {
     }
 
     /// The `executionContextCreated` params of those of `ids` still live, oldest first.
-    pub fn announcements_of<'a>(&'a self, ids: &'a [i64]) -> impl Iterator<Item = &'a RawValue> + 'a {
-        self.live.iter().filter(|(id, _)| ids.contains(id)).map(|(_, params)| params.as_ref())
+    pub fn announcements_of<'a>(&'a self, ids: &'a [i64]) -> impl Iterator<Item = &'a str> + 'a {
+        self.live.iter().filter(|(id, _)| ids.contains(id)).map(|(_, params)| params.as_str())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn raw(s: &str) -> Box<RawValue> {
-        RawValue::from_string(s.to_owned()).unwrap()
-    }
 
     #[test]
     fn classifies_gated_domains_and_toggles() {
@@ -248,15 +243,15 @@ mod tests {
     #[test]
     fn follows_execution_contexts() {
         let mut c = ExecutionContexts::default();
-        c.observe("Runtime.executionContextCreated", &raw(r#"{"context":{"id":1,"name":""}}"#));
-        c.observe("Runtime.executionContextCreated", &raw(r#"{"context":{"id":2,"name":"w"}}"#));
-        c.observe("Runtime.consoleAPICalled", &raw(r#"{"executionContextId":1}"#));
+        c.observe("Runtime.executionContextCreated", r#"{"context":{"id":1,"name":""}}"#);
+        c.observe("Runtime.executionContextCreated", r#"{"context":{"id":2,"name":"w"}}"#);
+        c.observe("Runtime.consoleAPICalled", r#"{"executionContextId":1}"#);
         assert_eq!(c.ids().collect::<Vec<_>>(), [1, 2]);
-        c.observe("Runtime.executionContextDestroyed", &raw(r#"{"executionContextId":1}"#));
-        let left: Vec<&str> = c.announcements_of(&[1, 2]).map(RawValue::get).collect();
+        c.observe("Runtime.executionContextDestroyed", r#"{"executionContextId":1}"#);
+        let left: Vec<&str> = c.announcements_of(&[1, 2]).collect();
         assert_eq!(left, [r#"{"context":{"id":2,"name":"w"}}"#]);
         assert_eq!(c.announcements_of(&[1]).count(), 0);
-        c.observe("Runtime.executionContextsCleared", &raw("{}"));
+        c.observe("Runtime.executionContextsCleared", "{}");
         assert_eq!(c.ids().count(), 0);
     }
 }

@@ -30,6 +30,7 @@ pub mod frames;
 mod guard;
 mod handover;
 mod lifecycle;
+pub use lifecycle::TabEvent;
 mod params_shape;
 mod pending;
 pub mod policy;
@@ -53,8 +54,8 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 use tab_state::TabState;
 use tabtunnel_wire::{
-    BrowserInfo, BrowserOp, BrowserRequest, CdpError, Command, FromExtension, RawValue, TabId, TabInfo,
-    ToExtension,
+    BrowserInfo, BrowserOp, BrowserRequest, CdpError, Command, FromExtension, RawValue, RequestId, TabId,
+    TabInfo, ToExtension,
 };
 use targets::Tab;
 
@@ -349,12 +350,19 @@ impl Core {
             FromExtension::TabShared(info) => self.tab_shared(info),
             FromExtension::TabChanged(info) => self.tab_changed(info),
             FromExtension::TabUnshared { tab_id, .. } => self.tab_unshared(tab_id),
-            FromExtension::CommandResult(result) => match self.pending.take(result.id) {
-                Some(Pending::Client(to)) => self.command_answered(to, result.into_outcome()),
-                Some(Pending::Core(Some(then))) => self.then(then, result.into_outcome().is_ok()),
-                Some(Pending::Core(None)) | None => {}
-            },
-            FromExtension::Event(event) => self.tab_event(event),
+            FromExtension::CommandResult(result) => {
+                let id = result.id;
+                match result.into_outcome() {
+                    Ok(raw) => self.extension_result(id, Ok(raw.get())),
+                    Err(error) => self.extension_result(id, Err(error)),
+                }
+            }
+            FromExtension::Event(event) => self.extension_event(TabEvent {
+                tab_id: event.tab_id,
+                child_session_id: event.child_session_id.as_deref(),
+                method: &event.method,
+                params: event.params.get(),
+            }),
             FromExtension::DisconnectAgent { agent, tabs } => {
                 self.disconnect_agent(&AgentId::new(&agent), tabs)
             }
@@ -362,6 +370,16 @@ impl Core {
             FromExtension::ApprovalAnswer { id, answer } => self.approval_answered(id, answer),
             FromExtension::KillSwitch { engaged } => self.set_kill_switch(engaged),
             FromExtension::Heartbeat => {}
+        }
+    }
+
+    /// The extension's answer to command `id`: the result's JSON, passed on as it is, or the
+    /// error. The hot path's entry, for a frame the shell read by its layout (`wire::hot`).
+    pub fn extension_result(&mut self, id: RequestId, outcome: Result<&str, CdpError>) {
+        match self.pending.take(id) {
+            Some(Pending::Client(to)) => self.command_answered(to, outcome),
+            Some(Pending::Core(Some(then))) => self.then(then, outcome.is_ok()),
+            Some(Pending::Core(None)) | None => {}
         }
     }
 
@@ -595,7 +613,7 @@ impl Core {
     }
 
     /// The extension answered a client's command.
-    fn command_answered(&mut self, to: ReplyTo, outcome: Result<Box<RawValue>, CdpError>) {
+    fn command_answered(&mut self, to: ReplyTo, outcome: Result<&str, CdpError>) {
         self.settle(&to);
         let ReplyTo { conn, client_id, session_id, on_success } = to;
         let result = match outcome {
@@ -605,24 +623,24 @@ impl Core {
             Ok(raw) => raw,
         };
         let reply = match on_success {
-            None => frames::response(client_id, &session_id, result.get()),
+            None => frames::response(client_id, &session_id, result),
             Some(OnSuccess::ReplyWith(text)) => frames::response(client_id, &session_id, text),
             Some(OnSuccess::ReplayContexts(replay)) => {
                 self.replay_contexts(&replay, conn, &session_id);
-                frames::response(client_id, &session_id, result.get())
+                frames::response(client_id, &session_id, result)
             }
             Some(OnSuccess::TraceStarted { tab, child }) => {
                 self.trace_started(tab, child.as_deref(), conn, &session_id);
-                frames::response(client_id, &session_id, result.get())
+                frames::response(client_id, &session_id, result)
             }
             Some(OnSuccess::AutoAttached { tab, child }) => {
                 self.replay_children(tab, child.as_deref(), conn, &session_id);
-                frames::response(client_id, &session_id, result.get())
+                frames::response(client_id, &session_id, result)
             }
             Some(OnSuccess::Redispatch { .. } | OnSuccess::NavigationGo { .. }) => {
                 unreachable!("the core's own follow-ups are never a client's")
             }
-            Some(OnSuccess::TabCreated { .. }) => match serde_json::from_str::<TabInfo>(result.get()) {
+            Some(OnSuccess::TabCreated { .. }) => match serde_json::from_str::<TabInfo>(result) {
                 Ok(info) => {
                     let target_id = info.target_id.clone();
                     // Normally known already from the TabShared sent just before.

@@ -8,7 +8,19 @@ use crate::tab_state::{ChildTarget, TabState};
 use crate::targets::Tab;
 use crate::{Core, Output};
 use serde_json::json;
-use tabtunnel_wire::{Event, Hello, RawValue, TabId, TabInfo, PROTOCOL_VERSION};
+use tabtunnel_wire::{Hello, TabId, TabInfo, PROTOCOL_VERSION};
+
+/// An event from a tab's debugger session, borrowed from the extension's frame: its params are
+/// passed on as they came.
+#[derive(Debug, Clone, Copy)]
+pub struct TabEvent<'a> {
+    pub tab_id: TabId,
+    /// The child (frame, worker) it came from; `None` for the page itself.
+    pub child_session_id: Option<&'a str>,
+    pub method: &'a str,
+    /// JSON.
+    pub params: &'a str,
+}
 
 impl Core {
     /// The extension connected and said `Hello`. Its tab list is the truth: tabs it no longer
@@ -254,15 +266,16 @@ impl Core {
     /// session attached to that target that wants it. The only events parsed are the rare child
     /// attach/detach ones, which add and remove child targets, and the execution-context ones
     /// while the target's Runtime is on.
-    pub(crate) fn tab_event(&mut self, event: Event) {
-        let child = event.child_session_id.as_deref();
-        if let Some(target) = self.tabs.get_mut(&event.tab_id).and_then(|s| s.target_mut(child)) {
+    pub fn extension_event(&mut self, event: TabEvent) {
+        if let Some(target) =
+            self.tabs.get_mut(&event.tab_id).and_then(|s| s.target_mut(event.child_session_id))
+        {
             if target.real_domains.contains(crate::RUNTIME) {
-                target.contexts.observe(&event.method, &event.params);
+                target.contexts.observe(event.method, event.params);
             }
         }
         self.deliver(&event);
-        match event.method.as_str() {
+        match event.method {
             "Target.attachedToTarget" => self.child_attached(&event),
             "Target.detachedFromTarget" => self.child_detached(&event),
             _ => {}
@@ -270,18 +283,17 @@ impl Core {
     }
 
     /// The hot path: one frame per session that wants the event, no other allocation.
-    fn deliver(&mut self, event: &Event) {
+    fn deliver(&mut self, event: &TabEvent) {
         let Core { tabs, out, .. } = self;
-        let Some(target) =
-            tabs.get_mut(&event.tab_id).and_then(|s| s.target_mut(event.child_session_id.as_deref()))
+        let Some(target) = tabs.get_mut(&event.tab_id).and_then(|s| s.target_mut(event.child_session_id))
         else {
             return;
         };
-        let params = event.params.get();
-        for session in target.sessions.iter_mut().filter(|s| s.wants(&event.method, params)) {
-            let frame = frames::event(&event.method, params, &session.session_id);
+        let TabEvent { method, params, .. } = *event;
+        for session in target.sessions.iter_mut().filter(|s| s.wants(method, params)) {
+            let frame = frames::event(method, params, &session.session_id);
             out.push_back(Output::ToClient { conn: session.conn, frame });
-            if event.method == "Tracing.tracingComplete" {
+            if method == "Tracing.tracingComplete" {
                 session.tracing = false;
             }
         }
@@ -291,10 +303,10 @@ impl Core {
     /// own, and a session of every connection whose session on the parent auto-attaches. Ids
     /// Chrome would never send (empty, the parent's own, one already known) are ignored, so a
     /// misbehaving extension cannot make a session its own ancestor.
-    fn child_attached(&mut self, event: &Event) {
-        let Some((child, target_id)) = child_session_in(&event.params) else { return };
+    fn child_attached(&mut self, event: &TabEvent) {
+        let Some((child, target_id)) = child_session_in(event.params) else { return };
         let tab_id = event.tab_id;
-        let parent = event.child_session_id.clone();
+        let parent = event.child_session_id.map(str::to_owned);
         let Some(state) = self.tabs.get_mut(&tab_id) else { return };
         if child.is_empty()
             || parent.as_deref() == Some(child.as_str())
@@ -309,7 +321,7 @@ impl Core {
             .filter(|s| s.auto_attach)
             .map(|s| (s.conn, s.session_id.clone()))
             .collect();
-        let announcement = event.params.clone();
+        let announcement = event.params.to_owned();
         state.children.insert(
             child.clone(),
             ChildTarget { target_id, parent, announcement, state: Default::default() },
@@ -351,7 +363,7 @@ impl Core {
         session_id: &str,
     ) {
         let Some(state) = self.tabs.get(&tab_id) else { return };
-        let mut known: Vec<(String, Box<RawValue>)> = state
+        let mut known: Vec<(String, String)> = state
             .children
             .iter()
             .filter(|(_, c)| c.parent.as_deref() == parent)
@@ -360,15 +372,15 @@ impl Core {
         known.sort_by(|a, b| a.0.cmp(&b.0));
         for (child, announcement) in known {
             if self.add_child_session(tab_id, &child, conn, session_id.to_owned()) {
-                let frame = frames::event("Target.attachedToTarget", announcement.get(), session_id);
+                let frame = frames::event("Target.attachedToTarget", &announcement, session_id);
                 self.send(conn, frame);
             }
         }
     }
 
     /// Chrome detached a child: it and what hung under it are gone for every connection.
-    fn child_detached(&mut self, event: &Event) {
-        let Some((child, _)) = child_session_in(&event.params) else { return };
+    fn child_detached(&mut self, event: &TabEvent) {
+        let Some((child, _)) = child_session_in(event.params) else { return };
         let Some(state) = self.tabs.get_mut(&event.tab_id) else { return };
         let Some(gone) = state.children.remove(&child) else { return };
         // Its own children go with it (Chrome may not report each).
@@ -407,7 +419,7 @@ impl Core {
 
 /// The `params.sessionId` (and `targetInfo.targetId` or `targetId`) of a child attach/detach
 /// event.
-fn child_session_in(params: &RawValue) -> Option<(String, Option<String>)> {
+fn child_session_in(params: &str) -> Option<(String, Option<String>)> {
     #[derive(serde::Deserialize)]
     #[serde(rename_all = "camelCase")]
     struct Params {
@@ -420,6 +432,6 @@ fn child_session_in(params: &RawValue) -> Option<(String, Option<String>)> {
     struct TargetInfo {
         target_id: String,
     }
-    let p = serde_json::from_str::<Params>(params.get()).ok()?;
+    let p = serde_json::from_str::<Params>(params).ok()?;
     Some((p.session_id, p.target_info.map(|t| t.target_id).or(p.target_id)))
 }

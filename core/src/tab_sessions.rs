@@ -79,7 +79,7 @@ impl Core {
             return;
         };
         for params in target.contexts.announcements_of(&replay.context_ids) {
-            let frame = frames::event("Runtime.executionContextCreated", params.get(), session_id);
+            let frame = frames::event("Runtime.executionContextCreated", params, session_id);
             out.push_back(Output::ToClient { conn, frame });
         }
     }

@@ -6,7 +6,6 @@ use crate::domains::{DomainSet, ExecutionContexts, TargetSession};
 use crate::session::ConnId;
 use crate::targets::Tab;
 use std::collections::HashMap;
-use tabtunnel_wire::RawValue;
 
 /// A shared tab and who is listening to it.
 pub(crate) struct TabState {
@@ -37,7 +36,7 @@ pub(crate) struct ChildTarget {
     pub parent: Option<String>,
     /// The `Target.attachedToTarget` params Chrome announced it with, replayed to sessions that
     /// turn auto-attach on later (Chrome announces a child once per debugger session).
-    pub announcement: Box<RawValue>,
+    pub announcement: String,
     pub state: TargetState,
 }
 

@@ -15,7 +15,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tabtunnel_core::policy::PolicySet;
-use tabtunnel_core::{AgentId, ConnId, Core, Output, Root};
+use tabtunnel_core::{AgentId, ConnId, Core, Output, Root, TabEvent};
+use tabtunnel_wire::hot::{self, Hot};
 use tabtunnel_wire::{BrowserInfo, FromExtension, Hello, TabInfo, ToExtension, Welcome};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
@@ -23,6 +24,8 @@ use tokio::time::Instant;
 /// Frames queued for the extension before it counts as stuck.
 pub const EXTENSION_OUTBOX: usize = 8192;
 const HUB_INBOX: usize = 1024;
+/// At most this many inputs are handled before the outputs are handed on.
+const INPUTS_PER_FLUSH: usize = 64;
 /// How often the core learns the time: the resolution of command timeouts and grace periods,
 /// and how often the side panel may hear about agents.
 const TICK: Duration = Duration::from_millis(250);
@@ -61,9 +64,10 @@ pub enum Input {
         outbox: mpsc::Sender<Utf8Bytes>,
         accepted: oneshot::Sender<Result<Welcome, String>>,
     },
-    ExtensionFrame {
+    /// One WebSocket message from the extension: one frame or several, a line each.
+    ExtensionMessage {
         socket: u64,
-        frame: FromExtension,
+        text: Utf8Bytes,
     },
     ExtensionClosed {
         socket: u64,
@@ -194,6 +198,12 @@ pub fn spawn(
                 },
                 _ = tick.tick() => hub.tick(),
             }
+            // What else has arrived goes in before the outputs leave, so that the answers to a
+            // burst leave together (each writer then writes them at once).
+            for _ in 0..INPUTS_PER_FLUSH {
+                let Ok(input) = rx.try_recv() else { break };
+                hub.handle(input);
+            }
             hub.flush();
         }
     });
@@ -241,9 +251,11 @@ impl Hub {
                     }
                 }
             }
-            Input::ExtensionFrame { socket, frame } => {
+            Input::ExtensionMessage { socket, text } => {
                 if self.is_current(socket) {
-                    self.core.extension_frame(frame);
+                    for line in hot::split_lines(&text) {
+                        self.extension_frame(line);
+                    }
                 }
             }
             Input::ExtensionClosed { socket } => {
@@ -268,6 +280,29 @@ impl Hub {
                 };
                 let _ = reply.send(snapshot);
             }
+        }
+    }
+
+    /// One frame from the extension. An answer or an event, the frames every command makes, is
+    /// read by its layout and its payload passed on as a slice; the rest go through serde.
+    fn extension_frame(&mut self, text: &str) {
+        match hot::read(text) {
+            Some(Hot::CommandResult { id, result }) => self.core.extension_result(id, Ok(result)),
+            Some(Hot::Event { tab_id, child_session_id, method, params }) => {
+                self.core.extension_event(TabEvent {
+                    tab_id,
+                    child_session_id: child_session_id.as_deref(),
+                    method: &method,
+                    params,
+                })
+            }
+            None => match serde_json::from_str::<FromExtension>(text) {
+                Ok(frame) => self.core.extension_frame(frame),
+                Err(e) => tracing::warn!(
+                    "ignoring a malformed frame from the extension ({e}): {}",
+                    text.chars().take(200).collect::<String>()
+                ),
+            },
         }
     }
 

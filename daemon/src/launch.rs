@@ -113,13 +113,15 @@ pub fn find_extension_dir(explicit: Option<&Path>) -> Result<PathBuf, String> {
 }
 
 /// Copies the extension into the profile and pairs it with `daemon_url`, so the browser we
-/// start connects without the user pasting anything; `share_startup_tabs` has it share the
-/// tabs the browser opens with.
+/// start connects without the user pasting anything. The extension opens `open_urls` (not
+/// Chromium's command line: see the extension's `settings::Startup` for why), and
+/// `share_startup_tabs` has it share the tabs the browser starts with.
 pub fn stage_extension(
     source: &Path,
     profile: &Path,
     daemon_url: &str,
     share_startup_tabs: bool,
+    open_urls: &[String],
 ) -> Result<PathBuf, String> {
     let target = profile.join("TabtunnelExtension");
     if target.exists() {
@@ -128,7 +130,11 @@ pub fn stage_extension(
     copy_dir(source, &target)
         .map_err(|e| format!("cannot copy the extension to {}: {e}", target.display()))?;
     // The pairing URL carries the token.
-    let pairing = serde_json::json!({ "daemonUrl": daemon_url, "shareStartupTabs": share_startup_tabs });
+    let pairing = serde_json::json!({
+        "daemonUrl": daemon_url,
+        "shareStartupTabs": share_startup_tabs,
+        "openUrls": open_urls,
+    });
     crate::token::write_owner_only(&target.join("pairing.json"), pairing.to_string().as_bytes())
         .map_err(|e| e.to_string())?;
     Ok(target)
@@ -149,14 +155,8 @@ fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
 }
 
 /// Chromium's command line: our profile and extension, quiet background networking (this
-/// machine, like many CI machines, has no route out), headless when asked.
-pub fn chromium_args(
-    profile: &Path,
-    extension: &Path,
-    headless: bool,
-    extra: &[String],
-    urls: &[String],
-) -> Vec<String> {
+/// machine, like many CI machines, has no route out), headless when asked, one blank tab.
+pub fn chromium_args(profile: &Path, extension: &Path, headless: bool, extra: &[String]) -> Vec<String> {
     let mut args = vec![
         format!("--user-data-dir={}", profile.display()),
         format!("--load-extension={}", extension.display()),
@@ -174,11 +174,7 @@ pub fn chromium_args(
         args.push("--no-sandbox".into());
     }
     args.extend(extra.iter().cloned());
-    if urls.is_empty() {
-        args.push("about:blank".into());
-    } else {
-        args.extend(urls.iter().cloned());
-    }
+    args.push("about:blank".into());
     args
 }
 
@@ -198,19 +194,26 @@ mod tests {
         fs::create_dir(src.path().join("pkg")).unwrap();
         fs::write(src.path().join("pkg/x.wasm"), [0u8, 97, 115, 109]).unwrap();
         let profile = tempfile::tempdir().unwrap();
-        let staged =
-            stage_extension(src.path(), profile.path(), "ws://127.0.0.1:1/t/extension", true).unwrap();
+        let staged = stage_extension(
+            src.path(),
+            profile.path(),
+            "ws://127.0.0.1:1/t/extension",
+            true,
+            &["http://a/".into()],
+        )
+        .unwrap();
         assert_eq!(fs::read(staged.join("pkg/x.wasm")).unwrap(), [0u8, 97, 115, 109]);
         let pairing: serde_json::Value =
             serde_json::from_slice(&fs::read(staged.join("pairing.json")).unwrap()).unwrap();
         assert_eq!(pairing["daemonUrl"], "ws://127.0.0.1:1/t/extension");
         assert_eq!(pairing["shareStartupTabs"], true);
+        assert_eq!(pairing["openUrls"], serde_json::json!(["http://a/"]));
         use std::os::unix::fs::PermissionsExt;
         assert_eq!(fs::metadata(staged.join("pairing.json")).unwrap().permissions().mode() & 0o777, 0o600);
         // Staging again replaces the old copy.
         fs::remove_file(src.path().join("pkg/x.wasm")).unwrap();
         let staged =
-            stage_extension(src.path(), profile.path(), "ws://127.0.0.1:2/t/extension", false).unwrap();
+            stage_extension(src.path(), profile.path(), "ws://127.0.0.1:2/t/extension", false, &[]).unwrap();
         assert!(!staged.join("pkg/x.wasm").exists());
         assert!(find_extension_dir(Some(src.path())).is_ok());
         assert!(find_extension_dir(Some(profile.path())).is_err());
@@ -219,15 +222,14 @@ mod tests {
     #[test]
     fn args_load_the_extension_and_end_with_a_blank_page() {
         let args =
-            chromium_args(Path::new("/p"), Path::new("/e"), true, &["--remote-debugging-port=0".into()], &[]);
+            chromium_args(Path::new("/p"), Path::new("/e"), true, &["--remote-debugging-port=0".into()]);
         assert!(args.contains(&"--user-data-dir=/p".to_owned()));
         assert!(args.contains(&"--load-extension=/e".to_owned()));
         assert!(args.contains(&"--headless=new".to_owned()));
         assert!(args.contains(&"--remote-debugging-port=0".to_owned()));
         assert_eq!(args.last().unwrap(), "about:blank");
-        let windowed = chromium_args(Path::new("/p"), Path::new("/e"), false, &[], &["http://a/".into()]);
+        let windowed = chromium_args(Path::new("/p"), Path::new("/e"), false, &[]);
         assert!(!windowed.contains(&"--headless=new".to_owned()));
-        assert_eq!(windowed.last().unwrap(), "http://a/");
         assert!(ShareStartupTabs::Auto.resolve(true) && !ShareStartupTabs::Auto.resolve(false));
     }
 }

@@ -125,8 +125,8 @@ struct LaunchArgs {
     /// where there is no side panel to click).
     #[arg(long, value_enum, default_value_t = ShareStartupTabs::Auto)]
     share_startup_tabs: ShareStartupTabs,
-    /// A page to open at start (repeatable with a window; one when headless; default
-    /// about:blank).
+    /// A page to open at start (repeatable; default about:blank). The extension opens them
+    /// once it is loaded.
     #[arg(long = "open", value_name = "URL")]
     urls: Vec<String>,
     /// Extra Chromium arguments, after `--`.
@@ -225,20 +225,23 @@ async fn launch(args: LaunchArgs) -> Result<(), String> {
     let extension = launch::find_extension_dir(args.extension_dir.as_deref())?;
     let profile = args.profile.clone().unwrap_or_else(launch::default_profile_dir);
     let headless = args.headless.resolve();
-    if headless && args.urls.len() > 1 {
-        return Err("headless Chromium opens one page at start: pass a single --open".into());
-    }
     launch::prepare_profile_dir(&profile)?;
     let mut running = start(&args.serve).await?;
     let share_startup_tabs = args.share_startup_tabs.resolve(headless);
-    let staged = launch::stage_extension(&extension, &profile, &running.extension_url(), share_startup_tabs)?;
+    let staged = launch::stage_extension(
+        &extension,
+        &profile,
+        &running.extension_url(),
+        share_startup_tabs,
+        &args.urls,
+    )?;
     // Chromium is chatty on stderr (D-Bus, GPU probes); keep its output out of the terminal.
     let log_path = profile.join("chromium.log");
     let log =
         std::fs::File::create(&log_path).map_err(|e| format!("cannot create {}: {e}", log_path.display()))?;
     let log_err = log.try_clone().map_err(|e| e.to_string())?;
     let mut child = tokio::process::Command::new(&chromium)
-        .args(launch::chromium_args(&profile, &staged, headless, &args.chromium_args, &args.urls))
+        .args(launch::chromium_args(&profile, &staged, headless, &args.chromium_args))
         .stdin(std::process::Stdio::null())
         .stdout(log)
         .stderr(log_err)

@@ -131,6 +131,18 @@ impl OutboxReader {
         }
     }
 
+    /// The next frame if one is queued now, without waiting: a writer that took one frame
+    /// takes what else is there before flushing the socket once.
+    pub fn next_ready(&self) -> Option<Utf8Bytes> {
+        let mut state = self.shared.state();
+        if state.overflowed {
+            return None;
+        }
+        let frame = state.queue.pop_front()?;
+        state.bytes -= frame.len();
+        Some(frame)
+    }
+
     /// Resolves when the outbox overflows (never, if it does not).
     pub async fn overflowed(&self) {
         loop {
@@ -167,6 +179,20 @@ mod tests {
         assert_eq!(reader.next().await.as_deref(), Some("b"));
         assert_eq!(reader.next().await, None);
         assert!(!reader.has_overflowed());
+    }
+
+    #[tokio::test]
+    async fn ready_frames_come_out_without_waiting() {
+        let (outbox, reader) = outbox(LIMITS);
+        assert_eq!(reader.next_ready(), None);
+        outbox.push(frame(10)).unwrap();
+        outbox.push(frame(20)).unwrap();
+        assert_eq!(reader.next_ready().map(|f| f.len()), Some(10));
+        assert_eq!(reader.next().await.map(|f| f.len()), Some(20));
+        assert_eq!(reader.next_ready(), None);
+        outbox.push(frame(90)).unwrap();
+        reader.next_ready().unwrap();
+        outbox.push(frame(90)).expect("taken frames no longer count");
     }
 
     #[tokio::test]

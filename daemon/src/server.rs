@@ -19,7 +19,7 @@ use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use std::time::Duration;
 use tabtunnel_core::{AgentId, Root};
-use tabtunnel_wire::{FromExtension, TabInfo, ToExtension, HEARTBEAT_INTERVAL_MS};
+use tabtunnel_wire::{hot, FromExtension, TabInfo, ToExtension, HEARTBEAT_INTERVAL_MS};
 use tokio::sync::{mpsc, oneshot};
 
 /// Screenshots, traces and injected scripts are large; Chrome's own limit is 256 MiB.
@@ -32,6 +32,8 @@ const HANDOVER_MAX_WAIT: Duration = Duration::from_secs(600);
 const HANDOVER_DEFAULT_WAIT: Duration = Duration::from_secs(120);
 /// How long a closing client socket may take to accept our Close frame.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
+/// A writer stops gathering queued frames into one write past this many bytes.
+const WRITE_BATCH_BYTES: usize = 1 << 20;
 
 /// Where the browser sends navigations an agent's policy blocks or asks about.
 pub const NAVIGATION_PATH: &str = "/tabtunnel/navigation";
@@ -480,7 +482,7 @@ async fn client_session(state: AppState, socket: WebSocket, route: AgentRoute, r
 async fn write_client(mut sink: SplitSink<WebSocket, Message>, outbox: OutboxReader) -> bool {
     while let Some(frame) = outbox.next().await {
         tokio::select! {
-            sent = sink.send(Message::Text(frame)) => if sent.is_err() { return false },
+            sent = write_batch(&mut sink, frame, &outbox) => if sent.is_err() { return false },
             () = outbox.overflowed() => return true,
         }
     }
@@ -490,6 +492,24 @@ async fn write_client(mut sink: SplitSink<WebSocket, Message>, outbox: OutboxRea
     // The hub closed it (its page went away): say so, unless the client does not even read that.
     let _ = tokio::time::timeout(CLOSE_TIMEOUT, sink.send(Message::Close(None))).await;
     false
+}
+
+/// Writes `first` and every frame queued behind it, then flushes once: frames that leave
+/// together cost one write, not one each. (Each stays its own WebSocket message: CDP clients
+/// read one frame per message.)
+async fn write_batch(
+    sink: &mut SplitSink<WebSocket, Message>,
+    first: Utf8Bytes,
+    outbox: &OutboxReader,
+) -> Result<(), axum::Error> {
+    let mut batched = first.len();
+    sink.feed(Message::Text(first)).await?;
+    while batched < WRITE_BATCH_BYTES {
+        let Some(frame) = outbox.next_ready() else { break };
+        batched += frame.len();
+        sink.feed(Message::Text(frame)).await?;
+    }
+    sink.flush().await
 }
 
 async fn extension_socket(
@@ -503,6 +523,29 @@ async fn extension_socket(
     }
     let ws = ws.max_message_size(MAX_MESSAGE_BYTES).max_frame_size(MAX_MESSAGE_BYTES);
     ws.on_upgrade(move |socket| extension_session(state, socket))
+}
+
+/// `first` and the frames queued behind it as one message (a JSON array when more than one):
+/// the extension's worker pays per message, far more than per byte.
+fn extension_message(
+    first: Utf8Bytes,
+    rx: &mut mpsc::Receiver<Utf8Bytes>,
+    batch: &mut Vec<Utf8Bytes>,
+) -> Utf8Bytes {
+    let mut bytes = first.len();
+    batch.clear();
+    batch.push(first);
+    while bytes < WRITE_BATCH_BYTES {
+        let Ok(frame) = rx.try_recv() else { break };
+        bytes += frame.len();
+        batch.push(frame);
+    }
+    if batch.len() == 1 {
+        return batch.pop().expect("one frame");
+    }
+    let message = hot::join_array(batch.iter().map(Utf8Bytes::as_str));
+    batch.clear();
+    message.into()
 }
 
 fn parse_extension_frame(message: Message) -> Option<Result<FromExtension, String>> {
@@ -554,12 +597,13 @@ async fn extension_session(state: AppState, mut socket: WebSocket) {
     let writer = tokio::spawn(async move {
         let mut heartbeat = tokio::time::interval(Duration::from_millis(HEARTBEAT_INTERVAL_MS as u64));
         let heartbeat_frame: Utf8Bytes = ToExtension::Heartbeat.to_json().into();
+        let mut batch = Vec::new();
         loop {
-            let frame = tokio::select! {
+            let first = tokio::select! {
                 frame = rx.recv() => match frame { Some(frame) => frame, None => break },
                 _ = heartbeat.tick() => heartbeat_frame.clone(),
             };
-            if sink.send(Message::Text(frame)).await.is_err() {
+            if sink.send(Message::Text(extension_message(first, &mut rx, &mut batch))).await.is_err() {
                 return;
             }
         }
@@ -574,18 +618,20 @@ async fn extension_session(state: AppState, mut socket: WebSocket) {
                 break;
             }
         };
-        if matches!(message, Message::Close(_)) {
-            break;
-        }
-        let frame = match parse_extension_frame(message) {
-            Some(Ok(frame)) => frame,
-            Some(Err(e)) => {
-                tracing::warn!("ignoring a malformed frame from the extension: {e}");
-                continue;
-            }
-            None => continue,
+        let text = match message {
+            Message::Text(text) => text,
+            Message::Binary(bytes) => match Utf8Bytes::try_from(bytes) {
+                Ok(text) => text,
+                Err(_) => {
+                    tracing::warn!("ignoring a binary frame from the extension that is not UTF-8");
+                    continue;
+                }
+            },
+            Message::Close(_) => break,
+            Message::Ping(_) | Message::Pong(_) => continue,
         };
-        if state.hub.send(Input::ExtensionFrame { socket: socket_id, frame }).await.is_err() {
+        // Read in the hub, by layout where it can (`wire::hot`): no parse here, no copy.
+        if state.hub.send(Input::ExtensionMessage { socket: socket_id, text }).await.is_err() {
             break;
         }
         if writer.is_finished() {

@@ -2,6 +2,7 @@
 
 mod common;
 use common::*;
+use tabtunnel_wire::hot;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -192,7 +193,7 @@ async fn a_page_endpoint_drives_its_tab_directly() {
 #[tokio::test]
 async fn an_extension_of_another_protocol_version_is_told_why() {
     let d = daemon().await;
-    let mut socket = ws(&d.running.extension_url(), Some(ORIGIN)).await.unwrap();
+    let mut socket = extension_socket(&d).await;
     let FromExtension::Hello(mut h) = hello(&[]) else { unreachable!() };
     h.protocol_version += 1;
     socket.send(Message::text(FromExtension::Hello(h).to_json())).await.unwrap();
@@ -208,7 +209,7 @@ async fn a_second_browser_is_told_no_while_the_first_is_connected() {
     let mut first = extension(&d, &[1]).await;
     let mut c = client(&d).await;
     let pages = attach_pages(&mut c).await;
-    let mut other = ws(&d.running.extension_url(), Some(ORIGIN)).await.unwrap();
+    let mut other = extension_socket(&d).await;
     let FromExtension::Hello(mut h) = hello(&[2]) else { unreachable!() };
     h.instance_id = "browser-2".into();
     other.send(Message::text(FromExtension::Hello(h).to_json())).await.unwrap();
@@ -224,7 +225,7 @@ async fn a_second_browser_is_told_no_while_the_first_is_connected() {
     // Once the first is gone, the second gets in.
     drop(first);
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let mut second = ws(&d.running.extension_url(), Some(ORIGIN)).await.unwrap();
+    let mut second = extension_socket(&d).await;
     let FromExtension::Hello(mut h) = hello(&[2]) else { unreachable!() };
     h.instance_id = "browser-2".into();
     second.send(Message::text(FromExtension::Hello(h).to_json())).await.unwrap();
@@ -321,4 +322,47 @@ async fn without_the_extension_discovery_and_browser_requests_say_so() {
     send(&mut c, json!({"id": 1, "method": "Target.getTargets"})).await;
     let (reply, _) = until_reply(&mut c, 1).await;
     assert!(reply["error"]["message"].as_str().unwrap().contains("extension is not connected"), "{reply}");
+}
+
+#[tokio::test]
+async fn several_frames_in_one_message_arrive_in_order_and_a_bad_one_costs_only_itself() {
+    let d = daemon().await;
+    let mut ext = extension(&d, &[7]).await;
+    let mut c = client(&d).await;
+    let pages = attach_pages(&mut c).await;
+    for id in 2..5 {
+        send(&mut c, json!({"id": id, "sessionId": pages[0], "method": "Runtime.evaluate", "params": {"expression": "1"}}))
+            .await;
+    }
+    let mut ids = Vec::new();
+    while ids.len() < 3 {
+        let ToExtension::Command(cmd) = next_ext(&mut ext).await else { panic!("expected a command") };
+        ids.push(cmd.id);
+    }
+    // As the extension writes them: the hot frames by layout, the rest through serde, a line each.
+    let tricky = r#"{"result":{"type":"string","value":"}}\n\"quoted\"\\ {\"id\":1}"}}"#;
+    let error = CommandResult::err(
+        ids[1],
+        tabtunnel_wire::CdpError { code: -32000, message: "nope".into(), data: None },
+    );
+    let message = [
+        hot::event(7, None, "Inspector.targetReloadedAfterCrash", "{}"),
+        hot::command_result(ids[0], r#"{"result":{"type":"number","value":1}}"#),
+        "{\"commandResult\":{\"id\":".to_owned(),
+        FromExtension::CommandResult(error).to_json(),
+        hot::command_result(ids[2], tricky),
+    ]
+    .join("\n");
+    ext.send(Message::text(message)).await.unwrap();
+    let (first, events) = until_reply(&mut c, 2).await;
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(
+        (events[0]["method"].as_str(), events[0]["sessionId"].as_str()),
+        (Some("Inspector.targetReloadedAfterCrash"), Some(pages[0].as_str()))
+    );
+    assert_eq!(first["result"]["result"]["value"], 1);
+    assert_eq!(next_json(&mut c).await["error"]["message"], "nope");
+    let third = next_json(&mut c).await;
+    assert_eq!(third["id"], 4);
+    assert_eq!(third["result"]["result"]["value"], "}}\n\"quoted\"\\ {\"id\":1}");
 }

@@ -7,7 +7,7 @@
 //! behind for the next `catch` import to report as its own. Calls that can throw so are bound
 //! as synchronous imports returning the promise, and awaited with [`settle`].
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use tabtunnel_wire::{TabId, WindowId};
 use wasm_bindgen::prelude::*;
 
@@ -141,6 +141,9 @@ pub struct Tab {
     pub pending_url: String,
     #[serde(default)]
     pub title: String,
+    /// `loading` or `complete`.
+    #[serde(default)]
+    pub status: String,
     #[serde(default)]
     pub active: bool,
     /// `-1` when the tab is in no group.
@@ -184,17 +187,15 @@ pub struct DebuggerSource {
     pub session_id: Option<String>,
 }
 
-/// The `target` of chrome.debugger calls: a tab, or one of its flat child sessions.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Debuggee<'a> {
-    tab_id: TabId,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    session_id: Option<&'a str>,
-}
-
+/// The `target` of chrome.debugger calls: a tab, or one of its flat child sessions. Built
+/// directly, not through JSON text: one is made for every command.
 fn debuggee(tab_id: TabId, session_id: Option<&str>) -> JsValue {
-    to_js(&Debuggee { tab_id, session_id })
+    let target = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&target, &"tabId".into(), &tab_id.into());
+    if let Some(session_id) = session_id {
+        let _ = js_sys::Reflect::set(&target, &"sessionId".into(), &session_id.into());
+    }
+    target.into()
 }
 
 pub type Result<T, E = String> = std::result::Result<T, E>;

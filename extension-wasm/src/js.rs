@@ -15,6 +15,30 @@ macro_rules! warn {
 extern "C" {
     #[wasm_bindgen(js_name = setTimeout)]
     fn set_timeout(handler: &js_sys::Function, ms: i32) -> JsValue;
+    #[wasm_bindgen(js_name = queueMicrotask)]
+    pub fn queue_microtask(callback: &js_sys::Function);
+    /// `JSON.parse` of a JS string, which never enters wasm (js_sys's takes a `&str`).
+    #[wasm_bindgen(js_namespace = JSON, js_name = parse, catch)]
+    pub fn parse_json(text: &JsValue) -> Result<JsValue, JsValue>;
+    /// A WebSocket, seen through a `send` that takes a JS string.
+    type TextSocket;
+    #[wasm_bindgen(method, js_name = send, catch)]
+    fn send(this: &TextSocket, text: &js_sys::JsString) -> Result<(), JsValue>;
+}
+
+/// `WebSocket.send` of a JS string, which never enters wasm (web_sys's takes a `&str`).
+pub fn send_js(ws: &web_sys::WebSocket, text: &js_sys::JsString) -> Result<(), JsValue> {
+    ws.unchecked_ref::<TextSocket>().send(text)
+}
+
+/// `JSON.stringify(value)` as a JS string, kept out of wasm; `undefined` (a command without a
+/// result) is `{}`.
+pub fn json_js(value: &JsValue) -> Option<js_sys::JsString> {
+    if value.is_undefined() {
+        return Some("{}".into());
+    }
+    let text = js_sys::JSON::stringify(value).ok()?;
+    text.is_string().then_some(text)
 }
 
 /// A serde value as a plain JS object. Through JSON text on purpose: serde-wasm-bindgen would

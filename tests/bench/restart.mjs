@@ -3,7 +3,7 @@
 // connected and a client's command on the shared tab is answered. Runs last: the worker
 // restart ends the harness's own puppeteer connection.
 
-import { EXTENSION_ID, sleep } from '../e2e/harness.mjs';
+import { EXTENSION_ID, sharedPageUrls, sleep } from '../e2e/harness.mjs';
 import { CdpClient, attachToPage } from './cdp-client.mjs';
 import { EVALUATE_1_PLUS_1, openTunnel } from './paths.mjs';
 
@@ -18,8 +18,9 @@ async function until(what, fn) {
   }
 }
 
-/** The extension is connected and has announced the shared tab (in /json/list). */
-const tabListed = async (h) => (await (await fetch(`${h.clientEndpoint}/json/list`)).json()).some((p) => p.url === h.pageUrl);
+/** The extension is connected and has announced the shared tab (in /json/list; 503 while no
+ * extension is connected). */
+const tabListed = async (h) => (await sharedPageUrls(h))?.includes(h.pageUrl) ?? false;
 
 /** When a client through tabtunnel first gets an answer on the shared tab. */
 function firstAnswer(h, pageTargetId) {

@@ -489,12 +489,12 @@ class Harness {
     const tab = await this.sw(async (url) => {
       const tabs = await chrome.tabs.query({});
       const t = tabs.find((x) => x.url === url);
-      if (!t) return null;
+      if (!t) return { missing: JSON.stringify(tabs) };
       await chrome.tabs.update(t.id, { active: true });
       await chrome.windows.update(t.windowId, { focused: true });
       return { id: t.id, windowId: t.windowId };
     }, pageUrl);
-    if (!tab) throw new Error(`chrome.tabs.query does not list the test page ${pageUrl}`);
+    if (tab.missing) throw new Error(`chrome.tabs.query does not list the test page ${pageUrl}, only ${tab.missing}`);
     this.tabId = tab.id;
     this.windowId = tab.windowId;
   }

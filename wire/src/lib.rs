@@ -5,11 +5,15 @@
 //! the wire cannot drift between them.
 //!
 //! CDP payloads (`params`, `result`, error `data`) stay raw JSON text ([`RawValue`]): the daemon
-//! routes by the envelope and never re-parses what it only forwards. Enums are externally tagged
+//! routes by the envelope and never re-parses what it only forwards; the two frames every
+//! command and event makes are written and read by their layout ([`hot`]), and several frames
+//! share one WebSocket message. Enums are externally tagged
 //! (`{"command": {...}}`) because serde cannot buffer a `RawValue` inside an internally tagged enum.
 
 use serde::{Deserialize, Serialize};
 pub use serde_json::value::RawValue;
+
+pub mod hot;
 
 /// Chrome's tab id (`chrome.tabs.Tab.id`).
 pub type TabId = i32;
@@ -20,7 +24,7 @@ pub type RequestId = u64;
 
 /// Version of this wire protocol; bumped on any incompatible change. The daemon refuses an
 /// extension that speaks another one, with a message the side panel shows.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// How often each side sends [`ToExtension::Heartbeat`] / [`FromExtension::Heartbeat`]. A data
 /// message (not a WebSocket ping) is what keeps an MV3 service worker alive past ~30 s idle.

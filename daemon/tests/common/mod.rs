@@ -120,9 +120,40 @@ pub async fn ws(url: &str, origin: Option<&str>) -> Result<Socket, tokio_tungste
     tokio_tungstenite::connect_async(request).await.map(|(s, _)| s)
 }
 
+/// The fake extension's socket. The daemon may send several frames in one message (a JSON
+/// array): they are read one at a time.
+pub struct ExtSocket {
+    socket: Socket,
+    queued: std::collections::VecDeque<ToExtension>,
+}
+
+impl From<Socket> for ExtSocket {
+    fn from(socket: Socket) -> Self {
+        ExtSocket { socket, queued: Default::default() }
+    }
+}
+
+impl std::ops::Deref for ExtSocket {
+    type Target = Socket;
+    fn deref(&self) -> &Socket {
+        &self.socket
+    }
+}
+
+impl std::ops::DerefMut for ExtSocket {
+    fn deref_mut(&mut self) -> &mut Socket {
+        &mut self.socket
+    }
+}
+
+/// The extension socket, connected but silent.
+pub async fn extension_socket(d: &Daemon) -> ExtSocket {
+    ws(&d.running.extension_url(), Some(ORIGIN)).await.unwrap().into()
+}
+
 /// A fake extension that has said Hello and read the Welcome.
-pub async fn extension(d: &Daemon, tabs: &[i32]) -> Socket {
-    let mut socket = ws(&d.running.extension_url(), Some(ORIGIN)).await.unwrap();
+pub async fn extension(d: &Daemon, tabs: &[i32]) -> ExtSocket {
+    let mut socket = extension_socket(d).await;
     socket.send(Message::text(hello(tabs).to_json())).await.unwrap();
     match next_ext(&mut socket).await {
         ToExtension::Welcome(w) => assert_eq!(w.client_endpoint, d.running.client_endpoint()),
@@ -143,9 +174,16 @@ pub async fn next_text(socket: &mut Socket) -> String {
 
 /// The next frame for the extension, skipping heartbeats, the side panel's agent lists and
 /// navigation rules.
-pub async fn next_ext(socket: &mut Socket) -> ToExtension {
+pub async fn next_ext(socket: &mut ExtSocket) -> ToExtension {
     loop {
-        match serde_json::from_str(&next_text(socket).await).unwrap() {
+        if socket.queued.is_empty() {
+            let text = next_text(socket).await;
+            match text.starts_with('[') {
+                true => socket.queued.extend(serde_json::from_str::<Vec<ToExtension>>(&text).unwrap()),
+                false => socket.queued.push_back(serde_json::from_str(&text).unwrap()),
+            }
+        }
+        match socket.queued.pop_front().expect("a frame") {
             ToExtension::Heartbeat | ToExtension::Agents { .. } | ToExtension::NavigationRules { .. } => {
                 continue
             }
@@ -155,7 +193,7 @@ pub async fn next_ext(socket: &mut Socket) -> ToExtension {
 }
 
 /// The next tab or window operation asked of the extension: (request id, operation).
-pub async fn next_browser_op(socket: &mut Socket) -> (u64, BrowserOp) {
+pub async fn next_browser_op(socket: &mut ExtSocket) -> (u64, BrowserOp) {
     match next_ext(socket).await {
         ToExtension::Browser(BrowserRequest { id, op }) => (id, op),
         other => panic!("expected a browser operation, got {other:?}"),

@@ -6,15 +6,20 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 use web_sys::{CloseEvent, MessageEvent, WebSocket};
 
-use super::{agents, broadcast, browser_ops, navigation, relay, settings, sharing, with};
+use js_sys::JsString;
+
+use super::{agents, batching, broadcast, browser_ops, navigation, relay, settings, sharing, with};
+use crate::js::{error_message, from_js, parse_json, send_js, sleep};
 use crate::messages::DaemonState;
-use crate::{browser_info, chrome, js::sleep};
+use crate::{browser_info, chrome};
 
 /// One connection attempt. Dropping it detaches the handlers and closes the socket.
 pub struct Socket {
     ws: WebSocket,
     /// Frames other than `Hello` wait for it, so the daemon always hears `Hello` first.
     hello_sent: bool,
+    /// Frames waiting to leave together (see [`batching`]); they die with the socket.
+    queue: js_sys::Array,
     _on_open: Closure<dyn FnMut()>,
     _on_message: Closure<dyn FnMut(MessageEvent)>,
     _on_close: Closure<dyn FnMut(CloseEvent)>,
@@ -45,22 +50,57 @@ pub fn reconnect_now() {
 /// Sends a frame on the current connection once `Hello` went out; dropped otherwise (the next
 /// `Hello` carries the state that matters).
 pub fn send(frame: &FromExtension) {
-    with(|w| match &w.socket {
-        Some(s) if s.hello_sent && s.ws.ready_state() == WebSocket::OPEN => {
-            if let Err(e) = s.ws.send_with_str(&frame.to_json()) {
-                warn!("send failed: {e:?}");
-            }
-        }
-        _ => {}
-    });
+    send_text(frame.to_json().into());
 }
 
-/// Like [`send`], but only if `generation` is still the current connection: answers to commands
-/// must not reach a later connection, whose request ids mean something else.
+/// [`send`] of a frame already written as JSON (the hot frames, built around payloads that
+/// never enter wasm: [`relay`]).
+pub fn send_text(frame: JsString) {
+    let queued = with(|w| match &w.socket {
+        Some(s) if s.hello_sent && s.ws.ready_state() == WebSocket::OPEN => {
+            s.queue.push(&frame);
+            true
+        }
+        _ => false,
+    });
+    if queued {
+        batching::queued();
+    }
+}
+
+/// Like [`send_text`], but only if `generation` is still the current connection: answers to
+/// commands must not reach a later connection, whose request ids mean something else.
+pub fn send_text_on(generation: u64, frame: JsString) {
+    if is_current(generation) {
+        send_text(frame);
+    }
+}
+
+/// Like [`send`], for `generation` only (see [`send_text_on`]).
 pub fn send_on(generation: u64, frame: &FromExtension) {
-    if with(|w| w.generation) == generation {
+    if is_current(generation) {
         send(frame);
     }
+}
+
+/// Sends what is queued as one message, a frame per line (compact JSON never holds a raw
+/// newline).
+pub fn flush() {
+    with(|w| {
+        let Some(s) = &w.socket else { return };
+        let message: JsString = match s.queue.length() {
+            0 => return,
+            1 => s.queue.get(0).unchecked_into(),
+            _ => s.queue.join("\n"),
+        };
+        s.queue.set_length(0);
+        if s.ws.ready_state() != WebSocket::OPEN {
+            return;
+        }
+        if let Err(e) = send_js(&s.ws, &message) {
+            warn!("send failed: {e:?}");
+        }
+    });
 }
 
 fn is_current(generation: u64) -> bool {
@@ -77,8 +117,8 @@ fn set_status(state: DaemonState, detail: Option<String>) {
 
 async fn connect(generation: u64) {
     let dial = settings::daemon_url().await;
-    if dial.share_startup_tabs {
-        spawn_local(sharing::share_startup_tabs());
+    if dial.startup.share_tabs || !dial.startup.open_urls.is_empty() {
+        spawn_local(sharing::start_up(dial.startup.clone()));
     }
     let url = match dial.url {
         Ok(url) => url,
@@ -102,7 +142,7 @@ async fn connect(generation: u64) {
     let ws = match WebSocket::new(&url) {
         Ok(ws) => ws,
         Err(e) => {
-            let why = crate::js::error_message(&e);
+            let why = error_message(&e);
             set_status(DaemonState::Disconnected, Some(format!("Invalid daemon URL: {why}")));
             return;
         }
@@ -122,15 +162,29 @@ async fn connect(generation: u64) {
             }))
         });
         if let Some(hello) = hello {
+            // Alone and first: the daemon reads Hello before anything else.
             send(&hello);
+            flush();
             spawn_local(heartbeat(generation));
         }
     });
-    let on_message =
-        Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| match event.data().as_string() {
-            Some(text) => receive(generation, &text),
-            None => warn!("ignoring a binary frame from the daemon"),
-        });
+    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+        let data = event.data();
+        if !data.is_string() {
+            return warn!("ignoring a binary frame from the daemon");
+        }
+        if !is_current(generation) {
+            return;
+        }
+        // Parsed by JS, once: a command's params go to chrome.debugger as the object they are.
+        match parse_json(&data) {
+            Ok(frames) if js_sys::Array::is_array(&frames) => {
+                js_sys::Array::from(&frames).for_each(&mut |frame, _, _| receive(generation, &frame))
+            }
+            Ok(frame) => receive(generation, &frame),
+            Err(e) => warn!("unreadable message from the daemon: {}", error_message(&e)),
+        }
+    });
     let on_close = Closure::<dyn FnMut(CloseEvent)>::new(move |event: CloseEvent| {
         closed(generation, event.code(), &event.reason());
     });
@@ -141,6 +195,7 @@ async fn connect(generation: u64) {
         w.socket = Some(Socket {
             ws,
             hello_sent: false,
+            queue: js_sys::Array::new(),
             _on_open: on_open,
             _on_message: on_message,
             _on_close: on_close,
@@ -152,17 +207,19 @@ async fn connect(generation: u64) {
     }
 }
 
-fn receive(generation: u64, text: &str) {
-    if !is_current(generation) {
+/// One frame from the daemon, parsed. Commands, nearly every frame, are read as the JS
+/// objects they are; the rest through serde.
+fn receive(generation: u64, frame: &JsValue) {
+    if let Some(command) = relay::IncomingCommand::read(frame) {
+        // Taken now, in arrival order: a command waits only for resets sent before it.
+        let gate = sharing::reset_gate(command.tab_id);
+        let epoch = sharing::epoch(command.tab_id);
+        batching::command_started();
+        spawn_local(relay::run_command(generation, command, gate, epoch));
         return;
     }
-    match serde_json::from_str::<ToExtension>(text) {
-        Ok(ToExtension::Command(command)) => {
-            // Taken now, in arrival order: a command waits only for resets sent before it.
-            let gate = sharing::reset_gate(command.tab_id);
-            let epoch = sharing::epoch(command.tab_id);
-            spawn_local(relay::run_command(generation, command, gate, epoch));
-        }
+    match from_js::<ToExtension>(frame).ok_or("not a frame we know") {
+        Ok(ToExtension::Command(_)) => warn!("ignoring a command without a method"),
         Ok(ToExtension::ResetTab { tab_id }) => sharing::reset(tab_id),
         Ok(ToExtension::Browser(request)) => browser_ops::run(generation, request),
         Ok(ToExtension::Agents { now_ms, agents: statuses }) => agents::reported(now_ms, statuses),
@@ -194,7 +251,7 @@ fn receive(generation: u64, text: &str) {
                 }
             });
         }
-        Err(e) => warn!("unreadable frame from the daemon ({e}): {text:.200}"),
+        Err(e) => warn!("unreadable frame from the daemon ({e})"),
     }
 }
 

@@ -2,6 +2,7 @@
 //! lives in one thread-local [`Worker`]; handlers borrow it briefly and never across an await.
 
 mod agents;
+mod batching;
 mod browser_ops;
 mod daemon;
 mod kill_switch;
@@ -79,6 +80,7 @@ fn with<R>(f: impl FnOnce(&mut Worker) -> R) -> R {
 
 pub fn start() {
     log!("service worker starting");
+    batching::install();
     relay::listen();
     sharing::listen();
     placement::listen();

@@ -219,10 +219,11 @@ pub fn agent_pressing(tab_id: TabId) {
 }
 
 /// Whether an `Input.*` command presses: what makes Chrome activate the tab's window.
-pub fn is_press(method: &str, params: &str) -> bool {
+/// `event_type` reads the params' `type`, asked only of the methods that have one.
+pub fn is_press(method: &str, event_type: impl FnOnce() -> Option<String>) -> bool {
     match method {
-        "Input.dispatchMouseEvent" => params.contains("\"mousePressed\""),
-        "Input.dispatchTouchEvent" => params.contains("\"touchStart\""),
+        "Input.dispatchMouseEvent" => event_type().as_deref() == Some("mousePressed"),
+        "Input.dispatchTouchEvent" => event_type().as_deref() == Some("touchStart"),
         "Input.synthesizeTapGesture" | "Input.emulateTouchFromMouseEvent" => true,
         _ => false,
     }
@@ -322,11 +323,17 @@ mod tests {
 
     #[test]
     fn presses_are_what_activates_a_window() {
-        assert!(is_press("Input.dispatchMouseEvent", r#"{"type":"mousePressed","x":1,"y":2}"#));
-        assert!(!is_press("Input.dispatchMouseEvent", r#"{"type":"mouseMoved","x":1,"y":2}"#));
-        assert!(!is_press("Input.dispatchMouseEvent", r#"{"type":"mouseReleased"}"#));
-        assert!(is_press("Input.dispatchTouchEvent", r#"{"type":"touchStart","touchPoints":[]}"#));
-        assert!(!is_press("Input.dispatchKeyEvent", r#"{"type":"keyDown"}"#));
+        let of = |t: &str| {
+            let t = t.to_owned();
+            move || Some(t)
+        };
+        assert!(is_press("Input.dispatchMouseEvent", of("mousePressed")));
+        assert!(!is_press("Input.dispatchMouseEvent", of("mouseMoved")));
+        assert!(!is_press("Input.dispatchMouseEvent", of("mouseReleased")));
+        assert!(!is_press("Input.dispatchMouseEvent", || None));
+        assert!(is_press("Input.dispatchTouchEvent", of("touchStart")));
+        assert!(!is_press("Input.dispatchKeyEvent", || panic!("keys have no press")));
+        assert!(is_press("Input.synthesizeTapGesture", || None));
     }
 
     #[test]

@@ -1,32 +1,91 @@
-//! CDP both ways: daemon `Command`s to `chrome.debugger.sendCommand`, and
-//! `chrome.debugger.onEvent` to daemon `Event`s. Payloads stay JSON text on our side.
+//! CDP both ways: daemon commands to `chrome.debugger.sendCommand`, and
+//! `chrome.debugger.onEvent` to daemon events. The payloads (params, results, event params) stay
+//! JS: params go to Chrome as the object `JSON.parse` made of the daemon's message, and answers
+//! and events leave as `JSON.stringify` text joined around a header written in Rust
+//! (`wire::hot`). They never enter wasm, which would copy them twice and validate them again.
 
-use tabtunnel_wire::{CdpError, Command, CommandResult, Event, FromExtension, RawValue};
+use js_sys::JsString;
+use tabtunnel_wire::{hot, CdpError, CommandResult, FromExtension, RequestId, TabId};
 use wasm_bindgen::prelude::*;
 
-use super::{daemon, sharing, with};
+use super::{batching, daemon, sharing, with};
 use crate::chrome;
-use crate::js::{error_message, from_js, json_text};
+use crate::js::{error_message, json_js};
+
+#[wasm_bindgen]
+extern "C" {
+    /// A parsed daemon frame: `{"command": {...}}` for a command.
+    type DaemonFrame;
+    #[wasm_bindgen(method, getter)]
+    fn command(this: &DaemonFrame) -> Option<WireCommand>;
+
+    /// `wire::Command`, as JSON.parse made it.
+    type WireCommand;
+    #[wasm_bindgen(method, getter)]
+    fn id(this: &WireCommand) -> Option<f64>;
+    #[wasm_bindgen(method, getter, js_name = tabId)]
+    fn tab_id(this: &WireCommand) -> Option<f64>;
+    #[wasm_bindgen(method, getter, js_name = childSessionId)]
+    fn child_session_id(this: &WireCommand) -> Option<String>;
+    #[wasm_bindgen(method, getter)]
+    fn method(this: &WireCommand) -> Option<String>;
+    #[wasm_bindgen(method, getter)]
+    fn params(this: &WireCommand) -> JsValue;
+
+    /// The `source` of a `chrome.debugger.onEvent`.
+    type EventSource;
+    #[wasm_bindgen(method, getter, js_name = tabId)]
+    fn tab_id(this: &EventSource) -> Option<f64>;
+    #[wasm_bindgen(method, getter, js_name = sessionId)]
+    fn session_id(this: &EventSource) -> Option<String>;
+
+    /// Event params, as far as [`super::placement::is_press`] looks.
+    type InputParams;
+    #[wasm_bindgen(method, getter, js_name = type)]
+    fn event_type(this: &InputParams) -> Option<String>;
+}
+
+/// A command from the daemon (`wire::Command`), its params still the JS object.
+pub struct IncomingCommand {
+    pub id: RequestId,
+    pub tab_id: TabId,
+    child_session_id: Option<String>,
+    method: String,
+    /// An object, or `undefined` for none.
+    params: JsValue,
+}
+
+impl IncomingCommand {
+    /// The command in a parsed daemon frame; `None` if the frame is something else.
+    pub fn read(frame: &JsValue) -> Option<IncomingCommand> {
+        if !frame.is_object() {
+            return None;
+        }
+        let command = frame.unchecked_ref::<DaemonFrame>().command()?;
+        Some(IncomingCommand {
+            id: command.id()? as RequestId,
+            tab_id: command.tab_id()? as TabId,
+            child_session_id: command.child_session_id(),
+            method: command.method()?,
+            params: command.params(),
+        })
+    }
+}
 
 pub fn listen() {
     let cb = Closure::<dyn FnMut(JsValue, String, JsValue)>::new(
         |source: JsValue, method: String, params: JsValue| {
-            let Some(chrome::DebuggerSource { tab_id: Some(tab_id), session_id }) = from_js(&source) else {
-                return;
-            };
+            let source = source.unchecked_into::<EventSource>();
+            let Some(tab_id) = source.tab_id().map(|t| t as TabId) else { return };
             if !with(|w| w.shared.contains_key(&tab_id)) {
                 return;
             }
-            let Some(params) = raw_json(&params) else {
+            let Some(params) = json_js(&params) else {
                 warn!("dropping {method}: params are not JSON");
                 return;
             };
-            daemon::send(&FromExtension::Event(Event {
-                tab_id,
-                child_session_id: session_id,
-                method,
-                params,
-            }));
+            let head = hot::event_head(tab_id, source.session_id().as_deref(), &method);
+            daemon::send_text(JsString::from(head).concat(&params).concat(&hot::TAIL.into()));
         },
     );
     chrome::on_debugger_event(&cb);
@@ -36,54 +95,56 @@ pub fn listen() {
 /// Runs one command; always answers, since a client waits for every id. `gate` is a reset of
 /// the tab in progress (see [`super::sharing::reset`]) that the command must wait for.
 /// `epoch` is the tab's session generation when the command arrived (see [`sharing::epoch`]).
-pub async fn run_command(generation: u64, command: Command, gate: Option<js_sys::Promise>, epoch: u64) {
+pub async fn run_command(
+    generation: u64,
+    command: IncomingCommand,
+    gate: Option<js_sys::Promise>,
+    epoch: u64,
+) {
     let id = command.id;
     if let Some(gate) = gate {
         let _ = wasm_bindgen_futures::JsFuture::from(gate).await;
     }
-    let result = match outcome(command, epoch).await {
-        Ok(raw) => CommandResult::ok(id, raw),
-        Err(error) => CommandResult::err(id, error),
-    };
-    daemon::send_on(generation, &FromExtension::CommandResult(result));
+    let outcome = outcome(command, epoch).await;
+    batching::command_done();
+    match outcome {
+        Ok(result) => {
+            let frame =
+                JsString::from(hot::command_result_head(id)).concat(&result).concat(&hot::TAIL.into());
+            daemon::send_text_on(generation, frame);
+        }
+        Err(error) => {
+            daemon::send_on(generation, &FromExtension::CommandResult(CommandResult::err(id, error)))
+        }
+    }
 }
 
-/// What `chrome.debugger` made of the command; anything it or the params threw is a CDP error.
-async fn outcome(command: Command, epoch: u64) -> Result<Box<RawValue>, CdpError> {
-    let Command { tab_id, child_session_id, method, params, .. } = command;
+/// What `chrome.debugger` made of the command, as JSON text; anything it or the params threw is
+/// a CDP error.
+async fn outcome(command: IncomingCommand, epoch: u64) -> Result<JsString, CdpError> {
+    let IncomingCommand { tab_id, child_session_id, method, params, .. } = command;
     if sharing::epoch(tab_id) != epoch {
         return Err(server_error("Target closed: the tab's debugger session was lost".into()));
     }
     if !with(|w| w.shared.contains_key(&tab_id)) {
         return Err(server_error(format!("Tab {tab_id} is not shared")));
     }
+    // The daemon forwards only objects, and chrome.debugger throws on the rest.
+    if !(params.is_undefined() || params.is_object() && !js_sys::Array::is_array(&params)) {
+        return Err(invalid_params("params must be a JSON object"));
+    }
     if method == "Page.captureScreenshot" && child_session_id.is_none() {
         super::placement::bring_forward(tab_id).await;
     }
-    if super::placement::is_press(&method, params.as_ref().map_or("", |p| p.get())) {
+    let event_type =
+        || params.dyn_ref::<js_sys::Object>().and_then(|p| p.unchecked_ref::<InputParams>().event_type());
+    if super::placement::is_press(&method, event_type) {
         super::placement::agent_pressing(tab_id);
     }
-    let params = match &params {
-        Some(p) => params_object(p.get()).ok_or_else(|| invalid_params("params must be a JSON object"))?,
-        None => JsValue::UNDEFINED,
-    };
     match chrome::send_command(tab_id, child_session_id.as_deref(), &method, &params).await {
-        Ok(value) => raw_json(&value).ok_or_else(|| server_error(format!("{method} returned no JSON"))),
+        Ok(value) => json_js(&value).ok_or_else(|| server_error(format!("{method} returned no JSON"))),
         Err(e) => Err(cdp_error(&error_message(&e))),
     }
-}
-
-/// The params as a plain JS object; `None` for anything else (the daemon forwards only objects,
-/// and `chrome.debugger` throws on the rest).
-fn params_object(text: &str) -> Option<JsValue> {
-    let value = js_sys::JSON::parse(text).ok()?;
-    (value.is_object() && !js_sys::Array::is_array(&value)).then_some(value)
-}
-
-/// A JS value as raw JSON; `undefined` (commands without a result) becomes `{}`.
-fn raw_json(value: &JsValue) -> Option<Box<RawValue>> {
-    let text = json_text(value).unwrap_or_else(|| "{}".into());
-    RawValue::from_string(text).ok()
 }
 
 fn server_error(message: String) -> CdpError {

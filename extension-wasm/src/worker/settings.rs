@@ -20,13 +20,26 @@ struct Pairing {
     /// `tabtunnel launch` started this browser for automation: share the tabs it opened with.
     #[serde(default)]
     share_startup_tabs: bool,
+    /// `tabtunnel launch --open URL...`: the pages to open at start (see [`Startup`]).
+    #[serde(default)]
+    open_urls: Vec<String>,
+}
+
+/// What `pairing.json` asks of this browser's start: pages to open, and whether to share the
+/// tabs it starts with. The pages are opened by us rather than by Chromium's command line:
+/// Chrome holds the requests of its startup tabs until a declarativeNetRequest extension's
+/// rules are loaded, and a debugger attaching meanwhile (ours, or a client's) left such a tab
+/// on no page at all (Chromium 156, about half the launches).
+#[derive(Default, Clone)]
+pub struct Startup {
+    pub open_urls: Vec<String>,
+    pub share_tabs: bool,
 }
 
 /// What to dial now.
 pub struct Dial {
     pub url: Result<Option<String>, String>,
-    /// `pairing.json` asks for the browser's first tabs to be shared.
-    pub share_startup_tabs: bool,
+    pub startup: Startup,
 }
 
 /// The URL to dial now, applying a new `pairing.json` first (once: a user's later choices in
@@ -51,7 +64,10 @@ pub async fn daemon_url() -> Dial {
         },
         Err(_) => None,
     };
-    let share_startup_tabs = pairing.as_ref().is_some_and(|(p, _)| p.share_startup_tabs);
+    let startup = pairing
+        .as_ref()
+        .map(|(p, _)| Startup { open_urls: p.open_urls.clone(), share_tabs: p.share_startup_tabs })
+        .unwrap_or_default();
     if let Some((pairing, text)) = pairing.filter(|(_, text)| stored.last_pairing.as_deref() != Some(text)) {
         match daemon_socket_url(&pairing.daemon_url) {
             Ok(url) => {
@@ -60,7 +76,7 @@ pub async fn daemon_url() -> Dial {
                     warn!("could not store the pairing: {e}");
                 }
                 log!("applied pairing.json");
-                return Dial { url: Ok(Some(url)), share_startup_tabs };
+                return Dial { url: Ok(Some(url)), startup };
             }
             Err(e) => warn!("ignoring pairing.json: {e}"),
         }
@@ -71,7 +87,7 @@ pub async fn daemon_url() -> Dial {
         }
         None => Ok(None),
     };
-    Dial { url, share_startup_tabs }
+    Dial { url, startup }
 }
 
 /// Whether the startup tabs of this browser session were shared already. Session storage

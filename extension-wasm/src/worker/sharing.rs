@@ -156,36 +156,71 @@ pub async fn share_with(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> 
 }
 
 /// For a browser `tabtunnel launch` started for automation (often headless, with no side panel
-/// to click): shares the tabs it opened with, waiting briefly for the first one to exist.
-pub async fn share_startup_tabs() {
-    const WAIT_MS: u32 = 5_000;
-    const POLL_MS: u32 = 100;
-    /// The tab list must hold still this long: a browser opens its startup tabs one by one.
-    const SETTLED_POLLS: u32 = 3;
+/// to click): opens the pages it was asked to, then shares the tabs it started with if asked.
+/// Once per browser session.
+pub async fn start_up(startup: settings::Startup) {
     if !settings::claim_startup_sharing().await {
         return; // done already in this browser session; the user may have unshared some since
     }
-    let (mut waited, mut stable, mut seen) = (0, 0, usize::MAX);
-    let tabs = loop {
-        let tabs = match chrome::normal_tabs().await {
-            Ok(tabs) => tabs,
-            Err(e) => {
-                warn!("cannot list the startup tabs: {e}");
-                return;
-            }
-        };
-        stable = if tabs.len() == seen { stable + 1 } else { 0 };
-        seen = tabs.len();
-        if (!tabs.is_empty() && stable >= SETTLED_POLLS) || waited >= WAIT_MS {
-            break tabs;
-        }
-        sleep(POLL_MS).await;
-        waited += POLL_MS;
+    let Some(tabs) = startup_tabs(|tabs| !tabs.is_empty()).await else { return };
+    if let Some((first, rest)) = startup.open_urls.split_first() {
+        open_startup_pages(tabs.first().and_then(|t| t.id), first, rest).await;
+    }
+    if !startup.share_tabs {
+        return;
+    }
+    let Some(tabs) = startup_tabs(|tabs| {
+        tabs.iter().all(|t| t.status == "complete" && t.pending_url.is_empty() && !t.url.is_empty())
+    })
+    .await
+    else {
+        return;
     };
     for tab_id in tabs.into_iter().filter_map(|t| t.id) {
         match share(tab_id).await {
             Ok(()) => log!("shared startup tab {tab_id}"),
             Err(e) => log!("not sharing startup tab {tab_id}: {e}"),
+        }
+    }
+}
+
+/// The browser's tabs once `ready` holds of them and their number held still a moment (a
+/// browser opens its startup tabs one by one), or after a few seconds whatever they are.
+async fn startup_tabs(ready: impl Fn(&[chrome::Tab]) -> bool) -> Option<Vec<chrome::Tab>> {
+    const WAIT_MS: u32 = 5_000;
+    const POLL_MS: u32 = 100;
+    const SETTLED_POLLS: u32 = 3;
+    let (mut waited, mut stable, mut seen) = (0, 0, usize::MAX);
+    loop {
+        let tabs = match chrome::normal_tabs().await {
+            Ok(tabs) => tabs,
+            Err(e) => {
+                warn!("cannot list the startup tabs: {e}");
+                return None;
+            }
+        };
+        stable = if tabs.len() == seen { stable + 1 } else { 0 };
+        seen = tabs.len();
+        if (!tabs.is_empty() && stable >= SETTLED_POLLS && ready(&tabs)) || waited >= WAIT_MS {
+            return Some(tabs);
+        }
+        sleep(POLL_MS).await;
+        waited += POLL_MS;
+    }
+}
+
+/// The first page in the tab the browser started with (a blank one), the others in new tabs.
+async fn open_startup_pages(first_tab: Option<TabId>, first: &str, rest: &[String]) {
+    let opened = match first_tab {
+        Some(tab_id) => chrome::update_tab(tab_id, &serde_json::json!({ "url": first })).await,
+        None => chrome::create_tab(&serde_json::json!({ "url": first })).await.map(drop),
+    };
+    if let Err(e) = opened {
+        warn!("cannot open {first}: {e}");
+    }
+    for url in rest {
+        if let Err(e) = chrome::create_tab(&serde_json::json!({ "url": url, "active": false })).await {
+            warn!("cannot open {url}: {e}");
         }
     }
 }
