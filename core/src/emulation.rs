@@ -66,7 +66,7 @@ impl Core {
 
     fn browser_get_version(&mut self, conn: ConnId, cmd: &ClientCommand) {
         let Some(browser) = &self.browser else {
-            return self.reply_error(conn, cmd, &errors::no_browser());
+            return self.reply_error(conn, cmd, &errors::no_extension());
         };
         let result = json!({
             "protocolVersion": browser.protocol_version,

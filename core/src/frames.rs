@@ -1,9 +1,9 @@
-//! Reading client CDP frames by their envelope only, and writing the frames clients receive.
+//! The frames clients receive, and the CDP errors in them. (Client frames are read in
+//! `envelope`.)
 //!
 //! Params, results and event payloads pass through as raw JSON text: the envelope (`id`,
 //! `method`, `sessionId`) is all the router needs, so nothing it forwards is parsed into a tree.
 
-use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::fmt::Write as _;
 
@@ -15,86 +15,6 @@ pub struct ClientCommand<'a> {
     /// `""` for the connection's root session.
     pub session_id: &'a str,
     pub params: Option<&'a RawValue>,
-}
-
-/// Why a client frame could not be routed. Each becomes one CDP error reply.
-#[derive(Debug, PartialEq, Eq)]
-pub enum BadFrame {
-    /// Not JSON, or not a JSON object: answered without an id (there is none to answer).
-    NotJson,
-    /// No integer `id`: answered without an id, as Chrome does.
-    NoId,
-    /// An id but no string `method`.
-    NoMethod { id: i64, session_id: String },
-}
-
-#[derive(Deserialize)]
-struct Envelope<'a> {
-    #[serde(default, borrow)]
-    id: Option<&'a RawValue>,
-    #[serde(default, borrow)]
-    method: Option<MaybeStr<'a>>,
-    #[serde(default, rename = "sessionId", borrow)]
-    session_id: Option<MaybeStr<'a>>,
-    #[serde(default, borrow)]
-    params: Option<&'a RawValue>,
-}
-
-/// A JSON string field that borrows when it has no escapes and owns when it must unescape.
-/// Anything that is not a string deserializes to `NotAString` so that the error reply can say
-/// which field was wrong instead of rejecting the whole frame as malformed JSON.
-enum MaybeStr<'a> {
-    Str(std::borrow::Cow<'a, str>),
-    NotAString,
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for MaybeStr<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'a RawValue>::deserialize(d)?;
-        if raw.get().starts_with('"') {
-            let text: &'a str = raw.get();
-            let s: std::borrow::Cow<'a, str> = match serde_json::from_str::<&'a str>(text) {
-                Ok(borrowed) => borrowed.into(),
-                Err(_) => serde_json::from_str::<String>(text).map_err(serde::de::Error::custom)?.into(),
-            };
-            Ok(MaybeStr::Str(s))
-        } else {
-            Ok(MaybeStr::NotAString)
-        }
-    }
-}
-
-/// An owned, parsed client frame; owns only what had escapes (practically never).
-pub struct ParsedFrame<'a> {
-    id: i64,
-    method: std::borrow::Cow<'a, str>,
-    session_id: std::borrow::Cow<'a, str>,
-    params: Option<&'a RawValue>,
-}
-
-impl<'a> ParsedFrame<'a> {
-    pub fn command(&self) -> ClientCommand<'_> {
-        ClientCommand { id: self.id, method: &self.method, session_id: &self.session_id, params: self.params }
-    }
-}
-
-pub fn parse_client_frame(text: &str) -> Result<ParsedFrame<'_>, BadFrame> {
-    // serde would also read a struct from a JSON array; a CDP frame is an object.
-    if !text.trim_start().starts_with('{') {
-        return Err(BadFrame::NotJson);
-    }
-    let env: Envelope = serde_json::from_str(text).map_err(|_| BadFrame::NotJson)?;
-    let id = env.id.and_then(|raw| serde_json::from_str::<i64>(raw.get()).ok()).ok_or(BadFrame::NoId)?;
-    let session_id = match env.session_id {
-        None => "".into(),
-        Some(MaybeStr::Str(s)) => s,
-        Some(MaybeStr::NotAString) => "<not a string>".into(),
-    };
-    let method = match env.method {
-        Some(MaybeStr::Str(m)) => m,
-        _ => return Err(BadFrame::NoMethod { id, session_id: session_id.into_owned() }),
-    };
-    Ok(ParsedFrame { id, method, session_id, params: env.params })
 }
 
 /// Appends `"key":<json string>` to `out`.
@@ -167,14 +87,33 @@ pub mod errors {
         CdpError { code, message: message.into(), data: None }
     }
 
-    pub fn not_json() -> CdpError {
-        err(-32700, "Message must be a valid JSON object")
+    // The envelope's errors, worded as Chromium's (see `envelope`).
+    pub fn not_json(what: &str, position: usize) -> CdpError {
+        err(-32700, format!("JSON: {what} at position {position}"))
+    }
+    pub fn not_an_object() -> CdpError {
+        err(-32600, "Message must be an object")
     }
     pub fn no_id() -> CdpError {
         err(-32600, "Message must have integer 'id' property")
     }
     pub fn no_method() -> CdpError {
         err(-32600, "Message must have string 'method' property")
+    }
+    pub fn bad_session_id() -> CdpError {
+        err(-32600, "Message may have string 'sessionId' property")
+    }
+    pub fn bad_params() -> CdpError {
+        err(-32600, "Message may have object 'params' property")
+    }
+    pub fn unknown_property() -> CdpError {
+        err(-32600, "Message has property other than 'id', 'method', 'sessionId', 'params'")
+    }
+    pub fn duplicate_property() -> CdpError {
+        err(-32700, "CBOR: duplicate map key")
+    }
+    pub fn bad_property_name() -> CdpError {
+        err(-32700, "CBOR: invalid map key")
     }
     pub fn session_not_found() -> CdpError {
         err(-32001, "Session with given id not found.")
@@ -188,14 +127,27 @@ pub mod errors {
     pub fn invalid_params(method: &str, what: &str) -> CdpError {
         err(-32602, format!("Invalid parameters for '{method}': {what}"))
     }
+    // A method's params that do not fit it, worded as Chromium's (see `params_shape`).
+    pub fn params_not_an_object() -> CdpError {
+        invalid_params_data("Failed to deserialize params - CBOR: map start expected at position 7")
+    }
+    pub fn params_missing() -> CdpError {
+        invalid_params_data("Failed to deserialize params - CBOR: map start expected at position 0")
+    }
+    fn invalid_params_data(data: &str) -> CdpError {
+        CdpError { code: -32602, message: "Invalid parameters".into(), data: Some(data.into()) }
+    }
     pub fn no_target() -> CdpError {
         err(-32602, "No target with given id found")
     }
     pub fn no_session() -> CdpError {
         err(-32602, "No session with given id")
     }
-    pub fn no_browser() -> CdpError {
-        err(-32000, "The tabtunnel extension is not connected to the daemon, so there is no browser yet")
+    pub fn no_extension() -> CdpError {
+        err(
+            -32000,
+            "The tabtunnel extension is not connected to this daemon, so no browser or tab is available now; it reconnects on its own while Chrome runs (its side panel shows why not)",
+        )
     }
     pub fn too_many_in_flight(limit: usize) -> CdpError {
         err(
@@ -248,47 +200,6 @@ pub mod errors {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parses_envelope_and_keeps_params_raw() {
-        let f = parse_client_frame(
-            r#"{"id":5,"method":"Runtime.evaluate","params":{"expression":"1+1"},"sessionId":"AB"}"#,
-        )
-        .unwrap();
-        let c = f.command();
-        assert_eq!((c.id, c.method, c.session_id), (5, "Runtime.evaluate", "AB"));
-        assert_eq!(c.params.unwrap().get(), r#"{"expression":"1+1"}"#);
-    }
-
-    #[test]
-    fn root_session_is_empty_and_params_optional() {
-        let f = parse_client_frame(r#"{"id":1,"method":"Browser.getVersion"}"#).unwrap();
-        assert_eq!(f.command().session_id, "");
-        assert!(f.command().params.is_none());
-    }
-
-    #[test]
-    fn escaped_strings_are_unescaped() {
-        let f = parse_client_frame(r#"{"id":1,"method":"Browser.get\u0056ersion"}"#).unwrap();
-        assert_eq!(f.command().method, "Browser.getVersion");
-    }
-
-    #[test]
-    fn bad_frames_are_classified() {
-        assert_eq!(parse_client_frame("not json").err(), Some(BadFrame::NotJson));
-        assert_eq!(parse_client_frame("[1,2]").err(), Some(BadFrame::NotJson));
-        assert_eq!(parse_client_frame(r#"{"method":"A.b"}"#).err(), Some(BadFrame::NoId));
-        assert_eq!(parse_client_frame(r#"{"id":"7","method":"A.b"}"#).err(), Some(BadFrame::NoId));
-        assert_eq!(parse_client_frame(r#"{"id":1.5,"method":"A.b"}"#).err(), Some(BadFrame::NoId));
-        assert_eq!(
-            parse_client_frame(r#"{"id":3,"sessionId":"S"}"#).err(),
-            Some(BadFrame::NoMethod { id: 3, session_id: "S".into() })
-        );
-        assert_eq!(
-            parse_client_frame(r#"{"id":3,"method":7}"#).err(),
-            Some(BadFrame::NoMethod { id: 3, session_id: "".into() })
-        );
-    }
 
     #[test]
     fn writes_frames() {

@@ -5,7 +5,7 @@
 //! navigation endpoint). Also the kill switch, which stops every agent at once.
 
 use crate::audit::{is_plumbing, Outcome};
-use crate::frames::{self, errors, ClientCommand};
+use crate::frames::{errors, ClientCommand};
 use crate::policy::{AgentPolicy, Decision, PolicySet};
 use crate::session::{ConnId, SessionKind};
 use crate::{AgentId, Core, OnSuccess, Output};
@@ -114,17 +114,14 @@ impl Core {
         approved: Approved,
     ) -> bool {
         let agent = self.conns[&conn].agent.clone();
-        let tab = kind.tab();
         let url = navigation_target(cmd);
-        let Some(policy) = self.conns[&conn].policy.clone() else {
-            if approved == Approved::No && !is_plumbing(cmd.method) {
-                self.audit(&agent, tab, cmd.method, url.as_deref(), Outcome::Allowed);
-            }
-            return true;
+        let verdict = match self.conns[&conn].policy.clone() {
+            Some(policy) => self.verdict(conn, cmd, kind, text, approved, &agent, &policy, url.as_deref()),
+            None => Verdict::Go,
         };
-        let verdict = self.verdict(conn, cmd, kind, text, approved, &agent, &policy, url.as_deref());
+        // A command the human allowed was audited with the answer.
         if matches!(verdict, Verdict::Go) && approved == Approved::No && !is_plumbing(cmd.method) {
-            self.audit(&agent, tab, cmd.method, url.as_deref(), Outcome::Allowed);
+            self.audit(&agent, kind.tab(), cmd.method, url.as_deref(), Outcome::Allowed);
         }
         matches!(verdict, Verdict::Go)
     }
@@ -289,7 +286,7 @@ impl Core {
         if !self.conns.contains_key(&conn) {
             return;
         }
-        let Ok(parsed) = frames::parse_client_frame(text) else { return };
+        let Ok(parsed) = crate::envelope::parse(text) else { return };
         let cmd = parsed.command();
         let Some(kind) = self.conns[&conn].sessions.get(cmd.session_id).map(|s| s.kind) else {
             return self.reply_error(conn, &cmd, &errors::session_not_found());

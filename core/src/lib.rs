@@ -25,10 +25,12 @@ mod agents;
 pub mod audit;
 mod domains;
 mod emulation;
+pub mod envelope;
 pub mod frames;
 mod guard;
 mod handover;
 mod lifecycle;
+mod params_shape;
 mod pending;
 pub mod policy;
 pub mod session;
@@ -42,7 +44,7 @@ mod testing;
 pub use agents::{is_valid_agent_name, Limits, DEFAULT_AGENT};
 pub use audit::{AuditRecord, Outcome};
 use domains::{Toggle, RUNTIME};
-use frames::{errors, BadFrame, ClientCommand};
+use frames::{errors, ClientCommand};
 use guard::Approved;
 use pending::PendingCommands;
 pub use session::{ConnId, Root, SessionKind, Topology};
@@ -299,17 +301,10 @@ impl Core {
 
     fn dispatch(&mut self, conn: ConnId, text: &str, approved: Approved) {
         let Some(connection) = self.conns.get(&conn) else { return };
-        let parsed = match frames::parse_client_frame(text) {
+        let parsed = match envelope::parse(text) {
             Ok(parsed) => parsed,
-            Err(bad) => {
-                let (id, session, error) = match bad {
-                    BadFrame::NotJson => (None, String::new(), errors::not_json()),
-                    BadFrame::NoId => (None, String::new(), errors::no_id()),
-                    BadFrame::NoMethod { id, session_id } => (Some(id), session_id, errors::no_method()),
-                };
-                self.reply_error_raw(conn, id, &session, &error);
-                return;
-            }
+            // As Chromium: the envelope's errors name no session.
+            Err(rejected) => return self.reply_error_raw(conn, rejected.id, "", &rejected.error),
         };
         let cmd = parsed.command();
         if let Some(agent) = &connection.refused {
@@ -317,15 +312,23 @@ impl Core {
             return self.reply_error(conn, &cmd, &error);
         }
         let Some(kind) = connection.sessions.get(cmd.session_id).map(|s| s.kind) else {
-            self.reply_error(conn, &cmd, &errors::session_not_found());
-            return;
+            // As Chromium: no sessionId on this answer.
+            return self.reply_error_raw(conn, Some(cmd.id), "", &errors::session_not_found());
         };
         let agent = connection.agent.clone();
+        if let Some(error) = params_shape::refusal(kind, &cmd) {
+            return self.reply_error(conn, &cmd, &error);
+        }
         self.agents.acted(&agent, cmd.method, self.now_ms);
         if !self.guard_command(conn, &cmd, kind, text, approved) {
             return;
         }
         match kind {
+            // Without the extension there is no browser: saying so beats showing an empty one.
+            // Detaching one's own session needs no browser.
+            SessionKind::Browser if !self.extension_connected && cmd.method != "Target.detachFromTarget" => {
+                self.reply_error(conn, &cmd, &errors::no_extension())
+            }
             SessionKind::Browser => self.browser_session_command(conn, &cmd),
             SessionKind::Tab { tab, .. } => self.tab_session_command(conn, &cmd, tab),
             SessionKind::Page { tab } => self.target_session_command(conn, &cmd, tab, None),
@@ -389,10 +392,10 @@ impl Core {
     ) {
         let Some(state) = self.tabs.get(&tab) else {
             // Only a page socket outlives its tab: its root session has nothing to talk to.
-            return self.reply_error(conn, cmd, &errors::session_not_found());
+            return self.reply_error_raw(conn, Some(cmd.id), "", &errors::session_not_found());
         };
         if state.target(child.as_deref()).is_none() {
-            return self.reply_error(conn, cmd, &errors::session_not_found());
+            return self.reply_error_raw(conn, Some(cmd.id), "", &errors::session_not_found());
         }
         match cmd.method {
             // Pages are never paused by us, so there is nothing to resume; children may be.
@@ -469,7 +472,9 @@ impl Core {
         on_success: Option<OnSuccess>,
     ) {
         let Some(reply_to) = self.reply_to_for_extension(conn, cmd, on_success) else { return };
-        let params = cmd.params.map(RawValue::to_owned);
+        // `chrome.debugger` takes an object or nothing. `params_shape` refused arrays except for
+        // methods without parameters, which ignore them.
+        let params = cmd.params.filter(|p| p.get().starts_with('{')).map(RawValue::to_owned);
         self.send_command(reply_to, tab, child, cmd.method.to_owned(), params);
     }
 
@@ -539,7 +544,7 @@ impl Core {
         if !self.conns.contains_key(&conn) {
             return;
         }
-        if let Ok(parsed) = frames::parse_client_frame(text) {
+        if let Ok(parsed) = envelope::parse(text) {
             self.reply_error(conn, &parsed.command(), error);
         }
     }

@@ -56,7 +56,9 @@ impl Preset {
         }
     }
 
-    fn denied(self) -> &'static [&'static str] {
+    fn denied(self) -> Vec<&'static [&'static str]> {
+        // The cookie methods read or write the user's logins; interception rewrites what pages
+        // load.
         const COOKIES: &[&str] = &[
             "Network.getCookies",
             "Network.getAllCookies",
@@ -68,19 +70,11 @@ impl Preset {
             "Storage.setCookies",
             "Storage.clearCookies",
         ];
+        const INTERCEPTION: &[&str] = &["Fetch.*"];
         match self {
-            Preset::NoCookies => COOKIES,
-            // Interception rewrites what pages load; the cookie methods read the user's logins.
-            Preset::Minimal => &[
-                "Fetch.*",
-                "Network.getCookies",
-                "Network.getAllCookies",
-                "Network.setCookie",
-                "Network.setCookies",
-                "Network.deleteCookies",
-                "Network.clearBrowserCookies",
-            ],
-            Preset::ReadOnly => &[
+            Preset::NoCookies => vec![COOKIES],
+            Preset::Minimal => vec![COOKIES, INTERCEPTION],
+            Preset::ReadOnly => vec![&[
                 "Input.*",
                 "Page.navigate",
                 "Page.navigateToHistoryEntry",
@@ -119,7 +113,7 @@ impl Preset {
                 "Network.clearBrowserCookies",
                 "Network.clearBrowserCache",
                 "Fetch.*",
-            ],
+            ]],
         }
     }
 
@@ -390,7 +384,7 @@ impl AgentPolicy {
             }
         }
         if let Some((preset, name)) = preset {
-            for text in preset.denied() {
+            for text in preset.denied().into_iter().flatten() {
                 let rule = format!("preset \"{}\" in [{name}] (it denies {text})", preset.name());
                 policy.deny.push((MethodPattern::parse(text)?, rule));
             }

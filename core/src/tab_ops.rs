@@ -209,7 +209,8 @@ mod tests {
         assert_eq!(step.browser_ops().len(), 1);
         // Another agent has its own count.
         h.connect_as(2, "b");
-        let step = h.send(2, json!({"id": 1, "method": "Target.createTarget"}));
+        let step =
+            h.send(2, json!({"id": 1, "method": "Target.createTarget", "params": {"url": "about:blank"}}));
         assert_eq!(step.browser_ops().len(), 1);
     }
 

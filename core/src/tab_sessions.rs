@@ -10,6 +10,11 @@ use crate::{ContextReplay, Core, OnSuccess, Output};
 use tabtunnel_wire::TabId;
 
 impl Core {
+    /// The target a page or child session's command was routed to (the routing checked it).
+    fn routed_target(&mut self, tab: TabId, child: Option<&str>) -> &mut crate::tab_state::TargetState {
+        self.tabs.get_mut(&tab).and_then(|s| s.target_mut(child)).expect("routed to a known target")
+    }
+
     /// `X.enable` always reaches the tab (its params may matter), and marks the session as
     /// wanting `X`'s events.
     pub(crate) fn enable_domain(
@@ -20,11 +25,7 @@ impl Core {
         child: Option<String>,
         domain: Domain,
     ) {
-        let target = self
-            .tabs
-            .get_mut(&tab)
-            .and_then(|s| s.target_mut(child.as_deref()))
-            .expect("routed to a known target");
+        let target = self.routed_target(tab, child.as_deref());
         let Some(session) = target.session_mut(conn, cmd.session_id) else {
             return self.forward(conn, cmd, tab, child);
         };
@@ -58,11 +59,7 @@ impl Core {
         child: Option<String>,
         domain: Domain,
     ) {
-        let target = self
-            .tabs
-            .get_mut(&tab)
-            .and_then(|s| s.target_mut(child.as_deref()))
-            .expect("routed to a known target");
+        let target = self.routed_target(tab, child.as_deref());
         if let Some(session) = target.session_mut(conn, cmd.session_id) {
             session.domains.remove(domain);
         }
@@ -98,11 +95,7 @@ impl Core {
         child: Option<String>,
     ) {
         let on = crate::emulation::params(cmd)["autoAttach"].as_bool().unwrap_or(false);
-        let target = self
-            .tabs
-            .get_mut(&tab)
-            .and_then(|s| s.target_mut(child.as_deref()))
-            .expect("routed to a known target");
+        let target = self.routed_target(tab, child.as_deref());
         if let Some(session) = target.session_mut(conn, cmd.session_id) {
             // Before the reply: Chrome announces the children it attaches now before answering.
             session.auto_attach = on;
@@ -177,11 +170,7 @@ impl Core {
         tab: TabId,
         child: Option<String>,
     ) {
-        let target = self
-            .tabs
-            .get_mut(&tab)
-            .and_then(|s| s.target_mut(child.as_deref()))
-            .expect("routed to a known target");
+        let target = self.routed_target(tab, child.as_deref());
         if let Some(session) = target.session_mut(conn, cmd.session_id) {
             session.violations = false;
         }

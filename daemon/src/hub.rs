@@ -2,10 +2,12 @@
 //! feeds the core, then hands each output to the bounded outbox of the socket it is for. It
 //! also gives the core the time, a few times a second ([`TICK`]).
 //!
-//! A client whose outbox is full is too slow to keep up: it is disconnected rather than allowed
-//! to stall the hub, and with it every other client. The same goes for a stuck extension.
+//! A client whose outbox is full is too slow to keep up: it is disconnected at once (see
+//! `outbox`) rather than allowed to stall the hub, and with it every other client, or to pile
+//! up memory. The same goes for a stuck extension.
 
 use crate::audit::AuditLog;
+use crate::outbox::Outbox;
 use axum::extract::ws::Utf8Bytes;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
@@ -18,8 +20,6 @@ use tabtunnel_wire::{BrowserInfo, FromExtension, Hello, TabInfo, ToExtension, We
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
-/// Frames queued for one client before it counts as too slow.
-pub const CLIENT_OUTBOX: usize = 8192;
 /// Frames queued for the extension before it counts as stuck.
 pub const EXTENSION_OUTBOX: usize = 8192;
 const HUB_INBOX: usize = 1024;
@@ -32,7 +32,7 @@ pub enum Input {
         conn: ConnId,
         agent: AgentId,
         root: Root,
-        outbox: mpsc::Sender<Utf8Bytes>,
+        outbox: Outbox,
     },
     ClientMessage {
         conn: ConnId,
@@ -148,7 +148,7 @@ struct Hub {
     audit_dropped: u64,
     navigations: HashMap<u64, oneshot::Sender<bool>>,
     next_navigation: u64,
-    clients: HashMap<ConnId, mpsc::Sender<Utf8Bytes>>,
+    clients: HashMap<ConnId, Outbox>,
     /// One-shot connections of HTTP requests, waiting for their one answer.
     requests: HashMap<ConnId, oneshot::Sender<String>>,
     handovers: HashMap<u64, oneshot::Sender<Option<TabInfo>>>,
@@ -305,7 +305,7 @@ impl Hub {
     }
 
     fn drop_client(&mut self, conn: ConnId) {
-        // Dropping the outbox sender ends the client's writer, which closes its socket.
+        // Dropping the outbox ends the client's writer, which closes its socket.
         self.clients.remove(&conn);
         self.core.client_disconnected(conn);
     }
@@ -320,10 +320,13 @@ impl Hub {
                         continue;
                     }
                     let Some(outbox) = self.clients.get(&conn) else { continue };
-                    if let Err(e) = outbox.try_send(frame.into()) {
-                        if matches!(e, mpsc::error::TrySendError::Full(_)) {
-                            tracing::warn!(conn, "client is not reading fast enough; disconnecting it");
-                        }
+                    if let Err(overflow) = outbox.push(frame.into()) {
+                        tracing::warn!(
+                            conn,
+                            queued_bytes = overflow.bytes,
+                            queued_frames = overflow.frames,
+                            "client disconnected: it is not reading fast enough"
+                        );
                         self.drop_client(conn);
                     }
                 }

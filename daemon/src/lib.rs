@@ -1,14 +1,17 @@
 //! The tabtunnel daemon: the IO shell around [`tabtunnel_core`].
 
+mod accept;
 pub mod agent_path;
 pub mod audit;
 pub mod gate;
 pub mod hub;
 pub mod launch;
 pub mod mcp;
+pub mod outbox;
 pub mod policy_file;
 pub mod server;
 pub mod token;
+mod trim;
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
@@ -33,6 +36,8 @@ pub struct ServeOptions {
     pub policy: Option<PathBuf>,
     /// Where the audit trail goes (`<data_dir>/audit/`).
     pub data_dir: PathBuf,
+    /// How much may wait for one client before it is disconnected as too slow.
+    pub client_outbox: outbox::Limits,
 }
 
 /// A daemon that is listening.
@@ -135,6 +140,7 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
         browser_target_id: browser_target_id.clone(),
         shared,
         mcp: mcp::http_service(port, token.as_deref()),
+        client_outbox: options.client_outbox,
     };
     let server = tokio::spawn(server::serve(listener, state, async move {
         let _ = shutdown_rx.await;

@@ -3,6 +3,7 @@
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use tabtunnel::launch::{self, Headless, ShareStartupTabs};
+use tabtunnel::outbox;
 use tabtunnel::{Limits, Running, ServeOptions, DEFAULT_PORT, EXTENSION_ID};
 
 #[derive(Parser)]
@@ -78,6 +79,13 @@ struct ServeArgs {
     /// Seconds a command may wait for its tab (a frozen or hung tab) before it gets an error.
     #[arg(long, value_name = "SECS", default_value_t = Limits::default().command_timeout_ms as f64 / 1000.0)]
     command_timeout: f64,
+    /// Bytes that may wait for one client before it counts as too slow and is disconnected
+    /// (one larger frame alone always fits).
+    #[arg(long, value_name = "BYTES", default_value_t = outbox::Limits::default().max_bytes)]
+    client_outbox_bytes: usize,
+    /// Frames that may wait for one client before it counts as too slow and is disconnected.
+    #[arg(long, value_name = "FRAMES", default_value_t = outbox::Limits::default().max_frames)]
+    client_outbox_frames: usize,
 }
 
 impl ServeArgs {
@@ -175,6 +183,10 @@ async fn start(args: &ServeArgs) -> Result<Running, String> {
         limits: args.limits()?,
         policy: args.policy.clone(),
         data_dir: tabtunnel::token::data_dir(args.config_dir.as_deref()),
+        client_outbox: outbox::Limits {
+            max_bytes: args.client_outbox_bytes,
+            max_frames: args.client_outbox_frames,
+        },
     })
     .await
 }

@@ -5,6 +5,7 @@
 use crate::agent_path::{self, AgentRoute};
 use crate::gate::{Gate, EXTENSION_PATH};
 use crate::hub::{self, HubHandle, Input};
+use crate::outbox::{self, OutboxReader};
 use axum::body::Body;
 use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, State};
@@ -13,10 +14,11 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
 use axum::{Extension, Json, Router};
+use futures_util::stream::SplitSink;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use std::time::Duration;
-use tabtunnel_core::Root;
+use tabtunnel_core::{AgentId, Root};
 use tabtunnel_wire::{FromExtension, TabInfo, ToExtension, HEARTBEAT_INTERVAL_MS};
 use tokio::sync::{mpsc, oneshot};
 
@@ -28,6 +30,8 @@ const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a hand-over request may wait for the human, at most and by default.
 const HANDOVER_MAX_WAIT: Duration = Duration::from_secs(600);
 const HANDOVER_DEFAULT_WAIT: Duration = Duration::from_secs(120);
+/// How long a closing client socket may take to accept our Close frame.
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Where the browser sends navigations an agent's policy blocks or asks about.
 pub const NAVIGATION_PATH: &str = "/tabtunnel/navigation";
@@ -40,6 +44,7 @@ pub struct AppState {
     pub shared: hub::Shared,
     /// `/mcp`: MCP over Streamable HTTP, a session per agent (`crate::mcp`).
     pub mcp: crate::mcp::HttpService,
+    pub client_outbox: outbox::Limits,
 }
 
 impl AppState {
@@ -90,15 +95,7 @@ pub async fn serve(
         admit(gate.clone(), req, next)
     })
     .layer(router(state));
-    let service = axum::ServiceExt::<Request<Body>>::into_make_service(app);
-    // CDP is many small frames, answers and events interleaved: with Nagle's algorithm a small
-    // write that follows another waits for the peer's delayed ACK (~40 ms on Linux).
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::warn!("cannot set TCP_NODELAY: {e}");
-        }
-    });
-    axum::serve(listener, service).with_graceful_shutdown(shutdown).await
+    crate::accept::serve(listener, app, shutdown).await
 }
 
 /// Whether the kill switch is engaged (the shared flag rides in the request's extensions).
@@ -143,19 +140,28 @@ fn unavailable(why: &str) -> Response {
     (StatusCode::SERVICE_UNAVAILABLE, format!("tabtunnel: {why}\n")).into_response()
 }
 
+const NO_EXTENSION: &str = "the tabtunnel extension is not connected; open Chrome with the extension loaded and paired (a stopped extension reconnects on its own within a minute)";
+
+/// What discovery shows, or a 503 saying why there is nothing to show: without the extension
+/// there is no browser, and an empty one would only mislead.
+async fn connected_snapshot(state: &AppState, agent: &AgentId) -> Result<hub::Snapshot, Response> {
+    match state.hub.snapshot(agent.clone()).await {
+        None => Err(unavailable("shutting down")),
+        Some(snapshot) if !snapshot.extension_connected => Err(unavailable(NO_EXTENSION)),
+        Some(snapshot) => Ok(snapshot),
+    }
+}
+
 async fn version(
     State(state): State<AppState>,
     Extension(route): Extension<AgentRoute>,
     headers: HeaderMap,
 ) -> Response {
-    let Some(snapshot) = state.hub.snapshot(route.agent.clone()).await else {
-        return unavailable("shutting down");
+    let snapshot = match connected_snapshot(&state, &route.agent).await {
+        Ok(snapshot) => snapshot,
+        Err(refusal) => return refusal,
     };
-    let Some(browser) = snapshot.browser else {
-        return unavailable(
-            "the tabtunnel extension has not connected yet; open Chrome with the extension loaded and paired",
-        );
-    };
+    let Some(browser) = snapshot.browser else { return unavailable(NO_EXTENSION) };
     let path = format!("/devtools/browser/{}", state.browser_target_id);
     let mut version = json!({
         "Browser": browser.product,
@@ -176,8 +182,9 @@ async fn list(
     Extension(route): Extension<AgentRoute>,
     headers: HeaderMap,
 ) -> Response {
-    let Some(snapshot) = state.hub.snapshot(route.agent.clone()).await else {
-        return unavailable("shutting down");
+    let snapshot = match connected_snapshot(&state, &route.agent).await {
+        Ok(snapshot) => snapshot,
+        Err(refusal) => return refusal,
     };
     let host = host(&headers);
     let pages: Vec<Value> = snapshot.pages.iter().map(|tab| list_entry(&state, &route, host, tab)).collect();
@@ -427,44 +434,62 @@ async fn page_socket(
 /// One CDP client: its frames go to the hub, the hub's frames come back through its outbox.
 async fn client_session(state: AppState, socket: WebSocket, route: AgentRoute, root: Root) {
     let conn = state.hub.next_id();
-    let (outbox, mut rx) = mpsc::channel::<Utf8Bytes>(hub::CLIENT_OUTBOX);
+    let (outbox, outbox_reader) = outbox::outbox(state.client_outbox);
     let agent = route.agent;
     tracing::info!(conn, agent = agent.as_str(), "client connected");
     let connected = Input::ClientConnected { conn, agent, root, outbox };
     if state.hub.send(connected).await.is_err() {
         return;
     }
-    let (mut sink, mut stream) = socket.split();
-    let writer = tokio::spawn(async move {
-        while let Some(frame) = rx.recv().await {
-            if sink.send(Message::Text(frame)).await.is_err() {
-                return;
-            }
-        }
-        // The hub dropped us (too slow): say so before closing.
-        let _ = sink.send(Message::Close(None)).await;
-    });
-    while let Some(Ok(message)) = stream.next().await {
+    let (sink, mut stream) = socket.split();
+    let mut writer = tokio::spawn(write_client(sink, outbox_reader));
+    let overflowed = loop {
+        let message = tokio::select! {
+            message = stream.next() => message,
+            // The writer ended: the socket failed, or the hub closed or dropped the client.
+            overflowed = &mut writer => break overflowed.unwrap_or(false),
+        };
         let text = match message {
-            Message::Text(text) => text,
+            Some(Ok(Message::Text(text))) => text,
             // CDP is text; accept UTF-8 binary frames too, as Chrome does.
-            Message::Binary(bytes) => match Utf8Bytes::try_from(bytes) {
+            Some(Ok(Message::Binary(bytes))) => match Utf8Bytes::try_from(bytes) {
                 Ok(text) => text,
                 Err(_) => Utf8Bytes::from_static("<binary frame that is not UTF-8>"),
             },
-            Message::Close(_) => break,
-            Message::Ping(_) | Message::Pong(_) => continue,
+            Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
+            Some(Ok(Message::Close(_)) | Err(_)) | None => break false,
         };
         if state.hub.send(Input::ClientMessage { conn, text }).await.is_err() {
-            break;
+            break false;
         }
-        if writer.is_finished() {
-            break;
+    };
+    // Both halves dropped: the socket closes now, whatever was still queued.
+    writer.abort();
+    drop(stream);
+    let _ = state.hub.send(Input::ClientDisconnected { conn }).await;
+    if overflowed {
+        // Its queue and socket are gone now; what they held can go back to the system.
+        crate::trim::release_free_memory();
+    } else {
+        tracing::info!(conn, "client disconnected");
+    }
+}
+
+/// Writes the client's outbox to its socket. Returns whether it stopped because the client
+/// read too slowly (the hub has logged that).
+async fn write_client(mut sink: SplitSink<WebSocket, Message>, outbox: OutboxReader) -> bool {
+    while let Some(frame) = outbox.next().await {
+        tokio::select! {
+            sent = sink.send(Message::Text(frame)) => if sent.is_err() { return false },
+            () = outbox.overflowed() => return true,
         }
     }
-    writer.abort();
-    let _ = state.hub.send(Input::ClientDisconnected { conn }).await;
-    tracing::info!(conn, "client disconnected");
+    if outbox.has_overflowed() {
+        return true;
+    }
+    // The hub closed it (its page went away): say so, unless the client does not even read that.
+    let _ = tokio::time::timeout(CLOSE_TIMEOUT, sink.send(Message::Close(None))).await;
+    false
 }
 
 async fn extension_socket(

@@ -2,6 +2,8 @@
 
 mod common;
 use common::*;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 
 #[tokio::test]
 async fn discovery_names_the_real_browser_and_the_token_url() {
@@ -147,7 +149,7 @@ async fn a_client_that_stops_reading_is_dropped_without_stalling_others() {
     let mut fast = client(&d).await;
     let params = format!(r#"{{"data":"{}"}}"#, "x".repeat(4096));
     // Far more than the slow client's outbox plus its socket buffers.
-    for _ in 0..(tabtunnel::hub::CLIENT_OUTBOX * 4) {
+    for _ in 0..(OutboxLimits::default().max_frames * 4) {
         ext_send(
             &mut ext,
             FromExtension::Event(Event {
@@ -227,4 +229,96 @@ async fn a_second_browser_is_told_no_while_the_first_is_connected() {
     h.instance_id = "browser-2".into();
     second.send(Message::text(FromExtension::Hello(h).to_json())).await.unwrap();
     assert!(matches!(next_ext(&mut second).await, ToExtension::Welcome(_)));
+}
+
+/// Events of `bytes` each on tab 1, from the fake extension.
+async fn flood(ext: &mut Socket, count: usize, bytes: usize) {
+    let params = format!(r#"{{"data":"{}"}}"#, "x".repeat(bytes));
+    for _ in 0..count {
+        let event = Event {
+            tab_id: 1,
+            child_session_id: None,
+            method: "Network.dataReceived".into(),
+            params: raw(&params),
+        };
+        ext_send(ext, FromExtension::Event(event)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_client_over_its_byte_limit_is_disconnected_at_once_while_others_carry_on() {
+    let d = daemon_with_outbox(OutboxLimits { max_bytes: 4 << 20, max_frames: 1 << 20 }).await;
+    let mut ext = extension(&d, &[1]).await;
+    let (mut slow, mut fast) = (client(&d).await, client(&d).await);
+    for c in [&mut slow, &mut fast] {
+        let pages = attach_pages(c).await;
+        send(c, json!({"id": 2, "sessionId": pages[0], "method": "Network.enable"})).await;
+        let ToExtension::Command(enable) = next_ext(&mut ext).await else {
+            panic!("expected Network.enable")
+        };
+        ext_send(&mut ext, FromExtension::CommandResult(CommandResult::ok(enable.id, raw("{}")))).await;
+        until_reply(c, 2).await;
+    }
+    // 64 MiB of events, in steps the fast client reads as they come; the slow one reads nothing.
+    for _ in 0..128 {
+        flood(&mut ext, 16, 32 << 10).await;
+        for _ in 0..16 {
+            assert_eq!(next_json(&mut fast).await["method"], "Network.dataReceived");
+        }
+    }
+    send(&mut fast, json!({"id": 3, "method": "Browser.getVersion"})).await;
+    assert!(until_reply(&mut fast, 3).await.0["result"]["product"].is_string());
+    // The slow one was closed: it finds its socket ended after what its socket buffers held,
+    // not the whole flood.
+    let mut received = 0usize;
+    let drained = async {
+        while let Some(Ok(message)) = slow.next().await {
+            received += message.len();
+        }
+    };
+    tokio::time::timeout(WAIT, drained).await.expect("the slow client's socket is closed");
+    assert!(received < 16 << 20, "the slow client got {received} bytes of a 64 MiB flood");
+}
+
+#[tokio::test]
+async fn a_connection_that_sends_no_request_is_closed() {
+    let d = daemon().await;
+    let mut idle = TcpStream::connect(("127.0.0.1", d.running.port)).await.unwrap();
+    let mut buf = [0u8; 64];
+    let read = tokio::time::timeout(Duration::from_secs(30), idle.read(&mut buf)).await;
+    assert!(matches!(read, Ok(Ok(0)) | Ok(Err(_))), "the daemon closes it: {read:?}");
+    // And a kept-alive one that sends no second request.
+    let mut kept = TcpStream::connect(("127.0.0.1", d.running.port)).await.unwrap();
+    let token = d.running.token.clone().unwrap();
+    let request = format!("GET /{token}/json/version HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    kept.write_all(request.as_bytes()).await.unwrap();
+    let mut response = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(30), kept.read_to_end(&mut response)).await;
+    assert!(read.is_ok(), "the daemon closes the kept-alive connection");
+    assert!(String::from_utf8_lossy(&response).starts_with("HTTP/1.1 503"), "it got its answer first");
+}
+
+#[tokio::test]
+async fn without_the_extension_discovery_and_browser_requests_say_so() {
+    let d = daemon().await;
+    let ext = extension(&d, &[1]).await;
+    let mut c = client(&d).await;
+    drop(ext);
+    let token = d.running.token.clone().unwrap();
+    for path in ["json/version", "json/list"] {
+        let status = async {
+            loop {
+                let (status, body) = get(d.running.port, &format!("/{token}/{path}"), &[]).await;
+                if status == 503 {
+                    return body;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        };
+        let body = tokio::time::timeout(WAIT, status).await.expect("503 once the extension is gone");
+        assert!(body.contains("extension is not connected"), "{path}: {body}");
+    }
+    send(&mut c, json!({"id": 1, "method": "Target.getTargets"})).await;
+    let (reply, _) = until_reply(&mut c, 1).await;
+    assert!(reply["error"]["message"].as_str().unwrap().contains("extension is not connected"), "{reply}");
 }

@@ -15,24 +15,12 @@ fn agent_tab(tab_id: i32, agent: &str) -> TabInfo {
     TabInfo { agent: agent.into(), created: true, ..tab(tab_id) }
 }
 
-/// An HTTP request to the navigation endpoint, as the browser's redirect makes it.
+/// An HTTP request to the navigation endpoint, as the browser's redirect makes it (a page's
+/// Origin included): (status, Location).
 async fn navigation(d: &Daemon, agent: &str, tab: i32, url: &str) -> (u16, String) {
     let path = format!("/{}/tabtunnel/navigation/{agent}/{tab}?{url}", d.token());
-    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", d.running.port)).await.unwrap();
-    let request = format!(
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nOrigin: https://shop.example.com\r\nConnection: close\r\n\r\n",
-        d.running.port
-    );
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).await.unwrap();
-    let status = response[9..12].parse().unwrap();
-    let location = response
-        .lines()
-        .find_map(|l| l.strip_prefix("location: ").or_else(|| l.strip_prefix("Location: ")))
-        .unwrap_or_default()
-        .to_owned();
+    let (status, _, location) =
+        get_with_location(d.running.port, &path, &[("Origin", "https://shop.example.com")]).await;
     (status, location)
 }
 
@@ -48,12 +36,8 @@ async fn navigations_the_page_starts_are_blocked_let_through_or_asked() {
     // Allowed (the rules were late, say): let through once, then redirected back.
     let allowed = tokio::spawn({
         let port = d.running.port;
-        let token = d.token();
-        async move {
-            let d = (port, token);
-            let path = format!("/{}/tabtunnel/navigation/a/4?http://127.0.0.1:1/ok", d.1);
-            request(d.0, "GET", &path, "").await
-        }
+        let path = format!("/{}/tabtunnel/navigation/a/4?http://127.0.0.1:1/ok", d.token());
+        async move { request(port, "GET", &path, "").await }
     });
     let (id, op) = next_browser_op(&mut ext).await;
     assert_eq!(op, BrowserOp::AllowNavigation { tab_id: 4, url: "http://127.0.0.1:1/ok".into() });

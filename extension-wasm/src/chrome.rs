@@ -1,6 +1,11 @@
 //! Hand-written bindings for the chrome.* APIs we use, plus thin typed wrappers. Promise-based
 //! calls are `async` imports with `catch`, so a rejection (e.g. `chrome.runtime.lastError`)
 //! becomes an `Err` instead of an exception.
+//!
+//! But wasm-bindgen's `catch` on an `async` import catches only the rejection: a synchronous
+//! throw (Chrome's "No matching signature" for arguments it refuses) escapes it, and is left
+//! behind for the next `catch` import to report as its own. Calls that can throw so are bound
+//! as synchronous imports returning the promise, and awaited with [`settle`].
 
 use serde::{Deserialize, Serialize};
 use tabtunnel_wire::{TabId, WindowId};
@@ -16,15 +21,24 @@ extern "C" {
     #[wasm_bindgen(js_namespace = ["chrome", "debugger"], js_name = detach, catch)]
     async fn debugger_detach(target: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "debugger"], js_name = sendCommand, catch)]
-    async fn debugger_send_command(
+    fn debugger_send_command(
         target: &JsValue,
         method: &str,
         params: &JsValue,
-    ) -> Result<JsValue, JsValue>;
+    ) -> Result<js_sys::Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "debugger", "onEvent"], js_name = addListener)]
     pub fn on_debugger_event(cb: &Closure<dyn FnMut(JsValue, String, JsValue)>);
     #[wasm_bindgen(js_namespace = ["chrome", "debugger", "onDetach"], js_name = addListener)]
     pub fn on_debugger_detach(cb: &Closure<dyn FnMut(JsValue, String)>);
+
+    // chrome.alarms
+    #[wasm_bindgen(js_namespace = ["chrome", "alarms"], js_name = get, catch)]
+    fn alarms_get(name: &str) -> Result<js_sys::Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "alarms"], js_name = create, catch)]
+    fn alarms_create(name: &str, info: &JsValue) -> Result<js_sys::Promise, JsValue>;
+    /// `(alarm)`
+    #[wasm_bindgen(js_namespace = ["chrome", "alarms", "onAlarm"], js_name = addListener)]
+    pub fn on_alarm(cb: &Closure<dyn FnMut(JsValue)>);
 
     // chrome.tabs
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = get, catch)]
@@ -202,14 +216,32 @@ pub async fn detach(tab_id: TabId) -> Result<()> {
     unit(debugger_detach(&debuggee(tab_id, None)).await)
 }
 
-/// Runs a CDP command. `Err` keeps the raw JS error: its message may carry a CDP error object.
+/// The outcome of a call bound as returning a promise: its synchronous throw or its rejection
+/// as `Err`, else what it resolved to.
+async fn settle(call: Result<js_sys::Promise, JsValue>) -> Result<JsValue, JsValue> {
+    wasm_bindgen_futures::JsFuture::from(call?).await
+}
+
+/// Runs a CDP command. `Err` keeps the raw JS error, thrown or rejected: its message may carry a
+/// CDP error object.
 pub async fn send_command(
     tab_id: TabId,
     session_id: Option<&str>,
     method: &str,
     params: &JsValue,
 ) -> Result<JsValue, JsValue> {
-    debugger_send_command(&debuggee(tab_id, session_id), method, params).await
+    settle(debugger_send_command(&debuggee(tab_id, session_id), method, params)).await
+}
+
+/// Creates the repeating alarm `name` unless it exists (creating it anew would restart its
+/// period).
+pub async fn ensure_alarm(name: &str, period_minutes: f64) -> Result<()> {
+    let existing = settle(alarms_get(name)).await.map_err(|e| error_message(&e))?;
+    if !existing.is_undefined() && !existing.is_null() {
+        return Ok(());
+    }
+    let info = serde_json::json!({ "periodInMinutes": period_minutes });
+    unit(settle(alarms_create(name, &to_js(&info))).await)
 }
 
 pub async fn get_tab(tab_id: TabId) -> Result<Tab> {
@@ -305,6 +337,23 @@ pub async fn local_get(keys: &[&str]) -> Result<JsValue> {
 
 pub async fn local_set(items: &JsValue) -> Result<()> {
     unit(storage_local_set(items).await)
+}
+
+/// One value kept in `chrome.storage.local`; `None` when missing or unreadable.
+pub async fn local_value(key: &str) -> Option<JsValue> {
+    stored_value(local_get(&[key]).await, key)
+}
+
+/// One value kept in `chrome.storage.session`; `Err` when storage failed, `Ok(None)` when the
+/// key is not set.
+pub async fn session_value(key: &str) -> Result<Option<JsValue>> {
+    let items = session_get(&[key]).await?;
+    Ok(stored_value(Ok(items), key))
+}
+
+fn stored_value(items: Result<JsValue>, key: &str) -> Option<JsValue> {
+    let value = js_sys::Reflect::get(&items.ok()?, &key.into()).ok()?;
+    (!value.is_undefined()).then_some(value)
 }
 
 pub async fn session_get(keys: &[&str]) -> Result<JsValue> {

@@ -5,10 +5,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import puppeteer from 'puppeteer-core';
 import { chromium } from 'playwright-core';
 
-import { RawCdp, pngHasContent, pollFor, rawGet, sleep, startHarness, withTimeout } from './harness.mjs';
+import { RawCdp, pngHasContent, pollFor, rawGet, sleep, startHarness, withTimeout, connectAgent } from './harness.mjs';
 import { pagesOf, startChromeDevtoolsMcp, uidOf } from './mcp.mjs';
 
 const WAIT_MS = 30_000;
@@ -19,14 +18,6 @@ async function browserTabs(h) {
   return h.sw(async () => (await chrome.tabs.query({})).map((t) => ({ id: t.id, url: t.url, windowId: t.windowId, groupId: t.groupId })));
 }
 
-function connectAgent(h, agent) {
-  return withTimeout(
-    puppeteer.connect({ browserURL: h.agentEndpoint(agent), defaultViewport: null, protocolTimeout: WAIT_MS }),
-    WAIT_MS,
-    `puppeteer.connect as agent ${agent}`,
-    h.detail,
-  );
-}
 
 /** The page targets a puppeteer browser knows. */
 function puppeteerPageUrls(browser) {

@@ -187,6 +187,16 @@ export function connectPuppeteer(h, what = 'puppeteer.connect through tabtunnel'
   );
 }
 
+/** puppeteer-core `connect({browserURL})` as agent `agent` (its own endpoint), bounded. */
+export function connectAgent(h, agent, protocolTimeout = 30_000) {
+  return withTimeout(
+    puppeteer.connect({ browserURL: h.agentEndpoint(agent), defaultViewport: null, protocolTimeout }),
+    30_000,
+    `puppeteer.connect as agent ${agent}`,
+    h.detail,
+  );
+}
+
 /** Rejects with `what` (plus `detail()` when given) if `promise` has not settled in `ms`. */
 export async function withTimeout(promise, ms, what, detail) {
   let timer;
@@ -214,6 +224,17 @@ export async function pollFor(fn, ms, what, detail) {
     }
     await sleep(50);
   }
+}
+
+/**
+ * The URLs of the pages in the daemon's /json/list, or null while it answers 503 (no extension
+ * connected, so no browser to list).
+ */
+export async function sharedPageUrls(h) {
+  const response = await fetch(`${h.clientEndpoint}/json/list`);
+  if (response.status === 503) return null;
+  if (response.status !== 200) throw new Error(`/json/list answered ${response.status}: ${await response.text()}`);
+  return (await response.json()).map((p) => p.url);
 }
 
 function which(cmd) {
@@ -774,12 +795,18 @@ export class RawCdp {
     this.ws = ws;
     this.messages = [];
     this.waiters = [];
+    this.discarded = [];
     ws.on('message', (data) => {
       let msg;
       try {
         msg = JSON.parse(data.toString());
       } catch {
         msg = { unparseable: data.toString() };
+      }
+      const d = this.discarded.find((x) => x.pred(msg));
+      if (d) {
+        d.count += 1;
+        return;
       }
       const w = this.waiters.find((x) => x.pred(msg));
       if (w) {
@@ -805,6 +832,13 @@ export class RawCdp {
       const j = this.waiters.indexOf(waiter);
       if (j >= 0) this.waiters.splice(j, 1);
     });
+  }
+
+  /** From now on, messages matching `pred` are only counted (in the returned `{count}`), not kept. */
+  discard(pred) {
+    const counter = { pred, count: 0 };
+    this.discarded.push(counter);
+    return counter;
   }
 
   sendRaw(text) {

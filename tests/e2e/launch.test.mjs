@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { FORM_TITLE, connectPuppeteer, greetingFor, pollFor, startHarness } from './harness.mjs';
+import { FORM_TITLE, connectPuppeteer, greetingFor, pollFor, sharedPageUrls, startHarness } from './harness.mjs';
 
 describe('tabtunnel launch --share-startup-tabs yes --open URL', { timeout: 240_000 }, () => {
   let h;
@@ -23,7 +23,7 @@ describe('tabtunnel launch --share-startup-tabs yes --open URL', { timeout: 240_
 
   test('a client finds the startup page shared and drives it', async () => {
     await pollFor(
-      async () => (await (await fetch(`${h.clientEndpoint}/json/list`)).json()).some((p) => p.url === h.pageUrl),
+      async () => (await sharedPageUrls(h))?.includes(h.pageUrl),
       20_000,
       'the startup page shared without the side panel',
       h.detail,
@@ -69,7 +69,7 @@ describe('tabtunnel launch again on the same profile, port and token', { timeout
       const h = await startHarness({ name: `relaunch-${run}`, share: false, shareStartupTabs: true, persistDir, port });
       try {
         await pollFor(
-          async () => (await (await fetch(`${h.clientEndpoint}/json/list`)).json()).some((p) => p.url === h.pageUrl),
+          async () => (await sharedPageUrls(h))?.includes(h.pageUrl),
           20_000,
           `run ${run}: the startup page shared`,
           h.detail,

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, describe, test } from 'node:test';
 
-import { EXTENSION_ID, FORM_TITLE, RawCdp, connectPuppeteer, pollFor, sleep, startHarness, withTimeout } from './harness.mjs';
+import { EXTENSION_ID, FORM_TITLE, RawCdp, connectPuppeteer, pollFor, sharedPageUrls, sleep, startHarness, withTimeout } from './harness.mjs';
 
 const WAIT_MS = 20_000;
 
@@ -17,11 +17,6 @@ function pageGone(browser, url) {
   });
 }
 
-async function listedPages(h) {
-  const response = await fetch(`${h.clientEndpoint}/json/list`);
-  assert.equal(response.status, 200);
-  return (await response.json()).map((p) => p.url);
-}
 
 describe('shared tabs coming and going', { timeout: 240_000 }, () => {
   const harnesses = [];
@@ -55,7 +50,7 @@ describe('shared tabs coming and going', { timeout: 240_000 }, () => {
 
     await withTimeout(gone, WAIT_MS, 'the client losing the unshared page', h.detail);
     await h.panel.waitForSelector(`#shared-tabs li[data-tab-id="${h.tabId}"]`, { hidden: true, timeout: WAIT_MS });
-    assert.deepEqual(await listedPages(h), []);
+    assert.deepEqual(await sharedPageUrls(h), []);
     assert.deepEqual((await browser.pages()).map((p) => p.url()), []);
     // The tab itself lives on for the user.
     assert.equal(await h.testPage.evaluate(() => document.title), FORM_TITLE);
@@ -69,7 +64,7 @@ describe('shared tabs coming and going', { timeout: 240_000 }, () => {
     const gone = pageGone(browser, h.pageUrl);
     await h.testPage.close();
     await withTimeout(gone, WAIT_MS, 'the client losing the closed page', h.detail);
-    assert.deepEqual(await listedPages(h), []);
+    assert.deepEqual(await sharedPageUrls(h), []);
   });
 
   test('a restarted service worker reconnects and re-attaches what was shared, with a clean session', async () => {
@@ -97,7 +92,7 @@ describe('shared tabs coming and going', { timeout: 240_000 }, () => {
       const attached = await raw.send(2, 'Target.attachToTarget', { targetId: pageTargetId, flatten: true });
       await raw.send(3, 'Page.reload', {}, attached.result.sessionId);
       await pollFor(
-        async () => ((await listedPages(h)).includes(h.pageUrl) ? true : null),
+        async () => (await sharedPageUrls(h))?.includes(h.pageUrl),
         WAIT_MS,
         'the shared tab back in /json/list after the worker restarted',
         h.detail,

@@ -5,9 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import puppeteer from 'puppeteer-core';
 
-import { pollFor, startHarness, withTimeout } from './harness.mjs';
+import { pollFor, startHarness, withTimeout, connectAgent as connectAgentTo } from './harness.mjs';
 
 const WAIT_MS = 30_000;
 
@@ -36,14 +35,7 @@ describe('the side panel and agents', { timeout: 300_000 }, () => {
     await h.panel.waitForSelector(`#share-toggle[data-tab-id="${humanTab.id}"]`, { timeout: WAIT_MS });
   }
 
-  function connectAgent(agent) {
-    return withTimeout(
-      puppeteer.connect({ browserURL: h.agentEndpoint(agent), defaultViewport: null, protocolTimeout: WAIT_MS }),
-      WAIT_MS,
-      `connect as ${agent}`,
-      h.detail,
-    );
-  }
+  const connectAgent = (agent) => connectAgentTo(h, agent);
 
   const pageUrls = (browser) => browser.targets().filter((t) => t.type() === 'page').map((t) => t.url());
   const tabOf = (id) => h.sw((tabId) => chrome.tabs.get(tabId).catch(() => null), id);

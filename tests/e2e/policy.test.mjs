@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 
 import puppeteer from 'puppeteer-core';
 
-import { RawCdp, daemonBinary, pollFor, sleep, startHarness, withTimeout } from './harness.mjs';
+import { RawCdp, daemonBinary, pollFor, sleep, startHarness, withTimeout, connectAgent as connectAgentTo } from './harness.mjs';
 
 const WAIT_MS = 30_000;
 const ASK_TIMEOUT_SECONDS = 4;
@@ -64,14 +64,7 @@ describe('policy, questions, audit trail and kill switch', { timeout: 600_000 },
     elsewhere?.close();
   });
 
-  function connectAgent(agent) {
-    return withTimeout(
-      puppeteer.connect({ browserURL: h.agentEndpoint(agent), defaultViewport: null, protocolTimeout: WAIT_MS }),
-      WAIT_MS,
-      `connect as ${agent}`,
-      h.detail,
-    );
-  }
+  const connectAgent = (agent) => connectAgentTo(h, agent);
 
   async function audit(...args) {
     const { stdout } = await promisify(execFile)(daemonBinary(), ['audit', ...args], {

@@ -5,6 +5,7 @@
 pub use futures_util::{SinkExt, StreamExt};
 pub use serde_json::{json, Value};
 pub use std::time::Duration;
+pub use tabtunnel::outbox::Limits as OutboxLimits;
 pub use tabtunnel::{Limits, Running, ServeOptions, EXTENSION_ID};
 #[allow(unused_imports)]
 pub use tabtunnel_wire::{
@@ -32,11 +33,19 @@ pub async fn daemon() -> Daemon {
 }
 
 pub async fn daemon_with(limits: Limits) -> Daemon {
-    daemon_with_policy(limits, None).await
+    start(limits, None, OutboxLimits::default()).await
 }
 
 /// A daemon with a policy file holding `policy` (TOML).
 pub async fn daemon_with_policy(limits: Limits, policy: Option<&str>) -> Daemon {
+    start(limits, policy, OutboxLimits::default()).await
+}
+
+pub async fn daemon_with_outbox(client_outbox: OutboxLimits) -> Daemon {
+    start(Limits::default(), None, client_outbox).await
+}
+
+async fn start(limits: Limits, policy: Option<&str>, client_outbox: OutboxLimits) -> Daemon {
     let config = tempfile::tempdir().unwrap();
     let policy = policy.map(|text| {
         let path = config.path().join("policy.toml");
@@ -51,6 +60,7 @@ pub async fn daemon_with_policy(limits: Limits, policy: Option<&str>) -> Daemon 
         limits,
         policy,
         data_dir: config.path().join("data"),
+        client_outbox,
     })
     .await
     .unwrap();
@@ -154,17 +164,29 @@ pub async fn next_browser_op(socket: &mut Socket) -> (u64, BrowserOp) {
 
 /// A plain HTTP/1.1 request with a method and body; returns (status, body).
 pub async fn request(port: u16, method: &str, path: &str, body: &str) -> (u16, String) {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
     let request = format!(
         "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     );
+    exchange(port, &request).await
+}
+
+/// Sends one raw HTTP/1.1 request and reads the response to its end: (status, body).
+async fn exchange(port: u16, request: &str) -> (u16, String) {
+    let (status, body, _) = exchange_with_location(port, request).await;
+    (status, body)
+}
+
+/// (status, body, Location header).
+async fn exchange_with_location(port: u16, request: &str) -> (u16, String, String) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
     stream.write_all(request.as_bytes()).await.unwrap();
     let mut response = String::new();
     stream.read_to_string(&mut response).await.unwrap();
     let status = response[9..12].parse().unwrap();
-    let body = response.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
-    (status, body)
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+    let location = head.lines().find_map(|l| l.strip_prefix("location: ")).unwrap_or_default().to_owned();
+    (status, body.to_owned(), location)
 }
 
 pub async fn next_json(socket: &mut Socket) -> Value {
@@ -193,7 +215,12 @@ pub async fn until_reply(socket: &mut Socket, id: i64) -> (Value, Vec<Value>) {
 
 /// A plain HTTP/1.1 GET; returns (status, body).
 pub async fn get(port: u16, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let (status, body, _) = get_with_location(port, path, headers).await;
+    (status, body)
+}
+
+/// A plain HTTP/1.1 GET; returns (status, body, Location header).
+pub async fn get_with_location(port: u16, path: &str, headers: &[(&str, &str)]) -> (u16, String, String) {
     let mut request = format!("GET {path} HTTP/1.1\r\nConnection: close\r\n");
     if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
         request.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
@@ -202,12 +229,7 @@ pub async fn get(port: u16, path: &str, headers: &[(&str, &str)]) -> (u16, Strin
         request.push_str(&format!("{k}: {v}\r\n"));
     }
     request.push_str("\r\n");
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).await.unwrap();
-    let status = response[9..12].parse().unwrap();
-    let body = response.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
-    (status, body)
+    exchange_with_location(port, &request).await
 }
 
 /// Reads (and drops) frames until the daemon closes the socket; false if it stays open.

@@ -142,13 +142,7 @@ fn wire_dom(view: &View) {
     on(&view.requests, "click", |event| {
         let Some(button) = clicked_button(&event) else { return };
         let Some(answer) = button.get_attribute("data-answer") else { return };
-        let id = button
-            .closest("[data-request-id]")
-            .ok()
-            .flatten()
-            .and_then(|item| item.get_attribute("data-request-id"))
-            .and_then(|id| id.parse().ok());
-        let Some(id) = id else { return };
+        let Some(id) = request_id_of(&button) else { return };
         let tab_id = match answer.as_str() {
             "give" => match read(|p| p.active.as_ref().map(|t| t.id)).flatten() {
                 Some(tab_id) => Some(tab_id),
@@ -173,13 +167,7 @@ fn wire_dom(view: &View) {
             Some("deny") => tabtunnel_wire::ApprovalAnswer::Deny,
             _ => return,
         };
-        let id = button
-            .closest("[data-request-id]")
-            .ok()
-            .flatten()
-            .and_then(|item| item.get_attribute("data-request-id"))
-            .and_then(|id| id.parse().ok());
-        if let Some(id) = id {
+        if let Some(id) = request_id_of(&button) {
             spawn_local(request(PanelRequest::AnswerApproval { id, answer }));
         }
     });
@@ -203,6 +191,11 @@ fn wire_dom(view: &View) {
             read(|p| p.view.copy.set_text_content(Some("Copy")));
         });
     });
+}
+
+/// The `data-request-id` of the request a button belongs to.
+fn request_id_of(button: &web_sys::Element) -> Option<u64> {
+    button.closest("[data-request-id]").ok()??.get_attribute("data-request-id")?.parse().ok()
 }
 
 /// The button an event happened in, if any.

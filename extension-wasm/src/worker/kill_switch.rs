@@ -32,12 +32,7 @@ pub fn is_engaged() -> bool {
 
 /// Reads the stored state (before the first `Hello`, which carries it).
 pub async fn restore() {
-    let engaged = chrome::local_get(&[STORAGE_KEY])
-        .await
-        .ok()
-        .and_then(|v| js_sys::Reflect::get(&v, &STORAGE_KEY.into()).ok())
-        .and_then(|v| v.as_bool())
-        .unwrap_or(false);
+    let engaged = chrome::local_value(STORAGE_KEY).await.and_then(|v| v.as_bool()).unwrap_or(false);
     with(|w| w.kill_switch = engaged);
 }
 

@@ -10,6 +10,7 @@ mod placement;
 mod relay;
 mod settings;
 mod sharing;
+mod wake;
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -84,6 +85,8 @@ pub fn start() {
     agents::listen();
     kill_switch::listen();
     listen_to_panel();
+    wake::listen();
+    spawn_local(wake::schedule());
     spawn_local(async {
         if let Err(e) = chrome::open_panel_on_action_click().await {
             warn!("sidePanel.setPanelBehavior failed: {e}");

@@ -41,29 +41,42 @@ pub fn color_of(agent: &str) -> &'static str {
 /// Opens a tab for `agent` showing `url`: in its window (opened now, unfocused, if it has none),
 /// active there, and in its group. The human's focused window and active tab do not change.
 pub async fn open_tab(agent: &str, url: &str) -> Result<chrome::Tab, String> {
-    let window = match with(|w| w.places.windows.get(agent).copied()) {
-        Some(window) if chrome::get_window(window).await.is_ok() => Some(window),
-        _ => None,
-    };
-    let tab = match window {
+    // The window is known to be there: windows.onRemoved forgets closed ones (and a failed
+    // create falls back to a new window).
+    let known = with(|w| w.places.windows.get(agent).copied());
+    let in_window = match known {
         Some(window_id) => {
             let properties = serde_json::json!({ "windowId": window_id, "url": url, "active": true });
-            chrome::create_tab(&properties).await.map_err(|e| format!("Chrome could not open a tab: {e}"))?
+            chrome::create_tab(&properties).await.ok()
         }
-        None => {
-            let properties = serde_json::json!({ "url": url, "focused": false, "type": "normal" });
-            let window = chrome::create_window(&properties)
-                .await
-                .map_err(|e| format!("Chrome could not open a window: {e}"))?;
-            let window_id = window.id.ok_or("Chrome opened a window without an id")?;
-            with(|w| w.places.windows.insert(agent.to_owned(), window_id));
-            persist();
-            window.tabs.into_iter().next().ok_or("Chrome opened a window without a tab")?
-        }
+        None => None,
+    };
+    let tab = match in_window {
+        Some(tab) => tab,
+        None => open_window(agent, url).await?,
     };
     let tab_id = tab.id.ok_or("Chrome opened a tab without an id")?;
-    join_group(tab_id, tab.window_id, agent).await;
+    // Grouping runs beside the attach, off the client's path (createTarget waits for the
+    // attach, not for the tab strip). Marked as placing first, so its group change is ours.
+    with(|w| w.placing.insert(tab_id));
+    let (window_id, agent) = (tab.window_id, agent.to_owned());
+    spawn_local(async move {
+        group(tab_id, window_id, &agent).await;
+        with(|w| w.placing.remove(&tab_id));
+    });
     Ok(tab)
+}
+
+/// The agent's own window, opened unfocused with its first tab.
+async fn open_window(agent: &str, url: &str) -> Result<chrome::Tab, String> {
+    let properties = serde_json::json!({ "url": url, "focused": false, "type": "normal" });
+    let window = chrome::create_window(&properties)
+        .await
+        .map_err(|e| format!("Chrome could not open a window: {e}"))?;
+    let window_id = window.id.ok_or("Chrome opened a window without an id")?;
+    with(|w| w.places.windows.insert(agent.to_owned(), window_id));
+    persist();
+    window.tabs.into_iter().next().ok_or_else(|| "Chrome opened a window without a tab".to_owned())
 }
 
 /// Puts a tab into `agent`'s group in the tab's window, creating and naming the group if needed.
@@ -283,10 +296,10 @@ pub fn listen() {
 }
 
 pub async fn restore() {
-    let stored = chrome::session_get(&[STORAGE_KEY])
+    let stored = chrome::session_value(STORAGE_KEY)
         .await
         .ok()
-        .and_then(|v| js_sys::Reflect::get(&v, &STORAGE_KEY.into()).ok())
+        .flatten()
         .and_then(|v| from_js::<Places>(&v))
         .unwrap_or_default();
     with(|w| w.places = stored);

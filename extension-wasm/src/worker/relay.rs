@@ -37,34 +37,47 @@ pub fn listen() {
 /// the tab in progress (see [`super::sharing::reset`]) that the command must wait for.
 /// `epoch` is the tab's session generation when the command arrived (see [`sharing::epoch`]).
 pub async fn run_command(generation: u64, command: Command, gate: Option<js_sys::Promise>, epoch: u64) {
-    let Command { id, tab_id, child_session_id, method, params } = command;
+    let id = command.id;
     if let Some(gate) = gate {
         let _ = wasm_bindgen_futures::JsFuture::from(gate).await;
     }
-    let result = if sharing::epoch(tab_id) != epoch {
-        CommandResult::err(id, server_error("Target closed: the tab's debugger session was lost".into()))
-    } else if with(|w| w.shared.contains_key(&tab_id)) {
-        if method == "Page.captureScreenshot" && child_session_id.is_none() {
-            super::placement::bring_forward(tab_id).await;
-        }
-        if super::placement::is_press(&method, params.as_ref().map_or("", |p| p.get())) {
-            super::placement::agent_pressing(tab_id);
-        }
-        let params = match &params {
-            Some(p) => js_sys::JSON::parse(p.get()).unwrap_or(JsValue::UNDEFINED),
-            None => JsValue::UNDEFINED,
-        };
-        match chrome::send_command(tab_id, child_session_id.as_deref(), &method, &params).await {
-            Ok(value) => match raw_json(&value) {
-                Some(raw) => CommandResult::ok(id, raw),
-                None => CommandResult::err(id, server_error(format!("{method} returned no JSON"))),
-            },
-            Err(e) => CommandResult::err(id, cdp_error(&error_message(&e))),
-        }
-    } else {
-        CommandResult::err(id, server_error(format!("Tab {tab_id} is not shared")))
+    let result = match outcome(command, epoch).await {
+        Ok(raw) => CommandResult::ok(id, raw),
+        Err(error) => CommandResult::err(id, error),
     };
     daemon::send_on(generation, &FromExtension::CommandResult(result));
+}
+
+/// What `chrome.debugger` made of the command; anything it or the params threw is a CDP error.
+async fn outcome(command: Command, epoch: u64) -> Result<Box<RawValue>, CdpError> {
+    let Command { tab_id, child_session_id, method, params, .. } = command;
+    if sharing::epoch(tab_id) != epoch {
+        return Err(server_error("Target closed: the tab's debugger session was lost".into()));
+    }
+    if !with(|w| w.shared.contains_key(&tab_id)) {
+        return Err(server_error(format!("Tab {tab_id} is not shared")));
+    }
+    if method == "Page.captureScreenshot" && child_session_id.is_none() {
+        super::placement::bring_forward(tab_id).await;
+    }
+    if super::placement::is_press(&method, params.as_ref().map_or("", |p| p.get())) {
+        super::placement::agent_pressing(tab_id);
+    }
+    let params = match &params {
+        Some(p) => params_object(p.get()).ok_or_else(|| invalid_params("params must be a JSON object"))?,
+        None => JsValue::UNDEFINED,
+    };
+    match chrome::send_command(tab_id, child_session_id.as_deref(), &method, &params).await {
+        Ok(value) => raw_json(&value).ok_or_else(|| server_error(format!("{method} returned no JSON"))),
+        Err(e) => Err(cdp_error(&error_message(&e))),
+    }
+}
+
+/// The params as a plain JS object; `None` for anything else (the daemon forwards only objects,
+/// and `chrome.debugger` throws on the rest).
+fn params_object(text: &str) -> Option<JsValue> {
+    let value = js_sys::JSON::parse(text).ok()?;
+    (value.is_object() && !js_sys::Array::is_array(&value)).then_some(value)
 }
 
 /// A JS value as raw JSON; `undefined` (commands without a result) becomes `{}`.
@@ -75,6 +88,10 @@ fn raw_json(value: &JsValue) -> Option<Box<RawValue>> {
 
 fn server_error(message: String) -> CdpError {
     CdpError { code: -32000, message, data: None }
+}
+
+fn invalid_params(data: &str) -> CdpError {
+    CdpError { code: -32602, message: "Invalid parameters".into(), data: Some(data.into()) }
 }
 
 /// chrome.debugger reports CDP's own errors as their JSON text in the message

@@ -78,12 +78,7 @@ pub async fn daemon_url() -> Dial {
 /// outlives worker restarts but not the browser, which is exactly "once per launch".
 pub async fn claim_startup_sharing() -> bool {
     const KEY: &str = "startupTabsShared";
-    let done = chrome::session_get(&[KEY])
-        .await
-        .ok()
-        .and_then(|v| js_sys::Reflect::get(&v, &KEY.into()).ok())
-        .and_then(|v| v.as_bool())
-        .unwrap_or(false);
+    let done = chrome::session_value(KEY).await.ok().flatten().and_then(|v| v.as_bool()).unwrap_or(false);
     if done {
         return false;
     }
@@ -96,11 +91,7 @@ pub async fn claim_startup_sharing() -> bool {
 /// This install's id for `Hello`, created on first use and kept in `chrome.storage.local`.
 pub async fn instance_id() -> String {
     const KEY: &str = "instanceId";
-    let stored = chrome::local_get(&[KEY])
-        .await
-        .ok()
-        .and_then(|v| js_sys::Reflect::get(&v, &KEY.into()).ok())
-        .and_then(|v| v.as_string());
+    let stored = chrome::local_value(KEY).await.and_then(|v| v.as_string());
     if let Some(id) = stored {
         return id;
     }

@@ -219,11 +219,8 @@ pub async fn stop_sharing(tab_id: TabId, reason: UnshareReason) -> bool {
 
 /// Re-attaches the tabs shared before the worker restarted, each for the agent it had.
 pub async fn restore() {
-    let stored: Vec<StoredTab> = match chrome::session_get(&[STORAGE_KEY]).await {
-        Ok(v) => js_sys::Reflect::get(&v, &STORAGE_KEY.into())
-            .ok()
-            .and_then(|tabs| from_js(&tabs))
-            .unwrap_or_default(),
+    let stored: Vec<StoredTab> = match chrome::session_value(STORAGE_KEY).await {
+        Ok(tabs) => tabs.and_then(|tabs| from_js(&tabs)).unwrap_or_default(),
         Err(e) => {
             warn!("storage.session.get failed: {e}");
             return;
@@ -379,11 +376,15 @@ async fn describe(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> {
     struct Reply {
         target_info: TargetInfo,
     }
-    let reply = chrome::send_command(tab_id, None, "Target.getTargetInfo", &JsValue::UNDEFINED)
-        .await
-        .map_err(|e| error_message(&e))?;
+    // Both at once: a new tab waits on them before its client hears of it.
+    let no_params = JsValue::UNDEFINED;
+    let (reply, tab) = futures_util::join!(
+        chrome::send_command(tab_id, None, "Target.getTargetInfo", &no_params),
+        chrome::get_tab(tab_id)
+    );
+    let reply = reply.map_err(|e| error_message(&e))?;
     let target = from_js::<Reply>(&reply).ok_or("unexpected Target.getTargetInfo reply")?.target_info;
-    let tab = chrome::get_tab(tab_id).await?;
+    let tab = tab?;
     Ok(TabInfo {
         tab_id,
         window_id: tab.window_id,

@@ -1,0 +1,80 @@
+//! The accept loop: each connection is served as HTTP/1.1 (with upgrades, for WebSockets), with
+//! TCP_NODELAY, and must send its request in time.
+//!
+//! A connection that sends no request within [`REQUEST_WAIT`] (a fresh one, or a kept-alive one
+//! between requests) is closed: each costs a file descriptor and a task, and a local process
+//! could otherwise hold thousands. A WebSocket, once upgraded, may be idle as long as it likes.
+
+use axum::body::Body;
+use axum::http::Request;
+use axum::response::Response;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use std::convert::Infallible;
+use std::future::Future;
+use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream};
+
+/// How long a connection may take to send its request, or its next one.
+pub const REQUEST_WAIT: Duration = Duration::from_secs(5);
+
+/// What the accept loop serves: the gated router, one clone per connection.
+pub trait App:
+    tower_service::Service<Request<Body>, Response = Response, Error = Infallible, Future: Send>
+    + Clone
+    + Send
+    + 'static
+{
+}
+
+impl<S> App for S where
+    S: tower_service::Service<Request<Body>, Response = Response, Error = Infallible, Future: Send>
+        + Clone
+        + Send
+        + 'static
+{
+}
+
+/// Serves `app` on every connection `listener` accepts until `shutdown` resolves.
+pub async fn serve(
+    listener: TcpListener,
+    app: impl App,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    tokio::pin!(shutdown);
+    loop {
+        let tcp = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((tcp, _)) => tcp,
+                Err(e) => {
+                    // Out of file descriptors and the like: wait rather than spin.
+                    tracing::warn!("cannot accept a connection: {e}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => return Ok(()),
+        };
+        tokio::spawn(serve_connection(tcp, app.clone()));
+    }
+}
+
+async fn serve_connection(tcp: TcpStream, app: impl App) {
+    // CDP is many small frames, answers and events interleaved: with Nagle's algorithm a small
+    // write that follows another waits for the peer's delayed ACK (~40 ms on Linux).
+    if let Err(e) = tcp.set_nodelay(true) {
+        tracing::warn!("cannot set TCP_NODELAY: {e}");
+    }
+    let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+        let mut app = app.clone();
+        app.call(request.map(Body::new))
+    });
+    let connection = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(REQUEST_WAIT)
+        .serve_connection(TokioIo::new(tcp), service)
+        .with_upgrades();
+    if let Err(e) = connection.await {
+        tracing::debug!("connection ended: {e}");
+    }
+}
