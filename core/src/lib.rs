@@ -30,6 +30,7 @@ pub mod frames;
 mod guard;
 mod handover;
 mod lifecycle;
+mod null_values;
 mod params_shape;
 mod pending;
 pub mod policy;
@@ -474,7 +475,10 @@ impl Core {
         let Some(reply_to) = self.reply_to_for_extension(conn, cmd, on_success) else { return };
         // `chrome.debugger` takes an object or nothing. `params_shape` refused arrays except for
         // methods without parameters, which ignore them.
-        let params = cmd.params.filter(|p| p.get().starts_with('{')).map(RawValue::to_owned);
+        let params = cmd
+            .params
+            .filter(|p| p.get().starts_with('{'))
+            .map(|p| null_values::params_for_debugger(cmd.method, p));
         self.send_command(reply_to, tab, child, cmd.method.to_owned(), params);
     }
 
