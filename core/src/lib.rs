@@ -23,6 +23,7 @@
 
 mod agents;
 pub mod audit;
+mod closing;
 mod domains;
 mod emulation;
 pub mod envelope;
@@ -595,6 +596,13 @@ impl Core {
     fn send_housekeeping(&mut self, tab: TabId, child: Option<String>, method: &str) {
         if self.extension_connected {
             self.send_command(Pending::Core(None), tab, child, method.to_owned(), None);
+        }
+    }
+
+    /// [`Core::send_housekeeping`] with params, to the tab's page.
+    fn send_housekeeping_with(&mut self, tab: TabId, method: &str, params: Box<RawValue>) {
+        if self.extension_connected {
+            self.send_command(Pending::Core(None), tab, None, method.to_owned(), Some(params));
         }
     }
 

@@ -255,6 +255,9 @@ impl Core {
     /// attach/detach ones, which add and remove child targets, and the execution-context ones
     /// while the target's Runtime is on.
     pub(crate) fn tab_event(&mut self, event: Event) {
+        if self.beforeunload_while_closing(&event) {
+            return;
+        }
         let child = event.child_session_id.as_deref();
         if let Some(target) = self.tabs.get_mut(&event.tab_id).and_then(|s| s.target_mut(child)) {
             if target.real_domains.contains(crate::RUNTIME) {

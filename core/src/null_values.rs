@@ -152,9 +152,12 @@ mod tests {
         let mut h = Harness::with_tabs(&[1]);
         h.connect(1);
         let page = h.playwright_attach(1)[0].clone();
-        let step = h.send(1, json!({"id": 5, "sessionId": page, "method": "Runtime.callFunctionOn", "params": {
+        let step = h.send(
+            1,
+            json!({"id": 5, "sessionId": page, "method": "Runtime.callFunctionOn", "params": {
             "functionDeclaration": "(a, b) => Object.is(a, null) && b === 'foo'", "executionContextId": 1,
-            "arguments": [{"value": null}, {"value": "foo"}], "returnByValue": true}}));
+            "arguments": [{"value": null}, {"value": "foo"}], "returnByValue": true}}),
+        );
         let sent: Value = serde_json::from_str(step.commands()[0].params.as_ref().unwrap().get()).unwrap();
         assert_eq!(sent["arguments"], json!([{"unserializableValue": "null"}, {"value": "foo"}]));
         assert_eq!(sent["returnByValue"], true);
