@@ -42,6 +42,7 @@ mod tab_state;
 pub mod targets;
 #[cfg(test)]
 mod testing;
+mod waiting;
 
 pub use agents::{is_valid_agent_name, Limits, DEFAULT_AGENT};
 pub use audit::{AuditRecord, Outcome};
@@ -298,6 +299,9 @@ impl Core {
     /// One text frame from a client. Always produces exactly one reply for it, now or when the
     /// tab answers (or the human, when the policy asks).
     pub fn client_message(&mut self, conn: ConnId, text: &str) {
+        if self.wait_if_busy(conn, text) {
+            return;
+        }
         self.dispatch(conn, text, Approved::No);
     }
 
@@ -352,7 +356,11 @@ impl Core {
             FromExtension::TabChanged(info) => self.tab_changed(info),
             FromExtension::TabUnshared { tab_id, .. } => self.tab_unshared(tab_id),
             FromExtension::CommandResult(result) => match self.pending.take(result.id) {
-                Some(Pending::Client(to)) => self.command_answered(to, result.into_outcome()),
+                Some(Pending::Client(to)) => {
+                    let conn = to.conn;
+                    self.command_answered(to, result.into_outcome());
+                    self.release_waiting(conn);
+                }
                 Some(Pending::Core(Some(then))) => self.then(then, result.into_outcome().is_ok()),
                 Some(Pending::Core(None)) | None => {}
             },
@@ -376,6 +384,8 @@ impl Core {
         for pending in self.pending.take_older_than(now_ms, timeout) {
             self.fail_pending(pending, &errors::timed_out(timeout));
         }
+        self.release_all_waiting();
+        self.expire_waiting();
         self.expire_questions();
         self.release_idle_agents();
         self.report_agents();
@@ -545,12 +555,14 @@ impl Core {
     }
 
     /// Answers a client's command, known only by its text, with an error.
+    /// A text whose envelope is bad gets the envelope's own error, as it would have at once.
     fn fail_text(&mut self, conn: ConnId, text: &str, error: &CdpError) {
         if !self.conns.contains_key(&conn) {
             return;
         }
-        if let Ok(parsed) = envelope::parse(text) {
-            self.reply_error(conn, &parsed.command(), error);
+        match envelope::parse(text) {
+            Ok(parsed) => self.reply_error(conn, &parsed.command(), error),
+            Err(rejected) => self.reply_error_raw(conn, rejected.id, "", &rejected.error),
         }
     }
 
