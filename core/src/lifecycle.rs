@@ -99,13 +99,19 @@ impl Core {
             }
             return;
         }
+        let before = state.tab.page_target_info();
         state.tab.set_info(info);
+        let page = state.tab.page_target_info();
+        // Only what a client can see changes anything for it (not the window, say); and only
+        // the page's info: Chrome never reports a `tab` target's navigations, and puppeteer
+        // would take such an event for a target of its own changing (a `targetchanged` for a
+        // tab, or `waitForTarget` finding the tab instead of its page).
+        if page == before {
+            return;
+        }
         for conn in self.conns_seeing(tab_id) {
             let attached = self.conns[&conn].sessions.values().any(|s| s.kind.tab() == Some(tab_id));
             if self.conns[&conn].discover || attached {
-                let tab = &self.tabs[&tab_id].tab;
-                let (page, tab_info) = (tab.page_target_info(), tab.tab_target_info());
-                self.emit(conn, "", "Target.targetInfoChanged", &json!({ "targetInfo": tab_info }));
                 self.emit(conn, "", "Target.targetInfoChanged", &json!({ "targetInfo": page }));
             }
         }
