@@ -164,10 +164,8 @@ mod tests {
 
     #[test]
     fn waiting_is_bounded_and_a_command_never_waits_past_the_timeout() {
-        let limits = Limits { command_timeout_ms: 1000, ..Limits::default() };
-        let mut h = Harness::with_limits(limits);
-        h.core.extension_connected(hello(&[1])).unwrap();
-        h.drain();
+        let mut h =
+            Harness::with_tabs_and_limits(&[1], Limits { command_timeout_ms: 1000, ..Limits::default() });
         h.connect(1);
         let p1 = h.playwright_attach(1)[0].clone();
         for id in 0..MAX_IN_FLIGHT_PER_CLIENT as i64 {
