@@ -35,6 +35,8 @@ const GATED_DOMAINS: [&str; 19] = [
     "WebMCP",
 ];
 
+/// Index of `Page` in [`GATED_DOMAINS`].
+pub const PAGE: Domain = Domain(13);
 /// Index of `Runtime` in [`GATED_DOMAINS`].
 pub const RUNTIME: Domain = Domain(16);
 
@@ -198,6 +200,7 @@ mod tests {
     #[test]
     fn classifies_gated_domains_and_toggles() {
         assert_eq!(gated_domain("Runtime.consoleAPICalled"), Some(RUNTIME));
+        assert_eq!(gated_domain("Page.javascriptDialogOpening"), Some(PAGE));
         assert!(gated_domain("Target.attachedToTarget").is_none());
         assert!(gated_domain("Inspector.detached").is_none());
         assert_eq!(toggle("Runtime.enable"), Some(Toggle::Enable(RUNTIME)));

@@ -23,6 +23,7 @@
 
 mod agents;
 pub mod audit;
+mod closing;
 mod domains;
 mod emulation;
 pub mod envelope;
@@ -31,6 +32,7 @@ mod guard;
 mod handover;
 mod lifecycle;
 pub use lifecycle::TabEvent;
+mod null_values;
 mod params_shape;
 mod pending;
 pub mod policy;
@@ -41,6 +43,7 @@ mod tab_state;
 pub mod targets;
 #[cfg(test)]
 mod testing;
+mod waiting;
 
 pub use agents::{is_valid_agent_name, Limits, DEFAULT_AGENT};
 pub use audit::{AuditRecord, Outcome};
@@ -297,6 +300,9 @@ impl Core {
     /// One text frame from a client. Always produces exactly one reply for it, now or when the
     /// tab answers (or the human, when the policy asks).
     pub fn client_message(&mut self, conn: ConnId, text: &str) {
+        if self.wait_if_busy(conn, text) {
+            return;
+        }
         self.dispatch(conn, text, Approved::No);
     }
 
@@ -377,7 +383,11 @@ impl Core {
     /// error. The hot path's entry, for a frame the shell read by its layout (`wire::hot`).
     pub fn extension_result(&mut self, id: RequestId, outcome: Result<&str, CdpError>) {
         match self.pending.take(id) {
-            Some(Pending::Client(to)) => self.command_answered(to, outcome),
+            Some(Pending::Client(to)) => {
+                let conn = to.conn;
+                self.command_answered(to, outcome);
+                self.release_waiting(conn);
+            }
             Some(Pending::Core(Some(then))) => self.then(then, outcome.is_ok()),
             Some(Pending::Core(None)) | None => {}
         }
@@ -392,6 +402,8 @@ impl Core {
         for pending in self.pending.take_older_than(now_ms, timeout) {
             self.fail_pending(pending, &errors::timed_out(timeout));
         }
+        self.release_all_waiting();
+        self.expire_waiting();
         self.expire_questions();
         self.release_idle_agents();
         self.report_agents();
@@ -492,7 +504,10 @@ impl Core {
         let Some(reply_to) = self.reply_to_for_extension(conn, cmd, on_success) else { return };
         // `chrome.debugger` takes an object or nothing. `params_shape` refused arrays except for
         // methods without parameters, which ignore them.
-        let params = cmd.params.filter(|p| p.get().starts_with('{')).map(RawValue::to_owned);
+        let params = cmd
+            .params
+            .filter(|p| p.get().starts_with('{'))
+            .map(|p| null_values::params_for_debugger(cmd.method, p));
         self.send_command(reply_to, tab, child, cmd.method.to_owned(), params);
     }
 
@@ -558,12 +573,14 @@ impl Core {
     }
 
     /// Answers a client's command, known only by its text, with an error.
+    /// A text whose envelope is bad gets the envelope's own error, as it would have at once.
     fn fail_text(&mut self, conn: ConnId, text: &str, error: &CdpError) {
         if !self.conns.contains_key(&conn) {
             return;
         }
-        if let Ok(parsed) = envelope::parse(text) {
-            self.reply_error(conn, &parsed.command(), error);
+        match envelope::parse(text) {
+            Ok(parsed) => self.reply_error(conn, &parsed.command(), error),
+            Err(rejected) => self.reply_error_raw(conn, rejected.id, "", &rejected.error),
         }
     }
 
@@ -609,6 +626,13 @@ impl Core {
     fn send_housekeeping(&mut self, tab: TabId, child: Option<String>, method: &str) {
         if self.extension_connected {
             self.send_command(Pending::Core(None), tab, child, method.to_owned(), None);
+        }
+    }
+
+    /// [`Core::send_housekeeping`] with params, to the tab's page.
+    fn send_housekeeping_with(&mut self, tab: TabId, method: &str, params: Box<RawValue>) {
+        if self.extension_connected {
+            self.send_command(Pending::Core(None), tab, None, method.to_owned(), Some(params));
         }
     }
 

@@ -65,6 +65,7 @@ impl Core {
         for pending in self.pending.drain() {
             self.fail_pending(pending, &errors::extension_gone());
         }
+        self.release_all_waiting();
         let tabs: Vec<TabId> = self.tabs.keys().copied().collect();
         for tab in tabs {
             self.tab_unshared(tab);
@@ -110,13 +111,19 @@ impl Core {
             }
             return;
         }
+        let before = state.tab.page_target_info();
         state.tab.set_info(info);
+        let page = state.tab.page_target_info();
+        // Only what a client can see changes anything for it (not the window, say); and only
+        // the page's info: Chrome never reports a `tab` target's navigations, and puppeteer
+        // would take such an event for a target of its own changing (a `targetchanged` for a
+        // tab, or `waitForTarget` finding the tab instead of its page).
+        if page == before {
+            return;
+        }
         for conn in self.conns_seeing(tab_id) {
             let attached = self.conns[&conn].sessions.values().any(|s| s.kind.tab() == Some(tab_id));
             if self.conns[&conn].discover || attached {
-                let tab = &self.tabs[&tab_id].tab;
-                let (page, tab_info) = (tab.page_target_info(), tab.tab_target_info());
-                self.emit(conn, "", "Target.targetInfoChanged", &json!({ "targetInfo": tab_info }));
                 self.emit(conn, "", "Target.targetInfoChanged", &json!({ "targetInfo": page }));
             }
         }
@@ -267,6 +274,9 @@ impl Core {
     /// attach/detach ones, which add and remove child targets, and the execution-context ones
     /// while the target's Runtime is on.
     pub fn extension_event(&mut self, event: TabEvent) {
+        if self.beforeunload_while_closing(&event) {
+            return;
+        }
         if let Some(target) =
             self.tabs.get_mut(&event.tab_id).and_then(|s| s.target_mut(event.child_session_id))
         {

@@ -67,6 +67,8 @@ pub struct Connection {
     pub sessions: HashMap<String, Session>,
     /// Its commands the tabs have not answered yet.
     pub in_flight: usize,
+    /// Its commands held back until fewer are in flight (see `waiting.rs`).
+    pub waiting: crate::waiting::Waiting,
     /// A socket that keeps its agent present (not a one-shot HTTP request such as `/json/new`).
     pub presence: bool,
     /// Why every command of this connection is refused (its agent was over the limit).
@@ -85,6 +87,7 @@ impl Connection {
             auto_attach: None,
             sessions,
             in_flight: 0,
+            waiting: Default::default(),
             presence,
             refused: None,
             policy: None,

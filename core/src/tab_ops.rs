@@ -51,6 +51,7 @@ impl Core {
     pub(crate) fn close_target(&mut self, conn: ConnId, cmd: &ClientCommand) {
         let Some(tab) = self.named_tab(conn, cmd) else { return };
         let op = if self.tabs[&tab].tab.info.created {
+            self.closing_for_client(tab);
             BrowserOp::CloseTab { tab_id: tab }
         } else {
             BrowserOp::ReleaseTab { tab_id: tab }

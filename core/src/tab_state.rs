@@ -17,6 +17,8 @@ pub(crate) struct TabState {
     pub children: HashMap<String, ChildTarget>,
     /// Being unshared: sessions detaching now need no housekeeping.
     pub closing: bool,
+    /// Being closed for a client (`Target.closeTarget`): see `closing.rs`.
+    pub closing_for_client: bool,
 }
 
 /// One target's debugger session as the clients sharing it see it.
@@ -42,7 +44,13 @@ pub(crate) struct ChildTarget {
 
 impl TabState {
     pub fn new(tab: Tab) -> Self {
-        TabState { tab, page: TargetState::default(), children: HashMap::new(), closing: false }
+        TabState {
+            tab,
+            page: TargetState::default(),
+            children: HashMap::new(),
+            closing: false,
+            closing_for_client: false,
+        }
     }
 
     /// The page (`None`) or one of its children.

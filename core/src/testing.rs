@@ -121,7 +121,11 @@ impl Harness {
 
     /// A harness whose extension is connected with `tabs` shared.
     pub fn with_tabs(tabs: &[TabId]) -> Self {
-        let mut h = Harness::new();
+        Harness::with_tabs_and_limits(tabs, Limits::default())
+    }
+
+    pub fn with_tabs_and_limits(tabs: &[TabId], limits: Limits) -> Self {
+        let mut h = Harness::with_limits(limits);
         h.core.extension_connected(hello(tabs)).unwrap();
         h.drain();
         h

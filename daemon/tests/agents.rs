@@ -113,6 +113,13 @@ async fn create_target_opens_a_tab_in_the_agents_name_and_json_helpers_work() {
         let path = path_of(&d, "a", "/json/close/PAGE8");
         async move { get(port, &path, &[]).await }
     });
+    // Closing for a client first turns on Page, to answer the page's beforeunload itself.
+    match next_ext(&mut ext).await {
+        ToExtension::Command(command) if command.method == "Page.enable" && command.tab_id == 8 => {
+            ext_send(&mut ext, FromExtension::CommandResult(CommandResult::ok(command.id, raw("{}")))).await
+        }
+        other => panic!("expected Page.enable on the tab being closed, got {other:?}"),
+    }
     let (id, op) = next_browser_op(&mut ext).await;
     assert_eq!(op, BrowserOp::CloseTab { tab_id: 8 });
     ext_send(&mut ext, FromExtension::TabUnshared { tab_id: 8, reason: UnshareReason::Closed }).await;

@@ -339,9 +339,10 @@ export async function startHarness({
   port = 0,
   headful = false,
   daemonArgs = [],
+  chromiumArgs = [],
   extraPages,
 } = {}) {
-  const h = new Harness(name, { shareStartupTabs, persistDir, port, headful, daemonArgs, extraPages });
+  const h = new Harness(name, { shareStartupTabs, persistDir, port, headful, daemonArgs, chromiumArgs, extraPages });
   live.add(h);
   try {
     await h.start();
@@ -358,7 +359,7 @@ class Harness {
    * `shareStartupTabs`: launch Chromium on the test page with `--share-startup-tabs yes`, as
    * for automation, instead of sharing through the side panel (which then is not opened).
    */
-  constructor(name, { shareStartupTabs = false, persistDir, port = 0, headful = false, daemonArgs = [], extraPages } = {}) {
+  constructor(name, { shareStartupTabs = false, persistDir, port = 0, headful = false, daemonArgs = [], chromiumArgs = [], extraPages } = {}) {
     this.name = name;
     this.extraPages = extraPages;
     this.shareStartupTabs = shareStartupTabs;
@@ -367,6 +368,8 @@ class Harness {
     // nothing there, window focus is real), which headless hides.
     this.headful = headful;
     this.daemonArgs = daemonArgs;
+    // Extra Chromium flags (after `--`), e.g. host resolver rules for a test suite's domains.
+    this.chromiumArgs = chromiumArgs;
     // `persistDir` keeps the browser profile and the daemon's config (token) across harnesses,
     // as a user's machine keeps them across launches.
     this.persistDir = persistDir;
@@ -416,6 +419,7 @@ class Harness {
       ...(this.shareStartupTabs ? ['--share-startup-tabs', 'yes', '--open', this.pageUrl] : ['--share-startup-tabs', 'no']),
       '--',
       '--remote-debugging-port=0',
+      ...this.chromiumArgs,
     ];
     // A reused profile still holds the previous browser's debugging port.
     fs.rmSync(path.join(this.profileDir, 'DevToolsActivePort'), { force: true });
