@@ -104,7 +104,7 @@ function restartReport(r) {
       `extension back with the shared tab after ${ms1(r.daemon.tab_listed_ms)}, first answer after ${ms1(r.daemon.first_answer_ms)} ` +
       '(the extension redials after 0.5 s, then 1, 2, 4 s)',
     `Service worker stopped: the daemon noticed after ${ms1(r.worker.stop_noticed_ms)}; woken by ${r.worker.woken_by} ` +
-      '(nothing else wakes it on this build): ' +
+      "(left alone, the extension's alarm wakes it within 30 s): " +
       `shared tab back ${ms1(r.worker.tab_listed_ms)} and first answer ${ms1(r.worker.first_answer_ms)} after the wake (target: within 1 s)`,
   );
 }

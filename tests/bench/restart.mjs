@@ -56,8 +56,8 @@ export async function workerRestart(h, pageTargetId) {
     const t0 = performance.now();
     await raw.send('Target.closeTarget', { targetId: workerId });
     const gone = await until('the daemon noticing the stopped worker', async () => !(await tabListed(h)));
-    // Nothing wakes a stopped worker on this build but an extension event: a reload of the
-    // shared tab is one.
+    // Left alone, the extension's alarm wakes a stopped worker within 30 s; an extension event
+    // wakes it at once, so a reload of the shared tab times the restart itself.
     const sessionId = await attachToPage(raw, pageTargetId);
     const wake = performance.now();
     await raw.send('Page.reload', {}, sessionId);

@@ -210,6 +210,16 @@ function skippedTests(checkout) {
 // ---------------------------------------------------------------------------------------------
 // Running
 
+/** A spec file by name (`page`, `cdp/CDPSession`): `<name>.spec.js`, or `<name>.test.js` as newer
+ *  checkouts name them. */
+function specFile(work, spec) {
+  const build = path.join(work, 'test', 'build');
+  const candidates = ['.spec.js', '.test.js'].map((suffix) => path.join(build, `${spec}${suffix}`));
+  const found = candidates.find((file) => fs.existsSync(file));
+  if (!found) throw new Error(`no spec file ${spec} in the checkout (looked for ${candidates.join(', ')})`);
+  return found;
+}
+
 /** One mocha process over one spec file; resolves with its JSON report (null if it has none). */
 async function mocha(work, spec, { env, timeout, grep, dryRun, logFile }) {
   const report = path.join(work, 'reports', `${dryRun ? 'list' : env.COMPAT_MODE}-${spec.replace('/', '_')}.json`);
@@ -226,7 +236,7 @@ async function mocha(work, spec, { env, timeout, grep, dryRun, logFile }) {
     '--reporter-option', `output=${report}`,
     ...(dryRun ? ['--dry-run'] : []),
     ...(grep ? ['--grep', grep] : []),
-    path.join(work, 'test', 'build', `${spec}.spec.js`),
+    specFile(work, spec),
   ];
   fs.mkdirSync(path.dirname(logFile), { recursive: true });
   const log = fs.openSync(logFile, 'w');
