@@ -102,7 +102,7 @@ function restartReport(r) {
   out(
     `Daemon killed and started again (same port and config, browser running): listening after ${ms1(r.daemon.listening_ms)}, ` +
       `extension back with the shared tab after ${ms1(r.daemon.tab_listed_ms)}, first answer after ${ms1(r.daemon.first_answer_ms)} ` +
-      '(the extension redials after 0.5 s, then 1, 2, 4 s)',
+      '(the extension redials after 0.1 s, then 0.2, 0.4, 0.8 s and on, doubling)',
     `Service worker stopped: the daemon noticed after ${ms1(r.worker.stop_noticed_ms)}; woken by ${r.worker.woken_by} ` +
       "(left alone, the extension's alarm wakes it within 30 s): " +
       `shared tab back ${ms1(r.worker.tab_listed_ms)} and first answer ${ms1(r.worker.first_answer_ms)} after the wake (target: within 1 s)`,
