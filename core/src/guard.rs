@@ -174,6 +174,10 @@ impl Core {
             // again, so they let it through once first (a new tab is opened that way already).
             Decision::Ask(_) => match (cmd.method, tab, approved) {
                 ("Page.navigate", Some(tab), Approved::Yes | Approved::No) => {
+                    if approved == Approved::No {
+                        // Always allowed for this agent: audited now, as its second pass is not.
+                        self.audit(agent, Some(tab), cmd.method, Some(url), Outcome::Allowed);
+                    }
                     let op = BrowserOp::AllowNavigation { tab_id: tab, url: url.to_owned() };
                     let then = OnSuccess::Redispatch { conn, text: text.to_owned() };
                     self.browser_op_housekeeping_then(op, then);
@@ -360,7 +364,12 @@ impl Core {
 
     /// Questions nobody answered in time are refusals.
     pub(crate) fn expire_questions(&mut self) {
-        let Some(timeout) = self.guard.policy.as_ref().map(|p| p.ask_timeout_ms) else { return };
+        // Questions outlive a policy taken away while they wait: they still time out.
+        let timeout = self
+            .guard
+            .policy
+            .as_ref()
+            .map_or(crate::policy::PolicySet::DEFAULT_ASK_TIMEOUT_MS, |p| p.ask_timeout_ms);
         let now = self.now_ms;
         let expired: Vec<u64> = self
             .guard
@@ -589,6 +598,11 @@ mod tests {
         let step = h.send(1, json!({"id": 5, "sessionId": page, "method": "Page.navigate", "params": {"url": "https://mail.example.com/other"}}));
         assert!(approvals(&step).is_empty());
         assert!(matches!(step.browser_ops()[0].1, BrowserOp::AllowNavigation { .. }));
+        assert!(matches!(&audits(&step)[0].outcome, Outcome::Allowed), "audited though not asked");
+        let op_id = step.browser_ops()[0].0;
+        let step = h.answer(op_id, json!({}));
+        assert_eq!(step.commands()[0].method, "Page.navigate");
+        assert!(audits(&step).is_empty(), "and only once");
     }
 
     #[test]

@@ -258,8 +258,9 @@ impl Core {
             Root::Page(tab) => SessionKind::Page { tab },
         };
         if let SessionKind::Page { tab } = root {
-            let Some(state) = self.tabs.get_mut(&tab) else {
-                // The tab went between the shell's lookup and now: close at once, as Chrome.
+            let Some(state) = self.tabs.get_mut(&tab).filter(|s| s.tab.visible_to(&agent)) else {
+                // The tab went (or went to another agent) between the shell's lookup and now:
+                // close at once, as Chrome does for a target that is not there.
                 return self.close_page_socket(conn);
             };
             state.page.sessions.push(domains::TargetSession::new(conn, String::new()));

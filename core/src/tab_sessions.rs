@@ -86,7 +86,8 @@ impl Core {
 
     /// `Target.setAutoAttach` on a page or child reaches Chrome (which auto-attaches its
     /// children); the session then wants children's attach events, and a session turning it on
-    /// late learns the children Chrome attached before.
+    /// late learns the children Chrome attached before. Turning it off reaches Chrome only when
+    /// no other session on the target still wants children, as for a domain's `disable`.
     pub(crate) fn target_set_auto_attach(
         &mut self,
         conn: ConnId,
@@ -99,6 +100,9 @@ impl Core {
         if let Some(session) = target.session_mut(conn, cmd.session_id) {
             // Before the reply: Chrome announces the children it attaches now before answering.
             session.auto_attach = on;
+        }
+        if !on && target.sessions.iter().any(|s| s.auto_attach) {
+            return self.reply(conn, cmd, "{}");
         }
         let then = on.then(|| OnSuccess::AutoAttached { tab, child: child.clone() });
         self.forward_then(conn, cmd, tab, child, then);
@@ -332,10 +336,32 @@ mod tests {
     }
 
     #[test]
+    fn auto_attach_goes_off_in_chrome_only_when_no_session_wants_children() {
+        let mut h = Harness::with_tabs(&[1]);
+        h.connect(1);
+        h.connect(2);
+        let first = h.playwright_attach(1)[0].clone();
+        let second = h.playwright_attach(2)[0].clone();
+        let on = json!({"autoAttach": true, "flatten": true});
+        let off = json!({"autoAttach": false, "flatten": true});
+        call(&mut h, 1, &first, 1, "Target.setAutoAttach", on.clone());
+        call(&mut h, 2, &second, 1, "Target.setAutoAttach", on);
+        let step =
+            h.send(2, json!({"id": 2, "sessionId": second, "method": "Target.setAutoAttach", "params": off}));
+        assert_eq!(step.only_reply(2)["result"], json!({}));
+        assert!(step.commands().is_empty(), "the first client still wants children");
+        let step = h.ext(event(1, None, "Target.attachedToTarget", IFRAME));
+        assert_eq!((step.to(1).len(), step.to(2).len()), (1, 0));
+        let step =
+            h.send(1, json!({"id": 2, "sessionId": first, "method": "Target.setAutoAttach", "params": off}));
+        assert_eq!(step.commands()[0].method, "Target.setAutoAttach", "the last one reaches Chrome");
+    }
+
+    #[test]
     fn children_are_announced_only_to_sessions_that_auto_attach_and_go_with_a_reset() {
         let mut h = Harness::with_tabs(&[1]);
         h.connect(1);
-        let page = h.playwright_attach(1)[0].clone();
+        h.playwright_attach(1);
         let step = h.ext(event(1, None, "Target.attachedToTarget", IFRAME));
         assert!(step.client.is_empty(), "this session never asked for children");
         let step = h.send(1, json!({"id": 1, "sessionId": "C1", "method": "Runtime.evaluate"}));
@@ -349,7 +375,6 @@ mod tests {
         let step =
             call(&mut h, 2, &page2, 1, "Target.setAutoAttach", json!({"autoAttach": true, "flatten": true}));
         assert_eq!(step.methods(2), ["reply#1"]);
-        let _ = page;
     }
 
     #[test]

@@ -1039,6 +1039,18 @@ fn a_page_socket_whose_tab_is_already_gone_closes_at_once() {
 }
 
 #[test]
+fn a_page_socket_for_another_agents_tab_closes_at_once() {
+    // Tab 1 is the default agent's: an agent that looked it up before a hand-over gets nothing.
+    let mut h = Harness::with_tabs(&[1]);
+    h.core.client_connected(4, AgentId::new("other"), Root::Page(1));
+    let step = h.drain();
+    assert_eq!(step.methods(4), ["Inspector.detached"]);
+    assert_eq!(step.closed, [4]);
+    h.core.client_connected(5, AgentId::new("default"), Root::Page(1));
+    assert!(h.drain().closed.is_empty(), "the owner's page socket stays");
+}
+
+#[test]
 fn concurrent_runtime_enables_announce_each_context_once() {
     let mut h = Harness::with_tabs(&[1]);
     h.connect(1);

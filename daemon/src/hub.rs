@@ -29,6 +29,8 @@ const INPUTS_PER_FLUSH: usize = 64;
 /// How often the core learns the time: the resolution of command timeouts and grace periods,
 /// and how often the side panel may hear about agents.
 const TICK: Duration = Duration::from_millis(250);
+/// The answer of a one-shot request whose connection the core closed first.
+const REQUEST_CLOSED: &str = r#"{"error":{"code":-32000,"message":"the request was cut off: the kill switch is on or the agent was disconnected"}}"#;
 
 pub enum Input {
     ClientConnected {
@@ -350,9 +352,12 @@ impl Hub {
         while let Some(output) = self.core.poll_output() {
             match output {
                 Output::ToClient { conn, frame } => {
-                    if let Some(reply) = self.requests.remove(&conn) {
-                        self.request_frame(conn, reply, frame);
-                        continue;
+                    // Nearly always empty: skip the lookup on the hot path.
+                    if !self.requests.is_empty() {
+                        if let Some(reply) = self.requests.remove(&conn) {
+                            self.request_frame(conn, reply, frame);
+                            continue;
+                        }
                     }
                     let Some(outbox) = self.clients.get(&conn) else { continue };
                     if let Err(overflow) = outbox.push(frame.into()) {
@@ -369,6 +374,12 @@ impl Hub {
                 // Dropping the outbox closes the socket once its queued frames are written.
                 Output::CloseClient { conn } => {
                     self.clients.remove(&conn);
+                    // A one-shot request closed before its answer (the kill switch, the agent
+                    // disconnected by the human) still gets one.
+                    if let Some(reply) = self.requests.remove(&conn) {
+                        let _ = reply.send(REQUEST_CLOSED.to_owned());
+                        self.core.client_disconnected(conn);
+                    }
                 }
                 Output::HandoverAnswered { id, tab } => {
                     if let Some(reply) = self.handovers.remove(&id) {

@@ -465,13 +465,15 @@ async fn client_session(state: AppState, socket: WebSocket, route: AgentRoute, r
             break false;
         }
     };
-    // Both halves dropped: the socket closes now, whatever was still queued.
+    // The writer is told to stop; with both halves dropped the socket closes once it has,
+    // whatever was still queued.
     writer.abort();
     drop(stream);
     let _ = state.hub.send(Input::ClientDisconnected { conn }).await;
     if overflowed {
         // Its queue and socket are gone now; what they held can go back to the system.
-        crate::trim::release_free_memory();
+        // Off the runtime's one thread: trimming a large heap can take milliseconds.
+        tokio::task::spawn_blocking(crate::trim::release_free_memory);
     } else {
         tracing::info!(conn, "client disconnected");
     }

@@ -73,7 +73,7 @@ async fn the_kill_switch_closes_every_client_and_refuses_new_ones_until_released
     attach_pages(&mut client).await;
     ext_send(&mut ext, FromExtension::KillSwitch { engaged: true }).await;
     assert!(closes_within(&mut client, Duration::from_secs(5)).await, "the client is closed");
-    // Ordered after the switch on the same socket: a heartbeat round trip makes sure it was seen.
+    // The client's close shows the switch was seen.
     let (status, body) = get(d.running.port, &format!("/{}/json/version", d.token()), &[]).await;
     assert_eq!(status, 503, "{body}");
     assert!(body.contains("kill switch"), "{body}");
@@ -88,6 +88,25 @@ async fn the_kill_switch_closes_every_client_and_refuses_new_ones_until_released
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(again.is_some(), "released: clients come back");
+}
+
+#[tokio::test]
+async fn a_request_the_kill_switch_cuts_off_still_gets_an_answer() {
+    let d = daemon().await;
+    let mut ext = extension(&d, &[1]).await;
+    let port = d.running.port;
+    let path = format!("/{}/agent/a/json/new?http://127.0.0.1:1/x", d.token());
+    let new = tokio::spawn(async move { request(port, "PUT", &path, "").await });
+    let (_, op) = next_browser_op(&mut ext).await;
+    assert!(matches!(op, BrowserOp::CreateTab { .. }), "{op:?}");
+    // The switch before the tab is made: the one-shot request is closed with the rest.
+    ext_send(&mut ext, FromExtension::KillSwitch { engaged: true }).await;
+    let (status, body) = tokio::time::timeout(Duration::from_secs(10), new)
+        .await
+        .expect("answered, not left hanging")
+        .unwrap();
+    assert_eq!(status, 500, "{body}");
+    assert!(body.contains("cut off"), "{body}");
 }
 
 #[tokio::test]

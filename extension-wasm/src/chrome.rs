@@ -112,6 +112,8 @@ extern "C" {
     // chrome.declarativeNetRequest
     #[wasm_bindgen(js_namespace = ["chrome", "declarativeNetRequest"], js_name = updateSessionRules, catch)]
     async fn dnr_update_session_rules(options: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "declarativeNetRequest"], js_name = getSessionRules, catch)]
+    async fn dnr_get_session_rules() -> Result<JsValue, JsValue>;
 
     // chrome.commands
     #[wasm_bindgen(js_namespace = ["chrome", "commands", "onCommand"], js_name = addListener)]
@@ -369,6 +371,16 @@ pub async fn session_set(items: &JsValue) -> Result<()> {
 pub async fn update_session_rules(remove: &[i32], add: &[serde_json::Value]) -> Result<()> {
     let options = serde_json::json!({ "removeRuleIds": remove, "addRules": add });
     unit(dnr_update_session_rules(&to_js(&options)).await)
+}
+
+/// The ids of every `declarativeNetRequest` session rule in place (they outlive the worker).
+pub async fn session_rule_ids() -> Result<Vec<i32>> {
+    #[derive(Deserialize)]
+    struct Rule {
+        id: i32,
+    }
+    let rules: Vec<Rule> = typed(dnr_get_session_rules().await, "session rules")?;
+    Ok(rules.into_iter().map(|r| r.id).collect())
 }
 
 pub async fn open_panel_on_action_click() -> Result<()> {

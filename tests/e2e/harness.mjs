@@ -517,9 +517,23 @@ class Harness {
     return `${this.pageServerUrl}/app`;
   }
 
+  /**
+   * The daemon's `/mcp` children install into its data dir, which is this harness's own: point
+   * it at the copy `./dev test` installed (`tabtunnel mcp --install`) instead of an `npm ci` per
+   * run inside a tool call's time.
+   */
+  shareInstalledToolServers() {
+    const installed = path.join(process.env.XDG_DATA_HOME || path.join(os.homedir(), '.local', 'share'), 'tabtunnel', 'mcp-children');
+    const mine = path.join(this.dataHome, 'tabtunnel', 'mcp-children');
+    if (!fs.existsSync(installed) || fs.existsSync(mine)) return;
+    fs.mkdirSync(path.dirname(mine), { recursive: true });
+    fs.symlinkSync(installed, mine);
+  }
+
   /** Starts `bin args` as the daemon, in its own process group, collecting its output. */
   spawnDaemon(bin, args) {
     this.commandLine = `${bin} ${args.join(' ')}`;
+    this.shareInstalledToolServers();
     this.exited = null;
     this.daemon = spawn(bin, args, {
       // Own process group: teardown kills the daemon and everything it started in one go.

@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 
 import puppeteer from 'puppeteer-core';
 
-import { RawCdp, daemonBinary, pollFor, sleep, startHarness, withTimeout, connectAgent as connectAgentTo } from './harness.mjs';
+import { RawCdp, daemonBinary, pollFor, startHarness, withTimeout, connectAgent as connectAgentTo } from './harness.mjs';
 
 const WAIT_MS = 30_000;
 const ASK_TIMEOUT_SECONDS = 4;
@@ -77,6 +77,16 @@ describe('policy, questions, audit trail and kill switch', { timeout: 600_000 },
     return (await audit('--json')).trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
   }
 
+  /** How many navigations the agents' pages started themselves were refused, per the trail. */
+  async function refusedPageNavigations() {
+    return (await auditLines()).filter((l) => l.method === 'navigation' && l.outcome === 'denied').length;
+  }
+
+  /** Waits until the browser's rules have sent one more refused navigation to the daemon. */
+  async function oneMoreRefused(before, what) {
+    await pollFor(async () => (await refusedPageNavigations()) > before, WAIT_MS, `the browser refusing ${what}`, h.detail);
+  }
+
   test("cookie-reading methods are refused with an error naming the rule, and the session carries on", async () => {
     const browser = await connectAgent('a');
     try {
@@ -104,15 +114,17 @@ describe('policy, questions, audit trail and kill switch', { timeout: 600_000 },
       // Page.navigate: a failed navigation.
       await assert.rejects(page.goto(elsewhereUrl), /net::ERR_BLOCKED_BY_CLIENT/);
       assert.equal(page.url(), start);
-      // A link the page follows.
+      // A link the page follows: the browser's rule sends it to the daemon, which refuses it.
+      let refused = await refusedPageNavigations();
       await page.click('#away');
-      await sleep(1000);
+      await oneMoreRefused(refused, 'the link click');
       assert.equal(await page.$eval('#here', (el) => el.textContent), 'the link page', 'the link click stayed');
       // A script.
+      refused = await refusedPageNavigations();
       await page.evaluate((url) => {
         window.location.href = url;
       }, elsewhereUrl);
-      await sleep(1000);
+      await oneMoreRefused(refused, 'location.href');
       assert.equal(await page.evaluate(() => location.href), start, 'location.href stayed');
       // Target.createTarget and /json/new.
       const raw = await RawCdp.open(`${h.agentEndpoint('a')}/cdp`.replace('http://', 'ws://'));
@@ -205,19 +217,31 @@ describe('policy, questions, audit trail and kill switch', { timeout: 600_000 },
   });
 
   test('the audit trail holds each step and its outcome, and no cookie, token or page content', async () => {
-    await sleep(500);
-    const lines = await auditLines();
-    const has = (pred, what) => assert.ok(lines.some(pred), `the trail lacks ${what}:\n${lines.map((l) => JSON.stringify(l)).join('\n')}`);
-    has((l) => l.agent === 'a' && l.method === 'Network.getCookies' && l.outcome === 'denied' && l.rule.includes('deny_methods'), 'the refused cookie read');
-    has((l) => l.method === 'Page.navigate' && l.url === elsewhereUrl && l.outcome === 'denied', 'the refused Page.navigate');
-    has((l) => l.method === 'navigation' && l.url?.startsWith(elsewhereUrl) && l.outcome === 'denied', "the page's own refused navigation");
-    has((l) => l.method === 'Target.createTarget' && l.outcome === 'denied', 'the refused createTarget');
-    has((l) => l.outcome === 'asked' && l.answer === 'allowed once', 'an allowed question');
-    has((l) => l.outcome === 'asked' && l.answer === 'denied', 'a denied question');
-    has((l) => l.outcome === 'asked' && l.answer === 'not answered in time', 'an unanswered question');
-    has((l) => l.agent === 'reader' && l.method.startsWith('Input.') && l.outcome === 'denied' && l.rule.includes('read-only'), "the reader's refused typing");
-    has((l) => l.agent === 'reader' && l.method === 'Page.captureScreenshot' && l.outcome === 'allowed', "the reader's screenshot");
-    has((l) => l.method === 'Page.navigate' && l.url === h.pageUrl && l.outcome === 'allowed', 'an allowed navigation with its URL');
+    const expected = [
+      [(l) => l.agent === 'a' && l.method === 'Network.getCookies' && l.outcome === 'denied' && l.rule.includes('deny_methods'), 'the refused cookie read'],
+      [(l) => l.method === 'Page.navigate' && l.url === elsewhereUrl && l.outcome === 'denied', 'the refused Page.navigate'],
+      [(l) => l.method === 'navigation' && l.url?.startsWith(elsewhereUrl) && l.outcome === 'denied', "the page's own refused navigation"],
+      [(l) => l.method === 'Target.createTarget' && l.outcome === 'denied', 'the refused createTarget'],
+      [(l) => l.outcome === 'asked' && l.answer === 'allowed once', 'an allowed question'],
+      [(l) => l.outcome === 'asked' && l.answer === 'denied', 'a denied question'],
+      [(l) => l.outcome === 'asked' && l.answer === 'not answered in time', 'an unanswered question'],
+      [(l) => l.agent === 'reader' && l.method.startsWith('Input.') && l.outcome === 'denied' && l.rule.includes('read-only'), "the reader's refused typing"],
+      [(l) => l.agent === 'reader' && l.method === 'Page.captureScreenshot' && l.outcome === 'allowed', "the reader's screenshot"],
+      [(l) => l.method === 'Page.navigate' && l.url === h.pageUrl && l.outcome === 'allowed', 'an allowed navigation with its URL'],
+    ];
+    // The trail is written by a task of its own: wait until the steps of the tests above are in.
+    const lines = await pollFor(
+      async () => {
+        const now = await auditLines();
+        return expected.every(([pred]) => now.some(pred)) && now;
+      },
+      WAIT_MS,
+      'the trail to hold every step above',
+      h.detail,
+    ).catch(() => auditLines());
+    for (const [pred, what] of expected) {
+      assert.ok(lines.some(pred), `the trail lacks ${what}:\n${lines.map((l) => JSON.stringify(l)).join('\n')}`);
+    }
     for (const l of lines) assert.ok(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(l.time), l.time);
     const text = fs.readFileSync(path.join(h.dataHome, 'tabtunnel', 'audit', 'audit.jsonl'), 'utf8');
     for (const secret of ['session=', 'human', h.token, 'tabtunnel test form', 'Hello,', 'nope']) {

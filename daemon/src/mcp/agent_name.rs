@@ -9,11 +9,11 @@ fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')
 }
 
-/// A valid agent name, or why not.
+/// A valid agent name (the daemon's own rule), or why not.
 pub fn validate(name: &str) -> Result<&str, String> {
-    if name.is_empty() || name.len() > MAX_LEN || !name.chars().all(is_name_char) {
+    if !tabtunnel_wire::is_valid_agent_name(name) {
         return Err(format!(
-            "agent name {name:?} is not valid: use 1-{MAX_LEN} characters of A-Z a-z 0-9 . _ -"
+            "agent name {name:?} is not valid: use 1-{MAX_LEN} characters of A-Z a-z 0-9 . _ - (not . or ..)"
         ));
     }
     Ok(name)
@@ -58,6 +58,7 @@ mod tests {
         assert!(validate("a b").is_err());
         assert!(validate("a/b").is_err());
         assert!(validate("é").is_err());
+        assert!(validate(".").is_err() && validate("..").is_err(), "paths, not names");
     }
 
     #[test]

@@ -41,9 +41,9 @@ pub fn find(data_dir: &Path) -> Option<Installed> {
 }
 
 /// Installs unless already installed. npm's output goes to stderr (stdout may be the MCP
-/// transport).
+/// transport). File work runs off the runtime: the daemon serves every client on one thread.
 pub async fn ensure_installed(data_dir: &Path) -> Result<Installed, String> {
-    if let Some(installed) = find(data_dir) {
+    if let Some(installed) = blocking(data_dir, |dir| Ok(find(&dir))).await? {
         return Ok(installed);
     }
     let node = crate::launch::find_on_path(&["node"])
@@ -63,10 +63,21 @@ pub async fn ensure_installed(data_dir: &Path) -> Result<Installed, String> {
         Err(_) if dir.join(MARKER).is_file() => Ok(()),
         Err(e) => Err(format!("cannot move the install to {}: {e}", dir.display())),
     });
-    let _ = std::fs::remove_dir_all(&staging);
+    let _ = blocking(&staging, |staging| Ok(std::fs::remove_dir_all(staging))).await;
     outcome?;
     tracing::info!("installed the browser tool servers in {}", dir.display());
-    find(data_dir).ok_or_else(|| format!("the install in {} is incomplete", dir.display()))
+    blocking(data_dir, |dir| Ok(find(&dir)))
+        .await?
+        .ok_or_else(|| format!("the install in {} is incomplete", dir.display()))
+}
+
+/// `work(path)` on tokio's blocking pool.
+async fn blocking<T: Send + 'static>(
+    path: &Path,
+    work: impl FnOnce(PathBuf) -> Result<T, String> + Send + 'static,
+) -> Result<T, String> {
+    let path = path.to_path_buf();
+    tokio::task::spawn_blocking(move || work(path)).await.map_err(|e| e.to_string())?
 }
 
 async fn install_into(staging: &Path, node: &Path, npm: &Path) -> Result<(), String> {
@@ -87,7 +98,7 @@ async fn install_into(staging: &Path, node: &Path, npm: &Path) -> Result<(), Str
     if !status.success() {
         return Err(format!("npm ci failed ({status}) in {}", staging.display()));
     }
-    patches::apply_all(&staging.join("node_modules"))?;
+    blocking(&staging.join("node_modules"), |modules| patches::apply_all(&modules)).await?;
     let marker = serde_json::json!({"node": node, "tabtunnel": env!("CARGO_PKG_VERSION")});
     std::fs::write(staging.join(MARKER), marker.to_string()).map_err(|e| e.to_string())
 }

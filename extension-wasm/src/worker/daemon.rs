@@ -1,5 +1,6 @@
 //! The WebSocket to the daemon: dial, `Hello`, heartbeats, incoming frames, reconnect with
-//! backoff. Every outgoing frame goes through [`send`].
+//! backoff. Every outgoing frame goes through [`send`] (or [`send_text`], for frames already
+//! written as JSON) into the socket's queue, which [`flush`] sends as one message.
 
 use tabtunnel_wire::{FromExtension, Hello, ToExtension, HEARTBEAT_INTERVAL_MS, PROTOCOL_VERSION};
 use wasm_bindgen::prelude::*;

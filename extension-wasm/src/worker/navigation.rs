@@ -33,6 +33,9 @@ pub struct Navigation {
     endpoint: String,
     installed: BTreeMap<TabId, Vec<i32>>,
     next_rule_id: i32,
+    /// Session rules outlive the worker: a new worker removes those it did not put in place
+    /// (their ids would clash with its own, and their tabs may be the human's again).
+    stale_removed: bool,
 }
 
 /// The daemon's rules arrived (at connection, or the policy changed): every shared tab's rules
@@ -45,10 +48,32 @@ pub fn rules_changed(rules: NavigationRules, endpoint: String) {
     let tabs: Vec<(TabId, String)> =
         with(|w| w.shared.values().map(|t| (t.tab_id, t.agent.clone())).collect());
     spawn_local(async move {
+        remove_stale_rules().await;
         for (tab_id, agent) in tabs {
             apply(tab_id, Some(&agent)).await;
         }
     });
+}
+
+/// Once per worker: removes the session rules an earlier worker left (any rule this one did
+/// not install).
+async fn remove_stale_rules() {
+    if with(|w| std::mem::replace(&mut w.navigation.stale_removed, true)) {
+        return;
+    }
+    let ids = match chrome::session_rule_ids().await {
+        Ok(ids) => ids,
+        Err(e) => return warn!("could not read the navigation rules in place: {e}"),
+    };
+    let stale: Vec<i32> = with(|w| {
+        let ours = &w.navigation.installed;
+        ids.into_iter().filter(|id| !ours.values().any(|tab| tab.contains(id))).collect()
+    });
+    if !stale.is_empty() {
+        if let Err(e) = chrome::update_session_rules(&stale, &[]).await {
+            warn!("could not remove the navigation rules of an earlier worker: {e}");
+        }
+    }
 }
 
 /// Whether `agent`'s tabs have origin rules (a new tab is then opened blank, and navigated once
@@ -78,6 +103,14 @@ pub async fn apply(tab_id: TabId, agent: Option<&str>) {
     }
     if let Err(e) = chrome::update_session_rules(&remove, &add).await {
         warn!("could not set the navigation rules of tab {tab_id}: {e}");
+        // Nothing changed (the update is all or nothing): the old rules are still in place.
+        with(|w| {
+            if remove.is_empty() {
+                w.navigation.installed.remove(&tab_id);
+            } else {
+                w.navigation.installed.insert(tab_id, remove);
+            }
+        });
     }
 }
 

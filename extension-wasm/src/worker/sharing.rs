@@ -435,12 +435,12 @@ async fn describe(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> {
     })
 }
 
-/// Records a tab as shared and tells the daemon and the panel.
 /// Records a tab as shared and tells the daemon and the panel; its agent's navigation rules
-/// are put in place first.
+/// are put in place first. Recording and telling happen in one step, so nothing about the tab
+/// (its events, a `TabChanged`) reaches the daemon before its `TabShared`.
 pub async fn add(info: TabInfo) {
-    with(|w| w.shared.insert(info.tab_id, info.clone()));
     navigation::apply(info.tab_id, Some(&info.agent)).await;
+    with(|w| w.shared.insert(info.tab_id, info.clone()));
     daemon::send(&FromExtension::TabShared(info));
     persist();
     broadcast();
