@@ -212,7 +212,10 @@ async fn connect(generation: u64) {
 /// objects they are; the rest through serde.
 fn receive(generation: u64, frame: &JsValue) {
     if let Some(command) = relay::IncomingCommand::read(frame) {
-        // Taken now, in arrival order: a command waits only for resets sent before it.
+        if command.is_page_screenshot() {
+            super::placement::bring_forward_first(command.tab_id);
+        }
+        // Taken now, in arrival order: a command waits only for steps begun before it.
         let gate = sharing::reset_gate(command.tab_id);
         let epoch = sharing::epoch(command.tab_id);
         batching::command_started();

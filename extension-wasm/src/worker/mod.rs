@@ -42,8 +42,9 @@ struct Worker {
     backoff: Backoff,
     shared: BTreeMap<TabId, TabInfo>,
     attaching: BTreeSet<TabId>,
-    /// Tabs whose debugger session is being detached and re-attached (a reset, or after
-    /// `target_closed`); each promise resolves when that is done.
+    /// Tabs with a step in progress that commands arriving meanwhile must wait for: their
+    /// debugger session detached and re-attached (a reset, or after `target_closed`), or the tab
+    /// made active for a screenshot; each promise resolves when that is done.
     resetting: BTreeMap<TabId, js_sys::Promise>,
     /// Bumped when a tab's debugger session was lost under its clients: commands they sent
     /// before are answered "Target closed" instead of running on the new session.

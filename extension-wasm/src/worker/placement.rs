@@ -136,7 +136,16 @@ pub fn is_agent_window(window_id: WindowId) -> bool {
 
 /// Before a screenshot of an agent's tab: it must be the active tab of its window to paint at
 /// all (headful Chrome renders nothing in a background tab), which it may stop being when the
-/// agent opens another. Only in the agent's own window, never the human's.
+/// agent opens another. Done as a step of the tab that the screenshot and every later command
+/// wait for, so none overtakes another.
+pub fn bring_forward_first(tab_id: TabId) {
+    if sharing::owner_of(tab_id).is_some_and(|owner| owner.agent != DEFAULT_AGENT) {
+        sharing::exclusively(tab_id, bring_forward(tab_id));
+    }
+}
+
+/// Makes an agent's tab the active one of its window. Only in the agent's own window, never
+/// the human's.
 pub async fn bring_forward(tab_id: TabId) {
     let Some(owner) = sharing::owner_of(tab_id) else { return };
     if owner.agent == DEFAULT_AGENT {

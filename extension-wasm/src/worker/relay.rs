@@ -56,6 +56,11 @@ pub struct IncomingCommand {
 }
 
 impl IncomingCommand {
+    /// A screenshot of the tab's page (not of a child), which must be painted to be taken.
+    pub fn is_page_screenshot(&self) -> bool {
+        self.method == "Page.captureScreenshot" && self.child_session_id.is_none()
+    }
+
     /// The command in a parsed daemon frame; `None` if the frame is something else.
     pub fn read(frame: &JsValue) -> Option<IncomingCommand> {
         if !frame.is_object() {
@@ -92,8 +97,9 @@ pub fn listen() {
     cb.forget();
 }
 
-/// Runs one command; always answers, since a client waits for every id. `gate` is a reset of
-/// the tab in progress (see [`super::sharing::reset`]) that the command must wait for.
+/// Runs one command; always answers, since a client waits for every id. `gate` is a step of
+/// the tab in progress (a reset, a screenshot's bring-forward: [`super::sharing::exclusively`])
+/// that the command must wait for.
 /// `epoch` is the tab's session generation when the command arrived (see [`sharing::epoch`]).
 pub async fn run_command(
     generation: u64,
@@ -132,9 +138,6 @@ async fn outcome(command: IncomingCommand, epoch: u64) -> Result<JsString, CdpEr
     // The daemon forwards only objects, and chrome.debugger throws on the rest.
     if !(params.is_undefined() || params.is_object() && !js_sys::Array::is_array(&params)) {
         return Err(invalid_params("params must be a JSON object"));
-    }
-    if method == "Page.captureScreenshot" && child_session_id.is_none() {
-        super::placement::bring_forward(tab_id).await;
     }
     let event_type =
         || params.dyn_ref::<js_sys::Object>().and_then(|p| p.unchecked_ref::<InputParams>().event_type());

@@ -286,9 +286,10 @@ pub fn reset(tab_id: TabId) {
     });
 }
 
-/// Runs a detach/re-attach of one tab after any earlier one, with commands arriving meanwhile
-/// held back (see [`reset_gate`]): two of them interleaved would detach each other's session.
-fn exclusively(tab_id: TabId, work: impl std::future::Future<Output = ()> + 'static) {
+/// Runs a step on one tab (a detach/re-attach, bringing it forward) after any earlier one, with
+/// commands arriving meanwhile held back (see [`reset_gate`]): two resets interleaved would
+/// detach each other's session, and a command must not overtake one sent before it.
+pub(super) fn exclusively(tab_id: TabId, work: impl std::future::Future<Output = ()> + 'static) {
     let mut resolve = None;
     let done = js_sys::Promise::new(&mut |res, _| resolve = Some(res));
     let previous = with(|w| w.resetting.insert(tab_id, done.clone()));
@@ -313,7 +314,7 @@ pub fn epoch(tab_id: TabId) -> u64 {
     with(|w| w.epochs.get(&tab_id).copied().unwrap_or(0))
 }
 
-/// The re-attach of this tab a command arriving now must wait for, if any.
+/// The step on this tab (see [`exclusively`]) a command arriving now must wait for, if any.
 pub fn reset_gate(tab_id: TabId) -> Option<js_sys::Promise> {
     with(|w| w.resetting.get(&tab_id).cloned())
 }
