@@ -83,7 +83,10 @@ impl Core {
         let tab = Tab::new(info);
         // The agent has something again; its grace period starts anew if it is not there.
         self.agents.entry(&tab.owner).released = false;
-        self.tabs.insert(tab_id, TabState::new(tab));
+        let policy = self.policy_for(&tab.owner);
+        let mut state = TabState::new(tab);
+        state.policy = policy;
+        self.tabs.insert(tab_id, state);
         for conn in self.conns_seeing(tab_id) {
             if self.conns[&conn].discover {
                 self.announce_created(conn, tab_id);
@@ -92,6 +95,25 @@ impl Core {
                 self.attach_at_root(conn, tab_id, topology);
             }
         }
+        self.close_popup_past_limit(tab_id);
+    }
+
+    /// Popups count toward the agent's tab limit like the tabs it opens: one past it is closed
+    /// at once (its clients saw it come, and see it go).
+    fn close_popup_past_limit(&mut self, tab_id: TabId) {
+        let info = &self.tabs[&tab_id].tab.info;
+        if !info.created || info.opener_target_id.is_none() {
+            return;
+        }
+        let agent = self.tabs[&tab_id].tab.owner.clone();
+        let limit = self.config.limits.max_tabs_per_agent;
+        if self.visible_tabs(&agent).count() <= limit {
+            return;
+        }
+        let rule = format!("--max-tabs-per-agent {limit}");
+        let url = info.url.clone();
+        self.audit(&agent, Some(tab_id), "popup", Some(&url), crate::Outcome::Denied { rule });
+        self.browser_op_housekeeping(tabtunnel_wire::BrowserOp::CloseTab { tab_id });
     }
 
     pub(crate) fn tab_changed(&mut self, info: TabInfo) {
@@ -277,6 +299,27 @@ impl Core {
         if self.beforeunload_while_closing(&event) {
             return;
         }
+        // An agent kept from cookies never sees one, whichever event would carry it.
+        let redacted;
+        let hides =
+            self.tabs.get(&event.tab_id).and_then(|s| s.policy.as_ref()).is_some_and(|p| p.hides_cookies());
+        let event = match hides && crate::cookies::may_carry(event.method, event.params) {
+            true => match crate::cookies::redact(event.params) {
+                Some(text) => {
+                    redacted = text;
+                    TabEvent { params: &redacted, ..event }
+                }
+                None => event,
+            },
+            false => event,
+        };
+        if event.method == "Target.attachedToTarget" && self.child_not_allowed(&event) {
+            return;
+        }
+        if event.method == "Target.detachedFromTarget" && !self.child_known(&event) {
+            // One the agent never heard of (see `child_not_allowed`).
+            return;
+        }
         if let Some(target) =
             self.tabs.get_mut(&event.tab_id).and_then(|s| s.target_mut(event.child_session_id))
         {
@@ -314,7 +357,9 @@ impl Core {
     /// Chrome would never send (empty, the parent's own, one already known) are ignored, so a
     /// misbehaving extension cannot make a session its own ancestor.
     fn child_attached(&mut self, event: &TabEvent) {
-        let Some((child, target_id)) = child_session_in(event.params) else { return };
+        let Some(ChildAttach { session_id: child, target_id, .. }) = child_session_in(event.params) else {
+            return;
+        };
         let tab_id = event.tab_id;
         let parent = event.child_session_id.map(str::to_owned);
         let Some(state) = self.tabs.get_mut(&tab_id) else { return };
@@ -324,6 +369,7 @@ impl Core {
         {
             return;
         }
+
         let Some(parent_target) = state.target(parent.as_deref()) else { return };
         let listeners: Vec<(ConnId, String)> = parent_target
             .sessions
@@ -339,6 +385,30 @@ impl Core {
         for (conn, parent_session) in listeners {
             self.add_child_session(tab_id, &child, conn, parent_session);
         }
+    }
+
+    /// A frame of an origin the agent may not load never becomes one of its targets, nor is
+    /// announced (the browser's rules keep such frames from loading; this holds for any that
+    /// got through). Chrome keeps it attached to the tab's debugger, unheard of.
+    fn child_not_allowed(&mut self, event: &TabEvent) -> bool {
+        let Some(state) = self.tabs.get(&event.tab_id) else { return false };
+        let Some(policy) = &state.policy else { return false };
+        let Some(ChildAttach { kind: Some(kind), url: Some(url), .. }) = child_session_in(event.params)
+        else {
+            return false;
+        };
+        if kind != "iframe" {
+            return false;
+        }
+        let crate::policy::Decision::Deny(rule) = policy.frame(&url) else { return false };
+        let agent = state.tab.owner.clone();
+        self.audit(&agent, Some(event.tab_id), "frame", Some(&url), crate::Outcome::Denied { rule });
+        true
+    }
+
+    fn child_known(&self, event: &TabEvent) -> bool {
+        let Some(ChildAttach { session_id, .. }) = child_session_in(event.params) else { return true };
+        self.tabs.get(&event.tab_id).is_none_or(|s| s.children.contains_key(&session_id))
     }
 
     /// Makes `child` a session of `conn` under `parent_session`, unless the connection already
@@ -390,7 +460,7 @@ impl Core {
 
     /// Chrome detached a child: it and what hung under it are gone for every connection.
     fn child_detached(&mut self, event: &TabEvent) {
-        let Some((child, _)) = child_session_in(event.params) else { return };
+        let Some(ChildAttach { session_id: child, .. }) = child_session_in(event.params) else { return };
         let Some(state) = self.tabs.get_mut(&event.tab_id) else { return };
         let Some(gone) = state.children.remove(&child) else { return };
         // Its own children go with it (Chrome may not report each).
@@ -427,9 +497,17 @@ impl Core {
     }
 }
 
-/// The `params.sessionId` (and `targetInfo.targetId` or `targetId`) of a child attach/detach
-/// event.
-fn child_session_in(params: &str) -> Option<(String, Option<String>)> {
+/// What a child attach/detach event says of the child.
+struct ChildAttach {
+    session_id: String,
+    /// `targetInfo.targetId`, or `targetId`.
+    target_id: Option<String>,
+    /// `targetInfo.type` (`iframe`, `worker`...) and `url`.
+    kind: Option<String>,
+    url: Option<String>,
+}
+
+fn child_session_in(params: &str) -> Option<ChildAttach> {
     #[derive(serde::Deserialize)]
     #[serde(rename_all = "camelCase")]
     struct Params {
@@ -441,7 +519,14 @@ fn child_session_in(params: &str) -> Option<(String, Option<String>)> {
     #[serde(rename_all = "camelCase")]
     struct TargetInfo {
         target_id: String,
+        #[serde(rename = "type")]
+        kind: Option<String>,
+        url: Option<String>,
     }
     let p = serde_json::from_str::<Params>(params).ok()?;
-    Some((p.session_id, p.target_info.map(|t| t.target_id).or(p.target_id)))
+    let (target_id, kind, url) = match p.target_info {
+        Some(t) => (Some(t.target_id), t.kind, t.url),
+        None => (p.target_id, None, None),
+    };
+    Some(ChildAttach { session_id: p.session_id, target_id, kind, url })
 }

@@ -19,6 +19,9 @@ pub(crate) struct TabState {
     pub closing: bool,
     /// Being closed for a client (`Target.closeTarget`): see `closing.rs`.
     pub closing_for_client: bool,
+    /// Its agent's policy (`None`: it restricts nothing), kept here for the events: what they
+    /// may show depends on it (`cookies.rs`, children of forbidden origins).
+    pub policy: Option<std::sync::Arc<crate::policy::AgentPolicy>>,
 }
 
 /// One target's debugger session as the clients sharing it see it.
@@ -50,6 +53,7 @@ impl TabState {
             children: HashMap::new(),
             closing: false,
             closing_for_client: false,
+            policy: None,
         }
     }
 

@@ -21,9 +21,16 @@ enum Command {
     Launch(LaunchArgs),
     /// An MCP server (stdio) for one agent: a browser tool server in your real browser.
     Mcp(tabtunnel::mcp::McpArgs),
-    /// Print the client token (creating it on first use).
+    /// Print the owner token (creating it on first use): the human's own clients' credential.
     Token {
         #[arg(long, value_name = "DIR")]
+        config_dir: Option<PathBuf>,
+    },
+    /// Agents' own tokens: each acts as its agent only, with that agent's policy.
+    Agent {
+        #[command(subcommand)]
+        command: AgentCommand,
+        #[arg(long, value_name = "DIR", global = true)]
         config_dir: Option<PathBuf>,
     },
     /// Print the audit trail: every step of every agent, with what the policy made of it.
@@ -41,6 +48,16 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Subcommand)]
+enum AgentCommand {
+    /// Mint a token for a new agent and print it (once: only its hash is kept).
+    Add { name: String },
+    /// The agents that have a token of their own.
+    List,
+    /// Revoke an agent's token: it stops working at once and the agent's connections close.
+    Revoke { name: String },
 }
 
 #[derive(Args)]
@@ -86,6 +103,10 @@ struct ServeArgs {
     /// Frames that may wait for one client before it counts as too slow and is disconnected.
     #[arg(long, value_name = "FRAMES", default_value_t = outbox::Limits::default().max_frames)]
     client_outbox_frames: usize,
+    /// The owner token may not name agents (`/agent/<name>`): every agent must use its own token
+    /// (`tabtunnel agent add NAME`), so none can pick its name.
+    #[arg(long)]
+    require_agent_tokens: bool,
 }
 
 impl ServeArgs {
@@ -167,6 +188,10 @@ async fn run(command: Command) -> Result<(), String> {
             println!("{}", tabtunnel::token::load_or_create(&dir)?);
             Ok(())
         }
+        Command::Agent { command, config_dir } => {
+            let dir = config_dir.unwrap_or_else(tabtunnel::token::default_config_dir);
+            agent_command(command, &dir)
+        }
         Command::Audit { config_dir, agent, follow, json } => {
             let data_dir = tabtunnel::token::data_dir(config_dir.as_deref());
             tokio::task::spawn_blocking(move || {
@@ -176,6 +201,36 @@ async fn run(command: Command) -> Result<(), String> {
             .map_err(|e| e.to_string())?
         }
     }
+}
+
+fn agent_command(command: AgentCommand, dir: &std::path::Path) -> Result<(), String> {
+    use tabtunnel::credentials;
+    match command {
+        AgentCommand::Add { name } => {
+            let token = credentials::add(dir, &name)?;
+            println!("{token}");
+            eprintln!(
+                "Agent {name}'s token (shown only now). Its endpoint: http://127.0.0.1:<port>/{token}, \
+                 or `tabtunnel mcp --token {token}`; it acts as {name} only, whatever the path says."
+            );
+        }
+        AgentCommand::List => {
+            let creds = credentials::load(dir)?;
+            if creds.agents().is_empty() {
+                eprintln!("no agent has a token of its own yet: `tabtunnel agent add NAME` mints one");
+            }
+            for agent in creds.agents() {
+                println!("{}\tminted {}", agent.name, agent.created);
+            }
+        }
+        AgentCommand::Revoke { name } => {
+            if !credentials::revoke(dir, &name)? {
+                return Err(format!("agent {name:?} has no token"));
+            }
+            eprintln!("agent {name}'s token is revoked; a running daemon closes its connections");
+        }
+    }
+    Ok(())
 }
 
 async fn start(args: &ServeArgs) -> Result<Running, String> {
@@ -191,6 +246,7 @@ async fn start(args: &ServeArgs) -> Result<Running, String> {
             max_bytes: args.client_outbox_bytes,
             max_frames: args.client_outbox_frames,
         },
+        require_agent_tokens: args.require_agent_tokens,
     })
     .await
 }

@@ -1,4 +1,6 @@
-//! The client token: generated once, kept in the user's config dir, readable by its owner only.
+//! The daemon's secrets, generated once and kept in the user's config dir, readable by their
+//! owner only: the owner token (`token`, the human's own clients) and the extension's secret
+//! (`extension-secret`, which only the extension's socket takes: a client token never opens it).
 
 use std::fs;
 use std::io::Write;
@@ -22,10 +24,23 @@ pub fn data_dir(config_dir: Option<&Path>) -> PathBuf {
     }
 }
 
-/// Loads the token from `<dir>/token`, creating dir (0700) and file (0600) on first use. A
-/// token file others can read is tightened rather than trusted silently.
+/// The file beside the token that holds the extension's secret.
+pub const EXTENSION_SECRET_FILE: &str = "extension-secret";
+
+/// Loads the owner token from `<dir>/token`, creating dir (0700) and file (0600) on first use.
 pub fn load_or_create(dir: &Path) -> Result<String> {
-    let path = dir.join("token");
+    load_or_create_secret(dir, "token")
+}
+
+/// Loads the extension's secret from `<dir>/extension-secret`, creating it on first use.
+pub fn load_or_create_extension_secret(dir: &Path) -> Result<String> {
+    load_or_create_secret(dir, EXTENSION_SECRET_FILE)
+}
+
+/// Loads a secret from `<dir>/<file>`, creating dir (0700) and file (0600) on first use. A file
+/// others can read is tightened rather than trusted silently.
+fn load_or_create_secret(dir: &Path, file: &str) -> Result<String> {
+    let path = dir.join(file);
     match fs::read_to_string(&path) {
         Ok(text) => {
             let token = text.trim().to_owned();
@@ -86,6 +101,23 @@ pub fn generate() -> String {
 
 fn is_valid(token: &str) -> bool {
     token.len() == TOKEN_BYTES * 2 && token.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// `url` with every path segment that is a secret of ours (the owner token, the extension's
+/// secret, the navigation key: 32 or more hex digits; an agent's token) replaced by `<token>`,
+/// for logs and tool results.
+pub fn redact(url: &str) -> String {
+    url.split('/')
+        .map(|segment| {
+            let hex = segment.len() >= 32 && segment.bytes().all(|b| b.is_ascii_hexdigit());
+            if hex || crate::credentials::looks_like_agent_token(segment) {
+                "<token>"
+            } else {
+                segment
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// Compares in time independent of where the strings differ.

@@ -69,6 +69,15 @@ pub fn send_text(frame: JsString) {
     }
 }
 
+/// Sends a frame the human asked for, or says why it cannot go.
+pub fn send_if_connected(frame: &FromExtension) -> Result<(), String> {
+    if with(|w| w.daemon) != DaemonState::Connected {
+        return Err("The daemon is not connected.".into());
+    }
+    send(frame);
+    Ok(())
+}
+
 /// Like [`send_text`], but only if `generation` is still the current connection: answers to
 /// commands must not reach a later connection, whose request ids mean something else.
 pub fn send_text_on(generation: u64, frame: JsString) {
@@ -160,6 +169,7 @@ async fn connect(generation: u64) {
                 browser: browser.clone(),
                 tabs: w.shared.values().cloned().collect(),
                 kill_switch: w.kill_switch,
+                take_over: w.take_over,
             }))
         });
         if let Some(hello) = hello {
@@ -235,11 +245,20 @@ fn receive(generation: u64, frame: &JsValue) {
             navigation::rules_changed(rules, navigation_url)
         }
         Ok(ToExtension::Heartbeat) => {}
+        Ok(ToExtension::AgentCredentials { agents }) => {
+            with(|w| w.agent_credentials = agents);
+            broadcast();
+        }
+        Ok(ToExtension::AgentTokenMinted { name, token, error }) => {
+            with(|w| w.minted_token = Some(crate::messages::MintedToken { name, token, error }));
+            broadcast();
+        }
         Ok(ToExtension::Welcome(welcome)) => {
             log!("daemon {} welcomed us", welcome.daemon_version);
             with(|w| {
                 w.backoff.reset();
                 w.rejection = None;
+                w.take_over = false;
                 w.client_endpoint = Some(welcome.client_endpoint);
             });
             set_status(DaemonState::Connected, None);
