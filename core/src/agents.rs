@@ -484,6 +484,17 @@ mod tests {
         assert_eq!(step.browser_ops()[0].1, &BrowserOp::CloseTab { tab_id: 3 });
         let step = h.ext(FromExtension::TabUnshared { tab_id: 3, reason: UnshareReason::Closed });
         assert_eq!(step.methods(1), ["Target.targetDestroyed", "Target.targetDestroyed"], "and go");
+        // One still on its first, blank document goes once it has one, or at the deadline.
+        let blank = |tab: TabId| TabInfo { url: "about:blank".into(), ..popup(tab) };
+        let step = h.ext(FromExtension::TabShared(blank(4)));
+        assert!(step.browser_ops().is_empty(), "not while Chrome still makes it");
+        let step = h.ext(FromExtension::TabChanged(popup(4)));
+        assert_eq!(step.browser_ops()[0].1, &BrowserOp::CloseTab { tab_id: 4 });
+        h.ext(FromExtension::TabUnshared { tab_id: 4, reason: UnshareReason::Closed });
+        h.ext(FromExtension::TabShared(blank(5)));
+        assert!(h.tick(500).browser_ops().is_empty());
+        assert_eq!(h.tick(1000).browser_ops()[0].1, &BrowserOp::CloseTab { tab_id: 5 });
+        assert!(h.tick(2000).browser_ops().is_empty(), "once");
     }
 
     #[test]

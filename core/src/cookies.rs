@@ -1,8 +1,15 @@
-//! Cookies kept from an agent whose policy hides them (a cookie getter denied, or a preset that
-//! says so): besides the getters, cookie values travel in the Network, Fetch and Audits domains'
-//! events and in some answers (request `Cookie` and response `Set-Cookie` headers, raw header
-//! text, the cookie lists of the `ExtraInfo` events, a cookie issue's raw line). Those are
-//! rewritten before they reach the agent's clients, whatever session they come on.
+//! Cookies kept from agents.
+//!
+//! - An agent whose policy hides cookies (a cookie getter denied, or a preset that says so) sees
+//!   no cookie value at all. Besides the getters, cookie values travel in the Network, Fetch and
+//!   Audits domains' events and in some answers (request `Cookie` and response `Set-Cookie`
+//!   headers, raw header text, the cookie lists of the `ExtraInfo` events, a cookie issue's raw
+//!   line); all are rewritten before they reach the agent's clients, whatever session they come
+//!   on.
+//! - An agent held to some origins (`allow_origins`) never sees the cookies of the others: the
+//!   browser sends them no cookies for it (`worker/navigation.rs`), but Chrome still lists them,
+//!   values and all, among a request's `associatedCookies` (blocked, with a reason); those of
+//!   domains outside the agent's origins are hidden.
 //!
 //! Only frames of those domains that mention a cookie at all are parsed; everything else passes
 //! as it came.
@@ -11,6 +18,24 @@ use serde_json::{Map, Value};
 
 /// What a hidden cookie value reads as.
 pub const HIDDEN: &str = "<hidden by tabtunnel's policy>";
+
+/// Which cookies an agent may not see.
+#[derive(Clone, Copy)]
+pub enum Hidden<'a> {
+    /// Every one.
+    All,
+    /// Those of domains none of its origins would be sent (the policy says which).
+    OutsideOf(&'a crate::policy::AgentPolicy),
+}
+
+impl Hidden<'_> {
+    fn hides_cookie_of(&self, domain: Option<&str>) -> bool {
+        match (self, domain) {
+            (Hidden::All, _) | (Hidden::OutsideOf(_), None) => true,
+            (Hidden::OutsideOf(policy), Some(domain)) => !policy.sees_cookies_of(domain),
+        }
+    }
+}
 
 /// Whether frames of `method` (its events, or its answers) can carry cookie values.
 pub fn domain_carries_cookies(method: &str) -> bool {
@@ -28,11 +53,11 @@ pub fn may_carry(method: &str, json: &str) -> bool {
     domain_carries_cookies(method) && mentions_cookie(json)
 }
 
-/// `json` with every cookie value replaced by [`HIDDEN`]; `None` when there was none (or the
-/// text is not JSON, which the browser never sends).
-pub fn redact(json: &str) -> Option<String> {
+/// `json` with every cookie value the agent may not see replaced by [`HIDDEN`]; `None` when
+/// there was none (or the text is not JSON, which the browser never sends).
+pub fn redact(json: &str, hidden: Hidden) -> Option<String> {
     let mut value: Value = serde_json::from_str(json).ok()?;
-    redact_value(&mut value).then(|| value.to_string())
+    redact_value(&mut value, hidden).then(|| value.to_string())
 }
 
 fn is_cookie_header(name: &str) -> bool {
@@ -40,10 +65,10 @@ fn is_cookie_header(name: &str) -> bool {
 }
 
 /// Hides what is cookie in `value`, in place; whether anything was.
-fn redact_value(value: &mut Value) -> bool {
+fn redact_value(value: &mut Value, hidden: Hidden) -> bool {
     match value {
-        Value::Object(map) => redact_object(map),
-        Value::Array(items) => items.iter_mut().fold(false, |any, item| redact_value(item) | any),
+        Value::Object(map) => redact_object(map, hidden),
+        Value::Array(items) => items.iter_mut().fold(false, |any, item| redact_value(item, hidden) | any),
         _ => false,
     }
 }
@@ -56,34 +81,52 @@ fn hide(value: &mut Value) -> bool {
     true
 }
 
-fn redact_object(map: &mut Map<String, Value>) -> bool {
+/// A cookie as an object (`{name, value, domain, ...}`): its value, if the agent may not see it.
+fn redact_cookie(cookie: &mut Map<String, Value>, hidden: Hidden) -> bool {
+    let domain = cookie.get("domain").and_then(Value::as_str);
+    hidden.hides_cookie_of(domain) && cookie.get_mut("value").is_some_and(hide)
+}
+
+fn redact_object(map: &mut Map<String, Value>, hidden: Hidden) -> bool {
+    // Headers and raw lines name no domain: only an agent that sees no cookie loses them (one
+    // held to origins gets no cookies of others sent, so none of theirs are in its headers).
+    let all = matches!(hidden, Hidden::All);
     let mut changed = false;
     // A header as `{"name": "Cookie", "value": ...}` (Fetch's header entries).
-    if map.get("name").and_then(Value::as_str).is_some_and(is_cookie_header) {
+    if all && map.get("name").and_then(Value::as_str).is_some_and(is_cookie_header) {
         if let Some(v) = map.get_mut("value").filter(|v| v.is_string()) {
             changed |= hide(v);
         }
     }
+    // An entry of a cookie list with its raw line (`blockedCookies[]`): the line goes with the
+    // cookie it holds.
+    let line_hidden = match map.get("cookie") {
+        Some(Value::Object(cookie)) => hidden.hides_cookie_of(cookie.get("domain").and_then(Value::as_str)),
+        _ => all,
+    };
     for (key, v) in map.iter_mut() {
         let key = key.as_str();
-        changed |=
-            if v.is_string() && (is_cookie_header(key) || matches!(key, "cookieLine" | "rawCookieLine")) {
-                // A header in a headers object; a whole `Set-Cookie` line.
-                hide(v)
-            } else if let (Value::String(text), "headersText" | "requestHeadersText") = (&mut *v, key) {
-                // Headers as raw HTTP text.
-                redact_header_text(text)
-            } else if let (Value::Object(cookie), "cookie") = (&mut *v, key) {
-                // A cookie as an object (`associatedCookies[].cookie`, `blockedCookies[].cookie`).
-                cookie.get_mut("value").is_some_and(hide)
-            } else if let (Value::Array(cookies), "cookies") = (&mut *v, key) {
-                // Cookie objects in a list (the getters' answers).
-                cookies.iter_mut().fold(false, |any, c| {
-                    any | c.as_object_mut().and_then(|c| c.get_mut("value")).is_some_and(hide)
-                })
-            } else {
-                redact_value(v)
-            };
+        changed |= if v.is_string() && all && is_cookie_header(key) {
+            // A header in a headers object.
+            hide(v)
+        } else if v.is_string() && matches!(key, "cookieLine" | "rawCookieLine") {
+            // A whole `Set-Cookie` line.
+            line_hidden && hide(v)
+        } else if let (Value::String(text), "headersText" | "requestHeadersText", true) = (&mut *v, key, all)
+        {
+            // Headers as raw HTTP text.
+            redact_header_text(text)
+        } else if let (Value::Object(cookie), "cookie") = (&mut *v, key) {
+            // A cookie as an object (`associatedCookies[].cookie`, `blockedCookies[].cookie`).
+            redact_cookie(cookie, hidden)
+        } else if let (Value::Array(cookies), "cookies") = (&mut *v, key) {
+            // Cookie objects in a list (the getters' answers).
+            cookies
+                .iter_mut()
+                .fold(false, |any, c| any | c.as_object_mut().is_some_and(|c| redact_cookie(c, hidden)))
+        } else {
+            redact_value(v, hidden)
+        };
     }
     changed
 }
@@ -114,7 +157,7 @@ mod tests {
     use serde_json::json;
 
     fn redacted(params: Value) -> Value {
-        serde_json::from_str(&redact(&params.to_string()).expect("something to hide")).unwrap()
+        serde_json::from_str(&redact(&params.to_string(), Hidden::All).expect("something to hide")).unwrap()
     }
 
     #[test]
@@ -177,16 +220,47 @@ mod tests {
     }
 
     #[test]
+    fn an_agent_held_to_origins_loses_the_cookies_of_the_others_only() {
+        let file: crate::policy::PolicyFile = serde_json::from_value(json!({
+            "default": { "allow_origins": ["http://127.0.0.1:*", "https://*.shop.test"] }
+        }))
+        .unwrap();
+        let set = crate::policy::PolicySet::compile(&file).unwrap();
+        let policy = set.for_agent("a");
+        let params = json!({
+            "headers": { "Cookie": "own=1" },
+            "associatedCookies": [
+                { "cookie": { "name": "own", "value": "1", "domain": "127.0.0.1" }, "blockedReasons": [] },
+                { "cookie": { "name": "mail", "value": "s3cret", "domain": "localhost" }, "blockedReasons": ["SameSiteLax"] },
+                { "cookie": { "name": "sso", "value": "2", "domain": ".shop.test" }, "blockedReasons": [] },
+                { "cookie": { "name": "evil", "value": "3", "domain": "shop.test.evil" }, "blockedReasons": [] }
+            ],
+            "blockedCookies": [{ "cookie": { "name": "m", "value": "4", "domain": "localhost" }, "cookieLine": "m=4", "blockedReasons": [] }]
+        });
+        let out: Value =
+            serde_json::from_str(&redact(&params.to_string(), Hidden::OutsideOf(policy)).unwrap()).unwrap();
+        assert_eq!(out["headers"]["Cookie"], "own=1", "headers are the agent's own origin's");
+        let values: Vec<&str> = out["associatedCookies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["cookie"]["value"].as_str().unwrap())
+            .collect();
+        assert_eq!(values, ["1", HIDDEN, "2", HIDDEN]);
+        assert_eq!(out["blockedCookies"][0]["cookieLine"], HIDDEN);
+    }
+
+    #[test]
     fn frames_without_cookies_are_left_alone_and_not_parsed() {
         assert!(!may_carry("Network.requestWillBeSent", r#"{"request":{"url":"http://x/"}}"#));
         assert!(may_carry("Network.requestWillBeSentExtraInfo", r#"{"headers":{"Cookie":"a"}}"#));
         assert!(may_carry("Fetch.requestPaused", r#"{"x":"COOKIE"}"#));
         assert!(!may_carry("Runtime.consoleAPICalled", r#"{"args":[{"value":"cookie"}]}"#));
         // A page that merely mentions cookies has nothing redacted.
-        assert_eq!(redact(r#"{"request":{"url":"http://x/cookies","headers":{}}}"#), None);
+        assert_eq!(redact(r#"{"request":{"url":"http://x/cookies","headers":{}}}"#, Hidden::All), None);
         // What is already hidden stays as it is.
-        assert_eq!(redact(&json!({ "headers": { "Cookie": HIDDEN } }).to_string()), None);
-        assert_eq!(redact("not json"), None);
+        assert_eq!(redact(&json!({ "headers": { "Cookie": HIDDEN } }).to_string(), Hidden::All), None);
+        assert_eq!(redact("not json", Hidden::All), None);
     }
 }
 

@@ -125,6 +125,13 @@ impl Core {
         (!isolated).then(|| script.without_side_effects())
     }
 
+    /// What the answer to a read-only agent's script needs.
+    pub(crate) fn answer_may_explain_read_only(&self, conn: ConnId, method: &str) -> Option<OnSuccess> {
+        let read_only = self.conns.get(&conn)?.policy.as_ref()?.is_read_only();
+        (read_only && crate::read_only::ScriptParams::runs_script(method))
+            .then_some(OnSuccess::ExplainReadOnly)
+    }
+
     /// What the answer to a command needs when its agent's policy hides cookies.
     pub(crate) fn answer_may_hide_cookies(&self, conn: ConnId, method: &str) -> Option<OnSuccess> {
         let hides = self.conns.get(&conn)?.policy.as_ref()?.hides_cookies();
@@ -189,7 +196,13 @@ impl Core {
         in_frame: bool,
     ) -> Verdict {
         let tab = kind.tab();
-        match policy.method(cmd.method) {
+        let decision =
+            if policy.is_read_only() && crate::read_only::only_makes_a_world(cmd.method, cmd.params) {
+                Decision::Allow
+            } else {
+                policy.method(cmd.method)
+            };
+        match decision {
             Decision::Deny(rule) => {
                 self.audit(agent, tab, cmd.method, url, Outcome::Denied { rule: rule.clone() });
                 self.refuse(conn, cmd, kind, &errors::denied_by_policy(cmd.method, &rule));
@@ -357,8 +370,13 @@ impl Core {
         if !owned || self.guard.kill_switch {
             return self.out.push_back(Output::NavigationDecided { id, go: false });
         }
-        let decision = match self.guard.policy.as_ref() {
-            Some(policy) => policy.for_agent(agent.as_str()).navigation(url),
+        let decision = match self.guard.policy.as_ref().map(|p| p.for_agent(agent.as_str())) {
+            // Read-only: the tab stays where it is, whatever starts the navigation.
+            Some(policy) if policy.is_read_only() => Decision::Deny(format!(
+                "preset \"read-only\" in [{}] (its tabs stay where they are)",
+                policy.section()
+            )),
+            Some(policy) => policy.navigation(url),
             None => Decision::Allow,
         };
         let request = |rule: String| ApprovalRequest {
@@ -834,6 +852,17 @@ mod tests {
         assert!(step.commands().is_empty(), "its session does not exist for the agent");
         let step = h.ext(attach("F2", "http://127.0.0.1:5/widget"));
         assert_eq!(step.methods(1), ["Target.attachedToTarget"]);
+    }
+
+    #[test]
+    fn a_read_only_agents_page_goes_nowhere_whatever_starts_it() {
+        let (mut h, _) = guarded("reader");
+        h.core.navigation_requested(7, &AgentId::new("reader"), 1, "http://127.0.0.1:5/order");
+        let step = h.drain();
+        assert!(step.other.iter().any(|o| matches!(o, Output::NavigationDecided { id: 7, go: false })));
+        assert!(matches!(&audits(&step)[0].outcome, Outcome::Denied { rule } if rule.contains("read-only")));
+        h.core.navigation_requested(8, &AgentId::new("reader"), 1, "https://mail.example.com/");
+        assert!(approvals(&h.drain()).is_empty(), "nothing to ask: it stays");
     }
 
     #[test]

@@ -162,6 +162,8 @@ enum OnSuccess {
     TabCreated { agent: AgentId },
     /// The agent's policy hides cookies: the answer loses any cookie value it holds.
     HideCookies,
+    /// A read-only agent's script: V8's refusal of a side effect says why.
+    ExplainReadOnly,
     /// The answer is not CDP's own; reply with this instead.
     ReplyWith(&'static str),
     /// See [`Then::Redispatch`].
@@ -421,6 +423,7 @@ impl Core {
         self.expire_waiting();
         self.expire_questions();
         self.release_idle_agents();
+        self.close_overdue_popups();
         self.report_agents();
     }
 
@@ -522,7 +525,9 @@ impl Core {
         child: Option<String>,
         on_success: Option<OnSuccess>,
     ) {
-        let on_success = on_success.or_else(|| self.answer_may_hide_cookies(conn, cmd.method));
+        let on_success = on_success
+            .or_else(|| self.answer_may_hide_cookies(conn, cmd.method))
+            .or_else(|| self.answer_may_explain_read_only(conn, cmd.method));
         let Some(reply_to) = self.reply_to_for_extension(conn, cmd, on_success) else { return };
         // `chrome.debugger` takes an object or nothing. `params_shape` refused arrays except for
         // methods without parameters, which ignore them.
@@ -671,8 +676,13 @@ impl Core {
         let reply = match on_success {
             None => frames::response(client_id, &session_id, result),
             Some(OnSuccess::ReplyWith(text)) => frames::response(client_id, &session_id, text),
+            Some(OnSuccess::ExplainReadOnly) => {
+                let explained = read_only::explain(result);
+                frames::response(client_id, &session_id, explained.as_deref().unwrap_or(result))
+            }
             Some(OnSuccess::HideCookies) => {
-                match cookies::mentions_cookie(result).then(|| cookies::redact(result)) {
+                match cookies::mentions_cookie(result).then(|| cookies::redact(result, cookies::Hidden::All))
+                {
                     Some(Some(redacted)) => frames::response(client_id, &session_id, &redacted),
                     _ => frames::response(client_id, &session_id, result),
                 }

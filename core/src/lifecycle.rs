@@ -10,6 +10,9 @@ use crate::{Core, Output};
 use serde_json::json;
 use tabtunnel_wire::{Hello, TabId, TabInfo, PROTOCOL_VERSION};
 
+/// How long a popup past the tab limit may wait for its first document before it is closed.
+const POPUP_CLOSE_GRACE_MS: u64 = 1000;
+
 /// An event from a tab's debugger session, borrowed from the extension's frame: its params are
 /// passed on as they came.
 #[derive(Debug, Clone, Copy)]
@@ -99,7 +102,8 @@ impl Core {
     }
 
     /// Popups count toward the agent's tab limit like the tabs it opens: one past it is closed
-    /// at once (its clients saw it come, and see it go).
+    /// (its clients saw it come, and see it go) once it has its first document. Closed before
+    /// that, Chrome left the opener's next `window.open` hanging (measured: over 60 s).
     fn close_popup_past_limit(&mut self, tab_id: TabId) {
         let info = &self.tabs[&tab_id].tab.info;
         if !info.created || info.opener_target_id.is_none() {
@@ -113,7 +117,28 @@ impl Core {
         let rule = format!("--max-tabs-per-agent {limit}");
         let url = info.url.clone();
         self.audit(&agent, Some(tab_id), "popup", Some(&url), crate::Outcome::Denied { rule });
-        self.browser_op_housekeeping(tabtunnel_wire::BrowserOp::CloseTab { tab_id });
+        let deadline = self.now_ms + POPUP_CLOSE_GRACE_MS;
+        self.tabs.get_mut(&tab_id).expect("known").close_at_ms = Some(deadline);
+        if !crate::origins::is_local_document(&url) {
+            self.close_overdue_popup(tab_id);
+        }
+    }
+
+    /// Closes a popup past the limit now (see [`Core::close_popup_past_limit`]).
+    fn close_overdue_popup(&mut self, tab_id: TabId) {
+        if self.tabs.get_mut(&tab_id).and_then(|s| s.close_at_ms.take()).is_some() {
+            self.browser_op_housekeeping(tabtunnel_wire::BrowserOp::CloseTab { tab_id });
+        }
+    }
+
+    /// Popups past the limit that never got a document of their own go at their deadline.
+    pub(crate) fn close_overdue_popups(&mut self) {
+        let now = self.now_ms;
+        let due: Vec<TabId> =
+            self.tabs.iter().filter(|(_, s)| s.close_at_ms.is_some_and(|at| at <= now)).map(|(id, _)| *id).collect();
+        for tab_id in due {
+            self.close_overdue_popup(tab_id);
+        }
     }
 
     pub(crate) fn tab_changed(&mut self, info: TabInfo) {
@@ -134,7 +159,12 @@ impl Core {
             return;
         }
         let before = state.tab.page_target_info();
+        let has_document = !crate::origins::is_local_document(&info.url);
         state.tab.set_info(info);
+        if has_document && state.close_at_ms.is_some() {
+            self.close_overdue_popup(tab_id);
+        }
+        let Some(state) = self.tabs.get_mut(&tab_id) else { return };
         let page = state.tab.page_target_info();
         // Only what a client can see changes anything for it (not the window, say); and only
         // the page's info: Chrome never reports a `tab` target's navigations, and puppeteer
@@ -299,19 +329,15 @@ impl Core {
         if self.beforeunload_while_closing(&event) {
             return;
         }
-        // An agent kept from cookies never sees one, whichever event would carry it.
+        // An agent kept from cookies never sees one (nor one held to some origins the others'),
+        // whichever event would carry it.
         let redacted;
-        let hides =
-            self.tabs.get(&event.tab_id).and_then(|s| s.policy.as_ref()).is_some_and(|p| p.hides_cookies());
-        let event = match hides && crate::cookies::may_carry(event.method, event.params) {
-            true => match crate::cookies::redact(event.params) {
-                Some(text) => {
-                    redacted = text;
-                    TabEvent { params: &redacted, ..event }
-                }
-                None => event,
-            },
-            false => event,
+        let event = match self.cookies_hidden_from(&event) {
+            Some(text) => {
+                redacted = text;
+                TabEvent { params: &redacted, ..event }
+            }
+            None => event,
         };
         if event.method == "Target.attachedToTarget" && self.child_not_allowed(&event) {
             return;
@@ -385,6 +411,18 @@ impl Core {
         for (conn, parent_session) in listeners {
             self.add_child_session(tab_id, &child, conn, parent_session);
         }
+    }
+
+    /// The event's params with the cookies its tab's agent may not see hidden, if any.
+    fn cookies_hidden_from(&self, event: &TabEvent) -> Option<String> {
+        use crate::cookies::{may_carry, redact, Hidden};
+        let policy = self.tabs.get(&event.tab_id)?.policy.as_ref()?;
+        let hidden = match (policy.hides_cookies(), policy.restricts_origins()) {
+            (true, _) => Hidden::All,
+            (false, true) => Hidden::OutsideOf(policy),
+            (false, false) => return None,
+        };
+        may_carry(event.method, event.params).then(|| redact(event.params, hidden)).flatten()
     }
 
     /// A frame of an origin the agent may not load never becomes one of its targets, nor is

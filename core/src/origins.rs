@@ -93,6 +93,26 @@ impl OriginPattern {
         self.scheme == origin.scheme && host_ok && port_ok
     }
 
+    /// Whether a host this pattern matches would be sent a cookie of `domain` (as Chrome lists
+    /// cookies: a leading `.` for a domain cookie, sent to its subdomains too; ports play no
+    /// part in cookies).
+    pub(crate) fn gets_cookies_of(&self, domain: &str) -> bool {
+        let domain = domain.to_ascii_lowercase();
+        let (domain, subdomains_too) = match domain.strip_prefix('.') {
+            Some(d) => (d.to_owned(), true),
+            None => (domain, false),
+        };
+        let within = |host: &str| host == domain || (subdomains_too && host.ends_with(&format!(".{domain}")));
+        match &self.host {
+            HostPattern::Exact(host) => within(host),
+            // Some host of `*.x` gets it: one under the cookie's domain, or the cookie's host
+            // itself when it is under `x`.
+            HostPattern::Subdomains(suffix) => {
+                domain.ends_with(suffix.as_str()) || (subdomains_too && within(&suffix[1..]))
+            }
+        }
+    }
+
     /// The pattern as an RE2 regular expression over whole URLs (as Chrome writes them), for
     /// the browser's own rules (declarativeNetRequest).
     pub fn url_regex(&self) -> String {
@@ -207,6 +227,22 @@ mod tests {
         assert!(!allows("https://*.example.com", "http://a.example.com/"));
         assert!(!allows("https://*.example.com", "https://a.example.com:8443/"));
         assert!(allows("https://*.example.com:*", "https://a.example.com:8443/"));
+    }
+
+    #[test]
+    fn cookies_are_those_of_hosts_a_pattern_matches() {
+        let gets =
+            |pattern: &str, domain: &str| OriginPattern::parse(pattern).unwrap().gets_cookies_of(domain);
+        assert!(gets("http://127.0.0.1:*", "127.0.0.1"));
+        assert!(!gets("http://127.0.0.1:*", "localhost"));
+        assert!(gets("https://a.example.com", ".example.com"));
+        assert!(!gets("https://a.example.com", "example.com"), "a host-only cookie of another host");
+        assert!(!gets("https://a.example.com", ".b.example.com"));
+        assert!(gets("https://*.example.com", "x.example.com"));
+        assert!(gets("https://*.example.com", ".example.com"));
+        assert!(gets("https://*.example.com", ".x.example.com"));
+        assert!(!gets("https://*.example.com", "example.com"));
+        assert!(!gets("https://*.example.com", "example.com.evil"));
     }
 
     #[test]

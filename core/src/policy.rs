@@ -228,6 +228,18 @@ impl AgentPolicy {
         self.hides_cookies
     }
 
+    /// Whether the agent is held to some origins (`allow_origins`).
+    pub fn restricts_origins(&self) -> bool {
+        self.allow_origins.is_some()
+    }
+
+    /// Whether a cookie of `domain` (as Chrome lists it: a leading `.` for a domain cookie) is
+    /// one the agent's own origins would be sent: with no origin rules, every one.
+    pub fn sees_cookies_of(&self, domain: &str) -> bool {
+        let Some((allowed, _)) = &self.allow_origins else { return true };
+        allowed.iter().chain(&self.allow_frame_origins).any(|p| p.gets_cookies_of(domain))
+    }
+
     /// Whether a top-level document may load from `url`. Asked origins are asked even when
     /// `allow_origins` also lists them.
     pub fn navigation(&self, url: &str) -> Decision {

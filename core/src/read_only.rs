@@ -18,6 +18,56 @@
 use serde_json::{Map, Value};
 use tabtunnel_wire::RawValue;
 
+/// Whether a `Page.addScriptToEvaluateOnNewDocument` only makes a world for the client's own
+/// scripts in each new document and runs nothing there: a `worldName`, and a source of nothing
+/// but comments and white space (puppeteer sends `//# sourceURL=pptr:internal`, Playwright an
+/// empty one). Read-only lets that through; any code is refused.
+pub fn only_makes_a_world(method: &str, params: Option<&RawValue>) -> bool {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Params<'a> {
+        #[serde(borrow)]
+        source: std::borrow::Cow<'a, str>,
+        world_name: Option<std::borrow::Cow<'a, str>>,
+    }
+    if method != "Page.addScriptToEvaluateOnNewDocument" {
+        return false;
+    }
+    let Some(Ok(params)) = params.map(|p| serde_json::from_str::<Params>(p.get())) else { return false };
+    params.world_name.is_some_and(|w| !w.is_empty()) && is_only_comments(&params.source)
+}
+
+/// Whether JavaScript source holds no code: white space, `// ...` and `/* ... */` only.
+fn is_only_comments(source: &str) -> bool {
+    let mut rest = source.trim_start();
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix("//") {
+            rest = after.split_once(['\n', '\r', '\u{2028}', '\u{2029}']).map_or("", |(_, next)| next);
+        } else if let Some(after) = rest.strip_prefix("/*") {
+            let Some((_, next)) = after.split_once("*/") else { return false };
+            rest = next;
+        } else {
+            return false;
+        }
+        rest = rest.trim_start();
+    }
+    true
+}
+
+/// What V8 says when the side-effect check stops a script.
+const V8_REFUSAL: &str = "Possible side-effect in debug-evaluate";
+
+/// A script's answer with V8's refusal explained, if it holds one: the agent (and its human)
+/// learn that the policy, not the page, stopped it.
+pub fn explain(result: &str) -> Option<String> {
+    result.contains(V8_REFUSAL).then(|| {
+        result.replace(
+            V8_REFUSAL,
+            "Possible side-effect in debug-evaluate (tabtunnel: this agent is read-only; its scripts may read the page but not change it)",
+        )
+    })
+}
+
 /// The context a `Runtime.evaluate` or `Runtime.callFunctionOn` runs in, as far as its params
 /// say: an id, a unique id, or the context of the object it is called on. `None` for neither
 /// (the target's default context, the page's own world).
@@ -34,10 +84,15 @@ pub struct ScriptParams {
 }
 
 impl ScriptParams {
+    /// Whether `method` runs a script of the agent's.
+    pub fn runs_script(method: &str) -> bool {
+        matches!(method, "Runtime.evaluate" | "Runtime.callFunctionOn")
+    }
+
     /// `None` for methods that run no script of the agent's, or params that are not an object
     /// (already refused by `params_shape`).
     pub fn parse(method: &str, params: Option<&RawValue>) -> Option<ScriptParams> {
-        if !matches!(method, "Runtime.evaluate" | "Runtime.callFunctionOn") {
+        if !Self::runs_script(method) {
             return None;
         }
         let map = match params {
@@ -97,6 +152,36 @@ mod tests {
         );
         assert!(params("Runtime.getProperties", r#"{"objectId":"1.2.3"}"#).is_none());
         assert!(ScriptParams::parse("Runtime.evaluate", None).is_some());
+    }
+
+    #[test]
+    fn a_world_for_new_documents_may_be_made_but_no_script_run_there() {
+        let make = |json: &str| {
+            only_makes_a_world(
+                "Page.addScriptToEvaluateOnNewDocument",
+                Some(&RawValue::from_string(json.into()).unwrap()),
+            )
+        };
+        assert!(make(r#"{"source":"","worldName":"__playwright_utility_world__"}"#));
+        assert!(make(
+            r#"{"source":"//# sourceURL=pptr:internal","worldName":"__puppeteer_utility_world__"}"#
+        ));
+        assert!(make(r#"{"source":"  /* a */ // b\n","worldName":"w"}"#));
+        for refused in [
+            r#"{"source":"document.forms[0].submit()","worldName":"w"}"#,
+            r#"{"source":"// hi\nlocalStorage.x=1","worldName":"w"}"#,
+            r#"{"source":"/* unclosed","worldName":"w"}"#,
+            r#"{"source":""}"#,
+            r#"{"source":"","worldName":""}"#,
+            r#"{"source":"","worldName":"w","runImmediately":true,"extra":1}"#,
+        ] {
+            assert_eq!(make(refused), refused.contains("runImmediately"), "{refused}");
+        }
+        assert!(!only_makes_a_world("Page.addScriptToEvaluateOnNewDocument", None));
+        assert!(!only_makes_a_world(
+            "Runtime.evaluate",
+            Some(&RawValue::from_string(r#"{"source":"","worldName":"w"}"#.into()).unwrap())
+        ));
     }
 
     #[test]
@@ -175,6 +260,17 @@ mod wiring {
         h.ext(event(1, None, "Runtime.executionContextsCleared", "{}"));
         let step = h.send(1, json!({"id": 12, "sessionId": page, "method": "Runtime.evaluate", "params": {"expression": "1", "contextId": 2}}));
         assert_eq!(sent_params(&step)["throwOnSideEffect"], true);
+    }
+
+    #[test]
+    fn a_refused_side_effect_says_why() {
+        let (mut h, page) = reader();
+        let step = h.send(1, json!({"id": 10, "sessionId": page, "method": "Runtime.evaluate", "params": {"expression": "localStorage.x=1"}}));
+        let id = step.commands()[0].id;
+        let refusal = json!({"result": {"type": "object", "subtype": "error", "className": "EvalError", "description": "EvalError: Possible side-effect in debug-evaluate"}, "exceptionDetails": {"text": "Uncaught"}});
+        let step = h.answer(id, refusal);
+        let description = step.only_reply(1)["result"]["result"]["description"].as_str().unwrap().to_owned();
+        assert!(description.contains("read-only"), "{description}");
     }
 
     #[test]

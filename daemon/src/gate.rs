@@ -135,8 +135,7 @@ impl Gate {
             }
             return Ok(self.admitted(uri, path, Credential::Browser, String::new()));
         }
-        let fetch_metadata = headers.contains_key("sec-fetch-site") || headers.contains_key("sec-fetch-mode");
-        if (origin.is_some() || fetch_metadata) && !from_extension {
+        if (origin.is_some() || from_a_browser(headers)) && !from_extension {
             return Err(refuse(StatusCode::FORBIDDEN, "requests from web pages are refused"));
         }
         if let Prefix::Client(credential) = prefix {
@@ -189,6 +188,17 @@ impl Gate {
             None => Prefix::None,
         }
     }
+}
+
+/// Whether the browser's fetch metadata says a browser made the request (a page, a link, a typed
+/// URL). Chrome sends `Sec-Fetch-Site` and `Sec-Fetch-Dest` on every request to a loopback
+/// address; Node's `fetch` (which CDP clients use) sends only `Sec-Fetch-Mode: cors`.
+fn from_a_browser(headers: &HeaderMap) -> bool {
+    let mode = headers.get("sec-fetch-mode").map(|m| m.as_bytes());
+    headers.contains_key("sec-fetch-site")
+        || headers.contains_key("sec-fetch-dest")
+        || headers.contains_key("sec-fetch-user")
+        || mode.is_some_and(|m| !m.eq_ignore_ascii_case(b"cors"))
 }
 
 /// `/first/rest` into (`first`, `/rest`); `/first` into (`first`, ``).
@@ -373,11 +383,17 @@ mod tests {
             );
         }
         // A `no-cors` fetch or a link carries no Origin but the browser's fetch metadata.
-        for metadata in
-            [("sec-fetch-site", "cross-site"), ("sec-fetch-mode", "no-cors"), ("sec-fetch-site", "none")]
-        {
+        for metadata in [
+            ("sec-fetch-site", "cross-site"),
+            ("sec-fetch-mode", "no-cors"),
+            ("sec-fetch-site", "none"),
+            ("sec-fetch-dest", "document"),
+            ("sec-fetch-mode", "navigate"),
+        ] {
             assert_eq!(check(&g, &uri, &headers(&[metadata])), Err(StatusCode::FORBIDDEN), "{metadata:?}");
         }
+        // Node's fetch, which CDP clients use, says only `Sec-Fetch-Mode: cors`.
+        assert!(check(&g, &uri, &headers(&[("sec-fetch-mode", "cors")])).is_ok());
         assert!(check(&g, &uri, &headers(&[("origin", EXT), ("sec-fetch-site", "none")])).is_ok());
         assert_eq!(
             check(&gate(false), "/json/version", &headers(&[("sec-fetch-mode", "navigate")])),

@@ -17,7 +17,7 @@ pub fn parse(text: &str) -> Result<PolicySet, String> {
 
 /// Watches `path` and calls `apply` with each new policy that compiles.
 pub async fn watch(path: PathBuf, apply: impl FnMut(PolicySet)) {
-    crate::watch::watch(path, "policy file", load, apply).await
+    crate::watch::watch(path, "policy", load, apply).await
 }
 
 #[cfg(test)]

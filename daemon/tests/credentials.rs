@@ -47,7 +47,8 @@ async fn an_agent_token_is_its_agent_whatever_the_path_says() {
     }
     // The URLs handed back carry her own token, never the owner's.
     let (_, version) = get(port, &format!("/{alice}/json/version"), &[]).await;
-    let ws_url = serde_json::from_str::<Value>(&version).unwrap()["webSocketDebuggerUrl"].as_str().unwrap().to_owned();
+    let ws_url =
+        serde_json::from_str::<Value>(&version).unwrap()["webSocketDebuggerUrl"].as_str().unwrap().to_owned();
     assert!(ws_url.starts_with(&format!("ws://127.0.0.1:{port}/{alice}/devtools/browser/")), "{ws_url}");
     assert!(!version.contains(&d.token()));
     let mut client = ws(&ws_url, None).await.unwrap();
@@ -98,7 +99,8 @@ async fn made_up_names_cannot_lock_out_registered_agents_or_the_plain_endpoint()
     let port = d.running.port;
     let mut made_up = Vec::new();
     for name in ["x1", "x2", "x3"] {
-        let mut socket = ws(&format!("{}/cdp", d.agent_endpoint(name).replace("http:", "ws:")), None).await.unwrap();
+        let mut socket =
+            ws(&format!("{}/cdp", d.agent_endpoint(name).replace("http:", "ws:")), None).await.unwrap();
         send(&mut socket, json!({"id": 1, "method": "Browser.getVersion"})).await;
         let (reply, _) = until_reply(&mut socket, 1).await;
         made_up.push((name, reply["error"].is_object(), socket));
@@ -117,8 +119,10 @@ async fn the_extension_socket_takes_its_own_secret_never_a_client_token() {
     let d = daemon().await;
     let port = d.running.port;
     let owner = d.token();
-    for url in [format!("ws://127.0.0.1:{port}/{owner}/extension"), format!("ws://127.0.0.1:{port}/extension?token={owner}")]
-    {
+    for url in [
+        format!("ws://127.0.0.1:{port}/{owner}/extension"),
+        format!("ws://127.0.0.1:{port}/extension?token={owner}"),
+    ] {
         assert!(ws(&url, Some(ORIGIN)).await.is_err(), "{url} with a forged origin is not the extension");
     }
     assert!(ws(&d.running.extension_url(), None).await.is_err(), "the secret needs our origin too");
@@ -132,7 +136,9 @@ async fn the_extension_socket_takes_its_own_secret_never_a_client_token() {
 
 fn hello_from(instance: &str, take_over: bool) -> FromExtension {
     match hello(&[]) {
-        FromExtension::Hello(h) => FromExtension::Hello(Hello { instance_id: instance.into(), take_over, ..h }),
+        FromExtension::Hello(h) => {
+            FromExtension::Hello(Hello { instance_id: instance.into(), take_over, ..h })
+        }
         _ => unreachable!(),
     }
 }
@@ -183,7 +189,9 @@ async fn the_side_panel_mints_a_token_shown_once_and_it_works_at_once() {
             text if text.contains("agentTokenMinted") => {
                 let frame: ToExtension = serde_json::from_str(&text).unwrap();
                 match frame {
-                    ToExtension::AgentTokenMinted { name, token: Some(token), .. } if name == "carol" => break token,
+                    ToExtension::AgentTokenMinted { name, token: Some(token), .. } if name == "carol" => {
+                        break token
+                    }
                     other => panic!("{other:?}"),
                 }
             }
