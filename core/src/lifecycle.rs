@@ -134,8 +134,12 @@ impl Core {
     /// Popups past the limit that never got a document of their own go at their deadline.
     pub(crate) fn close_overdue_popups(&mut self) {
         let now = self.now_ms;
-        let due: Vec<TabId> =
-            self.tabs.iter().filter(|(_, s)| s.close_at_ms.is_some_and(|at| at <= now)).map(|(id, _)| *id).collect();
+        let due: Vec<TabId> = self
+            .tabs
+            .iter()
+            .filter(|(_, s)| s.close_at_ms.is_some_and(|at| at <= now))
+            .map(|(id, _)| *id)
+            .collect();
         for tab_id in due {
             self.close_overdue_popup(tab_id);
         }

@@ -607,6 +607,27 @@ class Harness {
     this.wsEndpoint = this.ready.wsEndpoint;
   }
 
+  /**
+   * Stops the extension's service worker as Chrome does when it idles, through the browser's own
+   * debugging port. The harness's puppeteer connection would auto-attach the restarted worker
+   * paused, so it leaves first: `h.browser` is null afterwards (use `realBrowserWsEndpoint`).
+   */
+  async stopWorker() {
+    const worker = await this.browser.waitForTarget(
+      (t) => t.type() === 'service_worker' && t.url().startsWith(`${EXTENSION_ORIGIN}/`),
+    );
+    const workerId = worker._targetId;
+    await this.browser.disconnect();
+    this.browser = null;
+    const raw = await RawCdp.open(this.realBrowserWsEndpoint);
+    try {
+      const closed = await raw.send(1, 'Target.closeTarget', { targetId: workerId });
+      if (!closed.result?.success) throw new Error(`could not stop the worker: ${JSON.stringify(closed)}`);
+    } finally {
+      raw.close();
+    }
+  }
+
   /** Evaluates `fn(...args)` in the extension's service worker. */
   async sw(fn, ...args) {
     return withTimeout(this.worker.evaluate(fn, ...args), STEP_TIMEOUT_MS, 'evaluate in the extension service worker', this.detail);

@@ -187,6 +187,24 @@ preset = "read-only"
     }
   });
 
+  test('(1) the human mints and revokes an agent\'s token in the side panel; it is shown once and works at once', async () => {
+    const panel = await h.openPanel();
+    await panel.type('#new-agent-name', 'panelist');
+    await panel.click('#mint-agent-token');
+    await panel.waitForSelector('#minted-token:not([hidden])', { timeout: WAIT_MS });
+    const token = await panel.$eval('#minted-token-value', (el) => el.textContent.trim());
+    assert.match(token, /^tta_[0-9a-f]{64}$/);
+    assert.ok(!fs.readFileSync(path.join(h.configHome, 'tabtunnel', 'agents.json'), 'utf8').includes(token.slice(4)), 'only its hash is kept');
+    await panel.waitForSelector('#agent-tokens li[data-agent="panelist"]', { timeout: WAIT_MS });
+    await pollFor(async () => (await fetch(`http://127.0.0.1:${h.port}/${token}/json/version`)).status === 200, WAIT_MS, 'the new token working', h.detail);
+    await panel.click('#dismiss-minted-token');
+    await panel.waitForSelector('#minted-token', { hidden: true, timeout: WAIT_MS });
+    assert.equal(await panel.$eval('#minted-token-value', (el) => el.textContent), '', 'shown once');
+    await panel.click('#agent-tokens li[data-agent="panelist"] button.revoke');
+    await pollFor(async () => (await fetch(`http://127.0.0.1:${h.port}/${token}/json/version`)).status === 401, WAIT_MS, 'the revoked token refused', h.detail);
+    await panel.waitForSelector('#agent-tokens li[data-agent="panelist"]', { hidden: true, timeout: WAIT_MS });
+  });
+
   test('(2) hidden cookies are hidden on every route; other agents never see the forbidden site\'s', async () => {
     const texts = {};
     const seenBefore = mail.seen.length;
@@ -497,16 +515,7 @@ describe('the extension socket and the agent limit', { timeout: 300_000 }, () =>
     };
     await refused();
     // Chrome stops the worker: the daemon is without an extension for a while.
-    const worker = await h.browser.waitForTarget((t) => t.type() === 'service_worker' && t.url().includes(EXTENSION_ID));
-    const workerId = worker._targetId;
-    await h.browser.disconnect();
-    h.browser = null;
-    const raw = await RawCdp.open(h.realBrowserWsEndpoint);
-    try {
-      await raw.send(1, 'Target.closeTarget', { targetId: workerId });
-    } finally {
-      raw.close();
-    }
+    await h.stopWorker();
     await pollFor(async () => (await fetch(`${h.clientEndpoint}/json/version`)).status === 503, WAIT_MS, 'the daemon without its extension', h.detail);
     await refused();
     // The real extension comes back and is taken.
