@@ -7,7 +7,10 @@ pub mod gate;
 pub mod hub;
 pub mod launch;
 pub mod mcp;
+pub mod native_host;
+pub mod on_demand;
 pub mod outbox;
+pub mod platform;
 pub mod policy_file;
 pub mod server;
 pub mod token;
@@ -38,6 +41,9 @@ pub struct ServeOptions {
     pub data_dir: PathBuf,
     /// How much may wait for one client before it is disconnected as too slow.
     pub client_outbox: outbox::Limits,
+    /// Started on demand (`serve --on-demand`): a busy port falls back to a free one, and
+    /// `daemon.json` says so.
+    pub on_demand: bool,
 }
 
 /// A daemon that is listening.
@@ -48,6 +54,9 @@ pub struct Running {
     shutdown: Option<oneshot::Sender<()>>,
     server: tokio::task::JoinHandle<std::io::Result<()>>,
     hub: tokio::task::JoinHandle<()>,
+    /// Held while serving: one daemon per config dir.
+    _lock: on_demand::DaemonLock,
+    hub_handle: hub::HubHandle,
 }
 
 impl Running {
@@ -79,6 +88,10 @@ impl Running {
         })
     }
 
+    pub fn hub(&self) -> hub::HubHandle {
+        self.hub_handle.clone()
+    }
+
     /// Serves until the server fails or [`Running::stop`] is called. Should the hub ever stop
     /// (a bug), this returns an error rather than leave a daemon that answers nothing.
     pub async fn wait(&mut self) -> std::io::Result<()> {
@@ -101,10 +114,20 @@ impl Running {
 
 /// Binds 127.0.0.1 and starts serving.
 pub async fn start(options: ServeOptions) -> Result<Running, String> {
+    let lock = on_demand::lock(&options.config_dir)?;
     let token = if options.require_token { Some(token::load_or_create(&options.config_dir)?) } else { None };
-    let listener = tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, options.port)))
-        .await
-        .map_err(|e| format!("cannot listen on 127.0.0.1:{}: {e}", options.port))?;
+    let listener =
+        match tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, options.port))).await {
+            Ok(listener) => listener,
+            // Started on demand, any port will do: daemon.json tells clients which.
+            Err(e) if options.on_demand && e.kind() == std::io::ErrorKind::AddrInUse => {
+                tracing::warn!("port {} is busy; listening on a free one", options.port);
+                tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
+                    .await
+                    .map_err(|e| format!("cannot listen on 127.0.0.1: {e}"))?
+            }
+            Err(e) => return Err(format!("cannot listen on 127.0.0.1:{}: {e}", options.port)),
+        };
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
     let browser_target_id = token::generate()[..32].to_ascii_uppercase();
     let salt = u64::from_str_radix(&token::generate()[..16], 16).expect("hex");
@@ -124,6 +147,7 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
     };
     let shared = hub::Shared::default();
     let (hub, hub_task) = hub::spawn(core, welcome, shared.clone(), Some(audit));
+    let hub_handle = hub.clone();
     if let Some(path) = options.policy.clone() {
         let hub = hub.clone();
         tokio::spawn(policy_file::watch(path, move |policy| {
@@ -145,7 +169,28 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
     let server = tokio::spawn(server::serve(listener, state, async move {
         let _ = shutdown_rx.await;
     }));
-    Ok(Running { port, token, browser_target_id, shutdown: Some(shutdown), server, hub: hub_task })
+    let running = Running {
+        port,
+        token,
+        browser_target_id,
+        shutdown: Some(shutdown),
+        server,
+        hub: hub_task,
+        _lock: lock,
+        hub_handle,
+    };
+    on_demand::write(
+        &options.config_dir,
+        &on_demand::DaemonFile {
+            port,
+            pid: std::process::id(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            client_endpoint: running.client_endpoint(),
+            extension_url: running.extension_url(),
+            on_demand: options.on_demand,
+        },
+    )?;
+    Ok(running)
 }
 
 /// `scheme://127.0.0.1:PORT[/<token>]path`

@@ -17,7 +17,7 @@
 
 mod agent_name;
 mod child;
-mod daemon_api;
+pub(crate) mod daemon_api;
 mod endpoint;
 mod http;
 mod install;
@@ -37,7 +37,7 @@ use std::sync::Arc;
 #[derive(clap::Args)]
 pub struct McpArgs {
     /// The client endpoint, `http://127.0.0.1:PORT/<token>` as `tabtunnel serve` prints it
-    /// (default: the daemon on this machine's port 9722, with the token from --config-dir).
+    /// (default: this user's daemon, `<config dir>/daemon.json`, started when none answers).
     #[arg(long, value_name = "URL")]
     endpoint: Option<String>,
     /// Where the token is kept (default: the user's config dir, `tabtunnel/`), as for `serve`.
@@ -62,16 +62,28 @@ pub async fn run(args: McpArgs) -> Result<(), String> {
         eprintln!("tabtunnel: browser tool servers installed in {}", installed.modules.display());
         return Ok(());
     }
-    let (endpoint, endpoint_agent) = match &args.endpoint {
-        Some(url) => endpoint::ClientEndpoint::parse(url)?,
+    let (endpoint, endpoint_agent, on_demand) = match &args.endpoint {
+        Some(url) => {
+            let (endpoint, agent) = endpoint::ClientEndpoint::parse(url)?;
+            (endpoint, agent, None)
+        }
         None => {
             let config_dir = args.config_dir.clone().unwrap_or_else(crate::token::default_config_dir);
-            (endpoint::ClientEndpoint::local(&config_dir, crate::DEFAULT_PORT)?, None)
+            let options = crate::on_demand::StartOptions::this_binary(config_dir.clone())?;
+            let endpoint = match crate::on_demand::ensure_running(&options).await {
+                Ok(daemon) => endpoint::ClientEndpoint::parse(&daemon.client_endpoint)?.0,
+                Err(e) => {
+                    tracing::warn!("could not start the tabtunnel daemon: {e}");
+                    endpoint::ClientEndpoint::local(&config_dir, crate::DEFAULT_PORT)?
+                }
+            };
+            (endpoint, None, Some(options))
         }
     };
     let agent = fixed_agent(args.agent, std::env::var("TABTUNNEL_AGENT").ok(), endpoint_agent)?;
     let session = proxy::Session::Stdio { agent, kind: args.tools };
-    let proxy = Arc::new(proxy::Proxy::new(proxy::RealBackend::new(data_dir, endpoint), session));
+    let backend = proxy::RealBackend::new(data_dir, endpoint).starting_daemons(on_demand);
+    let proxy = Arc::new(proxy::Proxy::new(backend, session));
     let running = proxy::McpServer { proxy }
         .serve(rmcp::transport::stdio())
         .await

@@ -61,6 +61,7 @@ async fn start(limits: Limits, policy: Option<&str>, client_outbox: OutboxLimits
         policy,
         data_dir: config.path().join("data"),
         client_outbox,
+        on_demand: false,
     })
     .await
     .unwrap();
