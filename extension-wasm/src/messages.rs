@@ -100,6 +100,9 @@ pub struct PanelState {
     /// Every agent is stopped.
     #[serde(default)]
     pub kill_switch: bool,
+    /// The daemon's version is not this extension's: what to do.
+    #[serde(default)]
+    pub version_warning: Option<String>,
 }
 
 /// One agent as the panel shows it. Times are this browser's (`Date.now()`), converted from

@@ -19,6 +19,7 @@ pub struct View {
     doc: Document,
     status: HtmlElement,
     detail: HtmlElement,
+    version_warning: HtmlElement,
     endpoint: HtmlElement,
     pub copy: HtmlButtonElement,
     pub toggle: HtmlInputElement,
@@ -65,6 +66,7 @@ impl View {
         let approvals_section = b.section("Asking you");
         approvals_section.append_child(&approvals).unwrap();
         let detail = b.el("p", &[("id", "daemon-detail"), ("class", "detail")], "");
+        let version_warning = b.el("p", &[("id", "version-warning"), ("class", "detail")], "");
 
         let endpoint = b.el("code", &[("id", "client-endpoint"), ("class", "endpoint")], "");
         let copy = b.el("button", &[("id", "copy-endpoint"), ("type", "button")], "Copy");
@@ -137,6 +139,7 @@ impl View {
         for child in [
             &header,
             &detail,
+            &version_warning,
             &kill_row,
             &approvals_section,
             &endpoint_section,
@@ -153,6 +156,7 @@ impl View {
             doc,
             status: status.unchecked_into(),
             detail: detail.unchecked_into(),
+            version_warning: version_warning.unchecked_into(),
             endpoint: endpoint.unchecked_into(),
             copy: copy.unchecked_into(),
             toggle: toggle.unchecked_into(),
@@ -208,6 +212,8 @@ impl View {
         }));
         self.detail.set_text_content(state.detail.as_deref());
         self.detail.set_hidden(state.detail.is_none());
+        self.version_warning.set_text_content(state.version_warning.as_deref());
+        self.version_warning.set_hidden(state.version_warning.is_none());
 
         self.endpoint.set_text_content(Some(state.client_endpoint.as_deref().unwrap_or("—")));
         self.copy.set_disabled(state.client_endpoint.is_none());
