@@ -5,6 +5,7 @@ pub mod agent_path;
 pub mod audit;
 pub mod gate;
 pub mod hub;
+pub mod install;
 pub mod launch;
 pub mod mcp;
 pub mod native_host;

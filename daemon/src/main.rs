@@ -21,6 +21,22 @@ enum Command {
     Launch(LaunchArgs),
     /// An MCP server (stdio) for one agent: a browser tool server in your real browser.
     Mcp(tabtunnel::mcp::McpArgs),
+    /// Put tabtunnel on PATH, write the extension, register the native host for every browser
+    /// found, and (--mcp) add tabtunnel to MCP clients. No root needed.
+    Install(tabtunnel::install::InstallArgs),
+    /// Take out everything `install` put in (and the daemon's files, unless --keep-data).
+    Uninstall(tabtunnel::install::UninstallArgs),
+    /// Check each link from an agent to a tab, and say how to fix a broken one.
+    Doctor {
+        /// The checks as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop this user's running daemon (the next start is on demand).
+    Stop {
+        #[arg(long, value_name = "DIR")]
+        config_dir: Option<PathBuf>,
+    },
     /// Chrome's native messaging host (Chrome starts it for the extension; see `install`).
     NativeHost {
         /// The caller's origin, `chrome-extension://<id>/`, and what else Chrome passes.
@@ -197,6 +213,17 @@ async fn run(command: Command) -> Result<(), String> {
         Command::Serve(args) => serve(args).await,
         Command::Launch(args) => launch(args).await,
         Command::Mcp(args) => tabtunnel::mcp::run(args).await,
+        Command::Install(args) => tokio::task::spawn_blocking(move || tabtunnel::install::install(args))
+            .await
+            .map_err(|e| e.to_string())?,
+        Command::Uninstall(args) => tokio::task::spawn_blocking(move || tabtunnel::install::uninstall(args))
+            .await
+            .map_err(|e| e.to_string())?,
+        Command::Doctor { json } => tabtunnel::install::doctor::run(json).await,
+        Command::Stop { config_dir } => {
+            let dir = config_dir.unwrap_or_else(tabtunnel::token::default_config_dir);
+            tabtunnel::on_demand::stop(&dir).await
+        }
         Command::NativeHost { chrome_args, config_dir } => {
             let dir = config_dir.unwrap_or_else(tabtunnel::token::default_config_dir);
             tabtunnel::native_host::run(&chrome_args, dir).await

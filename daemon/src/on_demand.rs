@@ -99,6 +99,25 @@ pub async fn running(config_dir: &Path) -> Option<DaemonFile> {
     status(&file).await.ok().map(|_| file)
 }
 
+/// Stops the daemon of `config_dir` (`tabtunnel stop`) and waits for it to be gone.
+pub async fn stop(config_dir: &Path) -> Result<(), String> {
+    let Some(file) = running(config_dir).await else {
+        println!("no tabtunnel daemon is running for {}", config_dir.display());
+        return Ok(());
+    };
+    if !crate::platform::stop_process(file.pid) {
+        return Err(format!("could not stop the daemon (pid {})", file.pid));
+    }
+    for _ in 0..100 {
+        if running(config_dir).await.is_none() {
+            println!("stopped the tabtunnel daemon (pid {}, port {})", file.pid, file.port);
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Err(format!("the daemon (pid {}) is still answering", file.pid))
+}
+
 /// How [`ensure_running`] starts a daemon.
 pub struct StartOptions {
     /// The binary to run (this one, normally).

@@ -151,6 +151,22 @@ pub fn process_alive(pid: u32) -> bool {
     }
 }
 
+/// Asks process `pid` to stop (SIGTERM; `taskkill` on Windows). Whether it was asked.
+pub fn stop_process(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        // SAFETY: sends a signal; no memory is involved.
+        unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) == 0 }
+    }
+    #[cfg(not(unix))]
+    {
+        std::process::Command::new("taskkill")
+            .args(["/PID", &pid.to_string(), "/F"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }
+}
+
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;

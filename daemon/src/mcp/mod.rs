@@ -20,7 +20,7 @@ mod child;
 pub(crate) mod daemon_api;
 mod endpoint;
 mod http;
-mod install;
+pub(crate) mod install;
 mod own_tools;
 mod patches;
 mod proxy;
