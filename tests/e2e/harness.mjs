@@ -119,7 +119,7 @@ function sessionOf(req) {
  * `extraPages` adds routes for one harness (the benchmark's pages): a path maps to a body like
  * PAGES, or to a `(req, res, url)` handler.
  */
-function startPageServer(extraPages = {}) {
+export function startPageServer(extraPages = {}) {
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://localhost');
     const extra = extraPages[url.pathname];

@@ -2,7 +2,7 @@
 //! backoff. Every outgoing frame goes through [`send`] (or [`send_text`], for frames already
 //! written as JSON) into the socket's queue, which [`flush`] sends as one message.
 
-use tabtunnel_wire::{FromExtension, Hello, ToExtension, HEARTBEAT_INTERVAL_MS, PROTOCOL_VERSION};
+use tabtunnel_wire::{FromExtension, Hello, TabId, ToExtension, HEARTBEAT_INTERVAL_MS, PROTOCOL_VERSION};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 use web_sys::{CloseEvent, MessageEvent, WebSocket};
@@ -278,12 +278,24 @@ fn closed(generation: u64, code: u16, reason: &str) {
         return;
     }
     agents::forget_reports();
-    let (retry_generation, delay, rejection) = with(|w| {
+    let (retry_generation, delay, rejection, was_open) = with(|w| {
         w.generation += 1;
-        drop_later(w.socket.take());
+        let socket = w.socket.take();
+        let was_open = socket.as_ref().is_some_and(|s| s.hello_sent);
+        drop_later(socket);
         w.client_endpoint = None;
-        (w.generation, w.backoff.next_delay(), w.rejection.clone())
+        (w.generation, w.backoff.next_delay(), w.rejection.clone(), was_open)
     });
+    if was_open {
+        // Every client session went with that daemon (a new one knows nothing of what they
+        // enabled): start each shared tab's debugger session afresh, as when a tab's last
+        // client leaves, so the next daemon's clients find Chrome in the state they expect
+        // (a second `Runtime.enable` on a live session reports no execution contexts).
+        let tabs: Vec<TabId> = with(|w| w.shared.keys().copied().collect());
+        for tab_id in tabs {
+            sharing::reset(tab_id);
+        }
+    }
     log!("daemon socket closed (code {code} {reason}); retrying in {delay} ms");
     let retry = format!("retrying in {:.1} s", f64::from(delay) / 1000.0);
     if let Some(reason) = rejection {
