@@ -9,14 +9,13 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
 import puppeteer from 'puppeteer-core';
 
-import { EXTENSION_ORIGIN, chromiumBinary, daemonBinary, pollFor, startPageServer, withTimeout } from './harness.mjs';
+import { EXTENSION_ORIGIN, chromiumBinary, daemonBinary, freePort, pollFor, startPageServer, withTimeout } from './harness.mjs';
 import { startMcpServer } from './mcp.mjs';
 
 const NO_WAIT = { waitForStableDom: false };
@@ -30,17 +29,6 @@ async function appPageId(mcp) {
   return Number(m[1]);
 }
 const IDLE_EXIT_SECS = 6;
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Every file below `dir` (relative paths), with size and mtime. */
 function snapshot(dir) {
