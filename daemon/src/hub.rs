@@ -251,6 +251,13 @@ impl Hub {
                 }
                 let instance = hello.instance_id.clone();
                 let version = hello.extension_version.clone();
+                if version != self.welcome.daemon_version {
+                    tracing::warn!(
+                        "the extension is version {version}, this daemon {}: run `tabtunnel install`, then \
+                         reload the extension in chrome://extensions (`tabtunnel doctor` says more)",
+                        self.welcome.daemon_version
+                    );
+                }
                 match self.core.extension_connected(hello) {
                     Ok(()) => {
                         self.extension = Some(Extension { socket, outbox, instance, version });

@@ -53,8 +53,8 @@ pub fn lock(config_dir: &Path) -> Result<DaemonLock, String> {
             let who =
                 read(config_dir).map(|d| format!(" (pid {}, port {})", d.pid, d.port)).unwrap_or_default();
             Err(format!(
-                "another tabtunnel daemon is running for {}{who}; use it, stop it, or give this one \
-                 another --config-dir",
+                "another tabtunnel daemon is running for {}{who}; use it, stop it (`tabtunnel stop`), \
+                 or give this one another --config-dir",
                 config_dir.display()
             ))
         }
@@ -222,8 +222,8 @@ fn spawn_detached(options: &StartOptions) -> Result<u32, String> {
     let log_err = log.try_clone().map_err(|e| e.to_string())?;
     let mut command = std::process::Command::new(&options.exe);
     command.args(options.serve_args()).stdin(std::process::Stdio::null()).stdout(log).stderr(log_err);
-    crate::platform::detach(&mut command);
-    let child = command.spawn().map_err(|e| format!("cannot start {}: {e}", options.exe.display()))?;
+    let child = crate::platform::spawn_detached(&mut command)
+        .map_err(|e| format!("cannot start {}: {e}", options.exe.display()))?;
     tracing::info!(pid = child.id(), "started a tabtunnel daemon on demand");
     Ok(child.id())
 }

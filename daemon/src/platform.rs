@@ -109,10 +109,11 @@ pub async fn terminate() {
     }
 }
 
-/// Makes `command` start a process that outlives us and whoever started us: its own session
+/// Starts `command` as a process that outlives us and whoever started us: in its own session
 /// (so no terminal or process group signal of ours reaches it) on unix; detached from our
-/// console, in its own process group, on Windows. Its stdio should be redirected by the caller.
-pub fn detach(command: &mut std::process::Command) {
+/// console, in its own process group, and out of our job object when the job allows it (Chrome
+/// runs native hosts in a job that ends with them) on Windows. The caller redirects its stdio.
+pub fn spawn_detached(command: &mut std::process::Command) -> io::Result<std::process::Child> {
     #[cfg(unix)]
     {
         use std::os::unix::process::CommandExt;
@@ -125,14 +126,20 @@ pub fn detach(command: &mut std::process::Command) {
                 Ok(())
             });
         }
+        command.spawn()
     }
     #[cfg(windows)]
     {
         use std::os::windows::process::CommandExt;
         const DETACHED_PROCESS: u32 = 0x0000_0008;
         const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
-        const CREATE_NO_WINDOW: u32 = 0x0800_0000;
-        command.creation_flags(DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW);
+        const CREATE_BREAKAWAY_FROM_JOB: u32 = 0x0100_0000;
+        let flags = DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP;
+        // A job that forbids breaking away refuses the flag: then start inside it.
+        command
+            .creation_flags(flags | CREATE_BREAKAWAY_FROM_JOB)
+            .spawn()
+            .or_else(|_| command.creation_flags(flags).spawn())
     }
 }
 
