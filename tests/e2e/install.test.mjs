@@ -15,7 +15,7 @@ import { after, before, test } from 'node:test';
 
 import puppeteer from 'puppeteer-core';
 
-import { EXTENSION_ORIGIN, chromiumBinary, daemonBinary, freePort, pollFor, startPageServer, withTimeout } from './harness.mjs';
+import { EXTENSION_ORIGIN, REPO_ROOT, chromiumBinary, daemonBinary, freePort, pollFor, startPageServer, withTimeout } from './harness.mjs';
 import { startMcpServer } from './mcp.mjs';
 
 const NO_WAIT = { waitForStableDom: false };
@@ -131,6 +131,46 @@ const alive = (pid) => {
   }
 };
 
+/** Headless Chromium on `userDataDir` with the unpacked extension in `extension`, in the
+ *  fresh HOME's environment; and the test's puppeteer connection to it (its own port). */
+async function startChromium(userDataDir, extension) {
+  const process_ = spawn(
+    chromiumBinary(),
+    [
+      `--user-data-dir=${userDataDir}`,
+      `--load-extension=${extension}`,
+      '--headless=new',
+      '--disable-gpu',
+      '--no-sandbox',
+      '--no-first-run',
+      '--no-default-browser-check',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--remote-debugging-port=0',
+      'about:blank',
+    ],
+    { env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  process_.stdout.on('data', (d) => (chromiumLog += d));
+  process_.stderr.on('data', (d) => (chromiumLog += d));
+  const [chromePort, chromePath] = await pollFor(
+    () => {
+      try {
+        const lines = fs.readFileSync(path.join(userDataDir, 'DevToolsActivePort'), 'utf8').split('\n');
+        return lines[0] && lines[1] ? lines : null;
+      } catch {
+        return null;
+      }
+    },
+    30_000,
+    'Chromium DevToolsActivePort',
+    detail,
+  );
+  const connected = await puppeteer.connect({ browserWSEndpoint: `ws://127.0.0.1:${chromePort}${chromePath}`, defaultViewport: null });
+  return { chromium: process_, browser: connected };
+}
+
 before(async () => {
   port = await freePort();
   env = {
@@ -164,6 +204,29 @@ after(async () => {
   if (file && alive(file.pid)) process.kill(file.pid, 'SIGKILL');
   pageServer?.close();
   fs.rmSync(home, { recursive: true, force: true });
+});
+
+test('without the native host, the side panel says what to run', async () => {
+  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tabtunnel-no-host-'));
+  const extension = process.env.TABTUNNEL_EXTENSION_DIR || path.join(REPO_ROOT, 'extension');
+  const started = await startChromium(userDataDir, extension);
+  try {
+    const panel = await started.browser.newPage();
+    await panel.goto(`${EXTENSION_ORIGIN}/sidepanel.html`, { waitUntil: 'load' });
+    const text = await pollFor(
+      () => panel.$eval('#daemon-detail', (el) => el.textContent).catch(() => null).then((t) => (/tabtunnel install/.test(t ?? '') ? t : null)),
+      30_000,
+      "the side panel's #daemon-detail naming `tabtunnel install`",
+      detail,
+    );
+    assert.match(text, /native host is not registered/, text);
+    assert.equal(await panel.$eval('#daemon-status', (el) => el.dataset.state), 'disconnected');
+  } finally {
+    await started.browser.disconnect().catch(() => {});
+    started.chromium.kill('SIGKILL');
+    fs.rmSync(userDataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+  }
+  assert.equal(daemonFile(), null, 'something started a daemon');
 });
 
 test('install --mcp all: tabtunnel on PATH, every client keeps its servers and gains ours, the host registered; twice changes nothing', () => {
@@ -207,40 +270,7 @@ test('doctor before any browser: the daemon is down (it starts on demand), and t
 
 test('Chromium with the installed extension starts the daemon through the native host; tabtunnel mcp from PATH drives a login-protected page, across a daemon killed mid-session', async () => {
   assert.equal(daemonFile(), null, 'a daemon ran before the browser');
-  chromium = spawn(
-    chromiumBinary(),
-    [
-      `--user-data-dir=${profile}`,
-      `--load-extension=${extensionDir}`,
-      '--headless=new',
-      '--disable-gpu',
-      '--no-sandbox',
-      '--no-first-run',
-      '--no-default-browser-check',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--remote-debugging-port=0',
-      'about:blank',
-    ],
-    { env, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  chromium.stdout.on('data', (d) => (chromiumLog += d));
-  chromium.stderr.on('data', (d) => (chromiumLog += d));
-  const [chromePort, chromePath] = await pollFor(
-    () => {
-      try {
-        const lines = fs.readFileSync(path.join(profile, 'DevToolsActivePort'), 'utf8').split('\n');
-        return lines[0] && lines[1] ? lines : null;
-      } catch {
-        return null;
-      }
-    },
-    30_000,
-    'Chromium DevToolsActivePort',
-    detail,
-  );
-  browser = await puppeteer.connect({ browserWSEndpoint: `ws://127.0.0.1:${chromePort}${chromePath}`, defaultViewport: null });
+  ({ chromium, browser } = await startChromium(profile, extensionDir));
 
   // No pairing step: the extension asks the native host, which starts the daemon.
   const first = await pollFor(async () => {
