@@ -138,12 +138,7 @@ struct Writer {
 }
 
 fn open_owner_only(path: &Path) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new().create(true).append(true).mode(0o600).open(path)?;
-    // An older file may have been created with wider permissions.
-    use std::os::unix::fs::PermissionsExt;
-    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-    Ok(file)
+    crate::platform::open_owner_only(std::fs::OpenOptions::new().create(true).append(true), path)
 }
 
 impl Writer {
@@ -294,6 +289,7 @@ mod tests {
         );
     }
 
+    #[cfg(unix)]
     #[test]
     fn the_file_is_owner_only_and_rotates() {
         use std::os::unix::fs::PermissionsExt;

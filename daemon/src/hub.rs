@@ -111,6 +111,11 @@ pub struct Snapshot {
     pub browser: Option<BrowserInfo>,
     pub extension_connected: bool,
     pub extension_epoch: u64,
+    /// The connected extension's version (`Hello::extension_version`).
+    pub extension_version: Option<String>,
+    /// Client WebSockets open now, every agent's (for the idle exit of a daemon started on
+    /// demand).
+    pub clients: usize,
     /// The agent's tabs.
     pub pages: Vec<TabInfo>,
 }
@@ -153,6 +158,8 @@ struct Extension {
     outbox: mpsc::Sender<Utf8Bytes>,
     /// `Hello::instance_id`: which extension install this is.
     instance: String,
+    /// `Hello::extension_version`.
+    version: String,
 }
 
 /// What the hub shares with the HTTP shell.
@@ -265,9 +272,17 @@ impl Hub {
                     self.core.extension_disconnected();
                 }
                 let instance = hello.instance_id.clone();
+                let version = hello.extension_version.clone();
+                if version != self.welcome.daemon_version {
+                    tracing::warn!(
+                        "the extension is version {version}, this daemon {}: run `tabtunnel install`, then \
+                         reload the extension in chrome://extensions (`tabtunnel doctor` says more)",
+                        self.welcome.daemon_version
+                    );
+                }
                 match self.core.extension_connected(hello) {
                     Ok(()) => {
-                        self.extension = Some(Extension { socket, outbox, instance });
+                        self.extension = Some(Extension { socket, outbox, instance, version });
                         let _ = accepted.send(Ok(self.welcome.clone()));
                         self.send_agent_credentials();
                     }
@@ -316,6 +331,8 @@ impl Hub {
                     browser: self.core.browser().cloned(),
                     extension_connected: self.core.is_extension_connected(),
                     extension_epoch: self.core.extension_epoch(),
+                    extension_version: self.extension.as_ref().map(|e| e.version.clone()),
+                    clients: self.clients.len(),
                     pages: self.core.visible_tabs(&agent).map(|t| t.info.clone()).collect(),
                 };
                 let _ = reply.send(snapshot);

@@ -6,9 +6,13 @@ pub mod audit;
 pub mod credentials;
 pub mod gate;
 pub mod hub;
+pub mod install;
 pub mod launch;
 pub mod mcp;
+pub mod native_host;
+pub mod on_demand;
 pub mod outbox;
+pub mod platform;
 pub mod policy_file;
 pub mod server;
 pub mod token;
@@ -42,6 +46,9 @@ pub struct ServeOptions {
     pub client_outbox: outbox::Limits,
     /// The owner token may not name agents: agents must use their own tokens.
     pub require_agent_tokens: bool,
+    /// Started on demand (`serve --on-demand`): a busy port falls back to a free one, and
+    /// `daemon.json` says so.
+    pub on_demand: bool,
 }
 
 /// A daemon that is listening.
@@ -56,6 +63,9 @@ pub struct Running {
     shutdown: Option<oneshot::Sender<()>>,
     server: tokio::task::JoinHandle<std::io::Result<()>>,
     hub: tokio::task::JoinHandle<()>,
+    /// Held while serving: one daemon per config dir.
+    _lock: on_demand::DaemonLock,
+    hub_handle: hub::HubHandle,
 }
 
 impl Running {
@@ -88,6 +98,10 @@ impl Running {
         })
     }
 
+    pub fn hub(&self) -> hub::HubHandle {
+        self.hub_handle.clone()
+    }
+
     /// Serves until the server fails or [`Running::stop`] is called. Should the hub ever stop
     /// (a bug), this returns an error rather than leave a daemon that answers nothing.
     pub async fn wait(&mut self) -> std::io::Result<()> {
@@ -110,14 +124,24 @@ impl Running {
 
 /// Binds 127.0.0.1 and starts serving.
 pub async fn start(options: ServeOptions) -> Result<Running, String> {
+    let lock = on_demand::lock(&options.config_dir)?;
     let token = if options.require_token { Some(token::load_or_create(&options.config_dir)?) } else { None };
     let extension_secret = token::load_or_create_extension_secret(&options.config_dir)?;
     // Made anew at every start: its URL passes through the browser's network stack.
     let navigation_key = token::generate()[..32].to_owned();
     let agents = credentials::load(&options.config_dir)?;
-    let listener = tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, options.port)))
-        .await
-        .map_err(|e| format!("cannot listen on 127.0.0.1:{}: {e}", options.port))?;
+    let listener =
+        match tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, options.port))).await {
+            Ok(listener) => listener,
+            // Started on demand, any port will do: daemon.json tells clients which.
+            Err(e) if options.on_demand && e.kind() == std::io::ErrorKind::AddrInUse => {
+                tracing::warn!("port {} is busy; listening on a free one", options.port);
+                tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
+                    .await
+                    .map_err(|e| format!("cannot listen on 127.0.0.1: {e}"))?
+            }
+            Err(e) => return Err(format!("cannot listen on 127.0.0.1:{}: {e}", options.port)),
+        };
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
     let browser_target_id = token::generate()[..32].to_ascii_uppercase();
     let salt = u64::from_str_radix(&token::generate()[..16], 16).expect("hex");
@@ -143,6 +167,7 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
     let agent_tokens =
         hub::AgentTokens { config_dir: options.config_dir.clone(), credentials: agents.clone() };
     let (hub, hub_task) = hub::spawn(core, welcome, shared.clone(), Some(audit), Some(agent_tokens));
+    let hub_handle = hub.clone();
     if let Some(path) = options.policy.clone() {
         let hub = hub.clone();
         tokio::spawn(policy_file::watch(path, move |policy| {
@@ -169,7 +194,7 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
     let server = tokio::spawn(server::serve(listener, state, async move {
         let _ = shutdown_rx.await;
     }));
-    Ok(Running {
+    let running = Running {
         port,
         token,
         extension_secret,
@@ -178,7 +203,21 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
         shutdown: Some(shutdown),
         server,
         hub: hub_task,
-    })
+        _lock: lock,
+        hub_handle,
+    };
+    on_demand::write(
+        &options.config_dir,
+        &on_demand::DaemonFile {
+            port,
+            pid: std::process::id(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            client_endpoint: running.client_endpoint(),
+            extension_url: running.extension_url(),
+            on_demand: options.on_demand,
+        },
+    )?;
+    Ok(running)
 }
 
 /// Reads the agents' credentials again whenever `tabtunnel agent add|revoke` (or the side panel)

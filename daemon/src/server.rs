@@ -351,6 +351,8 @@ async fn status(State(state): State<AppState>, Extension(route): Extension<Agent
         "daemonVersion": env!("CARGO_PKG_VERSION"),
         "extensionConnected": snapshot.extension_connected,
         "extensionEpoch": snapshot.extension_epoch,
+        "extensionVersion": snapshot.extension_version,
+        "browser": snapshot.browser.as_ref().map(|b| &b.product),
         "agent": route.agent.as_str(),
         "tabs": tabs,
     }))

@@ -4,7 +4,6 @@
 
 use std::fs;
 use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 type Result<T> = std::result::Result<T, String>;
@@ -50,10 +49,10 @@ fn load_or_create_secret(dir: &Path, file: &str) -> Result<String> {
                     path.display()
                 ));
             }
-            let mode = fs::metadata(&path).map_err(|e| e.to_string())?.permissions().mode();
-            if mode & 0o077 != 0 {
+            if crate::platform::readable_by_others(&path).map_err(|e| e.to_string())? {
                 tracing::warn!("{} was readable by others; restricting it to its owner", path.display());
-                fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).map_err(|e| e.to_string())?;
+                let file = fs::File::open(&path).map_err(|e| e.to_string())?;
+                crate::platform::restrict_file(&file).map_err(|e| e.to_string())?;
             }
             Ok(token)
         }
@@ -65,19 +64,15 @@ fn load_or_create_secret(dir: &Path, file: &str) -> Result<String> {
 /// Creates a directory (and its parents) readable by its owner only.
 pub fn create_private_dir(dir: &Path) -> Result<()> {
     fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
-        .map_err(|e| format!("cannot restrict {}: {e}", dir.display()))
+    crate::platform::restrict_dir(dir).map_err(|e| format!("cannot restrict {}: {e}", dir.display()))
 }
 
 fn create(dir: &Path, path: &Path) -> Result<String> {
     create_private_dir(dir)?;
     let token = generate();
-    let mut file = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    let mut file =
+        crate::platform::open_owner_only(fs::OpenOptions::new().write(true).create_new(true), path)
+            .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
     writeln!(file, "{token}").map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     Ok(token)
 }
@@ -86,7 +81,8 @@ fn create(dir: &Path, path: &Path) -> Result<String> {
 pub fn write_owner_only(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     let tmp = path.with_extension("tmp");
     let _ = fs::remove_file(&tmp);
-    let mut file = fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
+    let mut file =
+        crate::platform::open_owner_only(fs::OpenOptions::new().write(true).create_new(true), &tmp)?;
     file.write_all(contents)?;
     drop(file);
     fs::rename(&tmp, path)
@@ -126,9 +122,10 @@ pub fn matches(expected: &str, presented: &str) -> bool {
         && expected.bytes().zip(presented.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn creates_once_with_owner_only_permissions_then_reuses() {

@@ -112,6 +112,9 @@ pub struct PanelState {
     /// Every agent is stopped.
     #[serde(default)]
     pub kill_switch: bool,
+    /// The daemon's version is not this extension's: what to do.
+    #[serde(default)]
+    pub version_warning: Option<String>,
     /// Agents with a token of their own.
     #[serde(default)]
     pub agent_credentials: Vec<tabtunnel_wire::AgentCredential>,

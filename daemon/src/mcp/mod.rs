@@ -17,10 +17,10 @@
 
 mod agent_name;
 mod child;
-mod daemon_api;
+pub(crate) mod daemon_api;
 mod endpoint;
 mod http;
-mod install;
+pub(crate) mod install;
 mod own_tools;
 mod patches;
 mod proxy;
@@ -37,7 +37,7 @@ use std::sync::Arc;
 #[derive(clap::Args)]
 pub struct McpArgs {
     /// The client endpoint, `http://127.0.0.1:PORT/<token>` as `tabtunnel serve` prints it
-    /// (default: the daemon on this machine's port 9722, with the token from --config-dir).
+    /// (default: this user's daemon, `<config dir>/daemon.json`, started when none answers).
     #[arg(long, value_name = "URL")]
     endpoint: Option<String>,
     /// Where the token is kept (default: the user's config dir, `tabtunnel/`), as for `serve`.
@@ -69,10 +69,23 @@ pub async fn run(args: McpArgs) -> Result<(), String> {
     let config_dir = args.config_dir.clone().unwrap_or_else(crate::token::default_config_dir);
     let token =
         args.token.clone().or_else(|| std::env::var("TABTUNNEL_TOKEN").ok().filter(|t| !t.is_empty()));
-    let (mut endpoint, mut endpoint_agent) = match (&args.endpoint, &token) {
-        (Some(url), _) => endpoint::ClientEndpoint::parse(url)?,
-        (None, Some(_)) => (endpoint::ClientEndpoint::loopback(crate::DEFAULT_PORT, None), None),
-        (None, None) => (endpoint::ClientEndpoint::local(&config_dir, crate::DEFAULT_PORT)?, None),
+    let (mut endpoint, mut endpoint_agent, on_demand) = match &args.endpoint {
+        Some(url) => {
+            let (endpoint, agent) = endpoint::ClientEndpoint::parse(url)?;
+            (endpoint, agent, None)
+        }
+        None => {
+            // This user's own daemon, started if none answers (its port from daemon.json).
+            let options = crate::on_demand::StartOptions::this_binary(config_dir.clone())?;
+            let endpoint = match crate::on_demand::ensure_running(&options).await {
+                Ok(daemon) => endpoint::ClientEndpoint::parse(&daemon.client_endpoint)?.0,
+                Err(e) => {
+                    tracing::warn!("could not start the tabtunnel daemon: {e}");
+                    endpoint::ClientEndpoint::local(&config_dir, crate::DEFAULT_PORT)?
+                }
+            };
+            (endpoint, None, Some(options))
+        }
     };
     if let Some(token) = &token {
         endpoint = endpoint.with_token_prefix(&format!("/{token}"));
@@ -96,7 +109,8 @@ pub async fn run(args: McpArgs) -> Result<(), String> {
     }
     let agent = fixed_agent(args.agent, std::env::var("TABTUNNEL_AGENT").ok(), endpoint_agent)?;
     let session = proxy::Session::Stdio { agent, kind: args.tools };
-    let proxy = Arc::new(proxy::Proxy::new(proxy::RealBackend::new(data_dir, endpoint), session));
+    let backend = proxy::RealBackend::new(data_dir, endpoint).starting_daemons(on_demand);
+    let proxy = Arc::new(proxy::Proxy::new(backend, session));
     let running = proxy::McpServer { proxy }
         .serve(rmcp::transport::stdio())
         .await

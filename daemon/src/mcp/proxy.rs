@@ -35,6 +35,8 @@ pub struct RealBackend {
     kind: OnceLock<ToolKind>,
     daemon: OnceLock<Daemon>,
     protocol_version: OnceLock<String>,
+    /// Set when the daemon is this user's own: one that stopped is started again.
+    on_demand: Option<crate::on_demand::StartOptions>,
 }
 
 impl RealBackend {
@@ -45,7 +47,14 @@ impl RealBackend {
             kind: OnceLock::new(),
             daemon: OnceLock::new(),
             protocol_version: OnceLock::new(),
+            on_demand: None,
         }
+    }
+
+    /// Starts the daemon again (as the native host does) when it does not answer.
+    pub fn starting_daemons(mut self, options: Option<crate::on_demand::StartOptions>) -> RealBackend {
+        self.on_demand = options;
+        self
     }
 
     pub fn daemon(&self) -> Result<&Daemon, String> {
@@ -59,7 +68,23 @@ impl RealBackend {
 
 impl Backend for RealBackend {
     async fn extension(&self) -> Result<Extension, String> {
-        self.daemon()?.extension().await
+        let daemon = self.daemon()?;
+        match (daemon.extension().await, &self.on_demand) {
+            (Err(e), Some(options)) => {
+                tracing::info!("the daemon does not answer ({e}); starting it");
+                let started = crate::on_demand::ensure_running(options).await?;
+                // The same daemon again: the same port (an agent's own token stays as it is).
+                let back = ClientEndpoint::parse(&started.client_endpoint)?.0;
+                if back.authority() != self.endpoint.authority() {
+                    return Err(format!(
+                        "the daemon came back on another port ({}): restart this MCP server",
+                        started.port
+                    ));
+                }
+                daemon.extension().await
+            }
+            (outcome, _) => outcome,
+        }
     }
 
     async fn launch(&self) -> Result<(Child, mpsc::Receiver<Notification>), String> {

@@ -91,6 +91,7 @@ async fn start_in(
         data_dir: config.path().join("data"),
         client_outbox,
         require_agent_tokens: false,
+        on_demand: false,
     };
     adjust(&mut options);
     let running = tabtunnel::start(options).await.unwrap();

@@ -19,6 +19,7 @@ pub struct View {
     doc: Document,
     status: HtmlElement,
     detail: HtmlElement,
+    version_warning: HtmlElement,
     endpoint: HtmlElement,
     pub copy: HtmlButtonElement,
     pub toggle: HtmlInputElement,
@@ -81,6 +82,7 @@ impl View {
             &[("id", "use-this-browser"), ("type", "button"), ("hidden", "")],
             "Use this browser instead",
         );
+        let version_warning = b.el("p", &[("id", "version-warning"), ("class", "detail")], "");
 
         let endpoint = b.el("code", &[("id", "client-endpoint"), ("class", "endpoint")], "");
         let copy = b.el("button", &[("id", "copy-endpoint"), ("type", "button")], "Copy");
@@ -185,6 +187,7 @@ impl View {
             &header,
             &detail,
             &use_this_browser,
+            &version_warning,
             &kill_row,
             &approvals_section,
             &endpoint_section,
@@ -202,6 +205,7 @@ impl View {
             doc,
             status: status.unchecked_into(),
             detail: detail.unchecked_into(),
+            version_warning: version_warning.unchecked_into(),
             endpoint: endpoint.unchecked_into(),
             copy: copy.unchecked_into(),
             toggle: toggle.unchecked_into(),
@@ -267,6 +271,8 @@ impl View {
         self.detail.set_text_content(state.detail.as_deref());
         self.detail.set_hidden(state.detail.is_none());
         self.use_this_browser.set_hidden(daemon != DaemonState::Rejected);
+        self.version_warning.set_text_content(state.version_warning.as_deref());
+        self.version_warning.set_hidden(state.version_warning.is_none());
 
         self.endpoint.set_text_content(Some(state.client_endpoint.as_deref().unwrap_or("—")));
         self.copy.set_disabled(state.client_endpoint.is_none());

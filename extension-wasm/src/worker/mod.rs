@@ -7,6 +7,7 @@ mod browser_ops;
 mod daemon;
 mod kill_switch;
 mod navigation;
+mod pairing;
 mod placement;
 mod relay;
 mod settings;
@@ -67,6 +68,8 @@ struct Worker {
     /// Questions the policy asks the human, waiting for an answer.
     approvals: Vec<ApprovalRequest>,
     kill_switch: bool,
+    /// The daemon's version differs from ours: what to do about it.
+    version_warning: Option<String>,
     /// This browser's clock minus the daemon's, from its first report on this connection.
     clock_offset: Option<f64>,
     /// Agents with a token of their own, as the daemon last listed them.
@@ -203,6 +206,7 @@ fn snapshot() -> PanelState {
         kill_switch: w.kill_switch,
         agent_credentials: w.agent_credentials.clone(),
         minted_token: w.minted_token.clone(),
+        version_warning: w.version_warning.clone(),
     })
 }
 
