@@ -88,10 +88,14 @@ async fn perform(op: BrowserOp) -> Result<Value, String> {
 /// rules are in place (`allow_once`: the human allowed this URL).
 async fn create_tab(agent: String, url: String, allow_once: bool) -> Result<Value, String> {
     let later = (navigation::restricts(&agent) || allow_once) && url != "about:blank";
-    let tab = placement::open_tab(&agent, if later { "about:blank" } else { &url }).await?;
-    let tab_id = tab.id.ok_or("Chrome opened a tab without an id")?;
+    let opened = placement::open_tab(&agent, if later { "about:blank" } else { &url }).await?;
+    let tab_id = opened.tab.id.ok_or("Chrome opened a tab without an id")?;
     let owner = Owner { agent, created: true };
-    match sharing::attach_and_describe(tab_id, false, owner).await {
+    let attached = match sharing::attach_and_describe(tab_id, false, owner).await {
+        Ok(info) => placement::show(&opened).await.map(|()| info),
+        Err(e) => Err(e),
+    };
+    match attached {
         Ok(mut info) => {
             if later {
                 info.url = url.clone();
@@ -106,7 +110,7 @@ async fn create_tab(agent: String, url: String, allow_once: bool) -> Result<Valu
             serde_json::to_value(info).map_err(|e| e.to_string())
         }
         Err(e) => {
-            let _ = chrome::remove_tab(tab_id).await;
+            placement::abandon(&opened).await;
             Err(e)
         }
     }
