@@ -433,6 +433,15 @@ impl Core {
             "Runtime.runIfWaitingForDebugger" if child.is_none() => self.reply(conn, cmd, "{}"),
             "Target.setAutoAttach" => self.target_set_auto_attach(conn, cmd, tab, child),
             "Target.autoAttachRelated" => self.forward(conn, cmd, tab, child),
+            // Held on by the extension for an agent's page (`wire::emulates_focus`): a client
+            // turning it off would take it from the others, and on it is already.
+            "Emulation.setFocusEmulationEnabled"
+                if child.is_none()
+                    && state.tab.info.emulates_focus()
+                    && emulation::params(cmd)["enabled"].is_boolean() =>
+            {
+                self.reply(conn, cmd, "{}")
+            }
             "Page.bringToFront" if child.is_none() => {
                 // Chrome would also focus the window, taking it from the human.
                 let op = BrowserOp::ActivateTab { tab_id: tab };

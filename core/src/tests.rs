@@ -254,6 +254,31 @@ fn page_commands_go_to_the_right_tab_with_params_untouched() {
 }
 
 #[test]
+fn focus_emulation_of_an_agents_page_is_held_on_whatever_a_client_asks() {
+    let mut h = Harness::with_tabs(&[1]);
+    h.ext(FromExtension::TabShared(agent_tab(2, "a", true)));
+    h.ext(FromExtension::TabShared(agent_tab(3, "a", false)));
+    h.connect_as(1, "a");
+    let pages = h.playwright_attach(1);
+    let set = |id: u32, session: &str, params: Value| json!({"id": id, "sessionId": session, "method": "Emulation.setFocusEmulationEnabled", "params": params});
+    // The agent's pages, created or handed: answered here, never reaching the tab.
+    for (i, page) in pages.iter().enumerate() {
+        for enabled in [false, true] {
+            let step = h.send(1, set(i as u32, page, json!({ "enabled": enabled })));
+            assert!(step.commands().is_empty(), "{step:?}");
+            assert_eq!(step.only_reply(1)["result"], json!({}));
+        }
+    }
+    // Malformed params get Chrome's own answer.
+    assert_eq!(h.send(1, set(7, &pages[0], json!({}))).commands().len(), 1);
+    // The human's own shared tab keeps its real focus: a client's call reaches it.
+    h.connect(2);
+    let human = h.playwright_attach(2);
+    let step = h.send(2, set(8, &human[0], json!({ "enabled": true })));
+    assert_eq!(step.commands()[0].method, "Emulation.setFocusEmulationEnabled");
+}
+
+#[test]
 fn tab_errors_reach_the_client_unchanged() {
     let mut h = Harness::with_tabs(&[1]);
     h.connect(1);

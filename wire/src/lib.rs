@@ -375,6 +375,24 @@ pub struct TabInfo {
     pub created: bool,
 }
 
+impl TabInfo {
+    /// See [`emulates_focus`].
+    pub fn emulates_focus(&self) -> bool {
+        emulates_focus(&self.agent, self.created)
+    }
+}
+
+/// Whether a tab of `agent`'s is shown to its page as focused, whatever window has the OS
+/// focus: the extension holds `Emulation.setFocusEmulationEnabled` on in its debugger session,
+/// and the daemon answers clients' own calls of it without passing them on (one client
+/// turning it off would take it from every other). An agent's tabs, which never have the OS
+/// focus (their window opens unfocused and the focus guard gives it back to the human), so
+/// that `document.hasFocus()`, focus events and the clipboard behave as in a focused browser;
+/// not the tabs the human shares from the side panel, which are where the human works.
+pub fn emulates_focus(agent: &str, created: bool) -> bool {
+    created || agent != DEFAULT_AGENT
+}
+
 /// The agent of the plain endpoint, and of the tabs the human shares without naming an agent.
 pub const DEFAULT_AGENT: &str = "default";
 

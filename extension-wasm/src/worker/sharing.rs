@@ -29,6 +29,11 @@ impl Owner {
     pub fn human_shared() -> Self {
         Owner { agent: DEFAULT_AGENT.into(), created: false }
     }
+
+    /// Whether its tab's page is shown as focused (`wire::emulates_focus`).
+    fn emulates_focus(&self) -> bool {
+        tabtunnel_wire::emulates_focus(&self.agent, self.created)
+    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -126,6 +131,9 @@ pub async fn share_with(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> 
     }
     if let Some(mut info) = with(|w| w.shared.get(&tab_id).cloned()) {
         if info.agent != owner.agent || info.created != owner.created {
+            if info.emulates_focus() != owner.emulates_focus() {
+                emulate_focus(tab_id, owner.emulates_focus()).await;
+            }
             info.agent = owner.agent;
             info.created = owner.created;
             with(|w| w.shared.insert(tab_id, info.clone()));
@@ -389,12 +397,29 @@ pub async fn attach_and_describe(tab_id: TabId, check_url: bool, owner: Owner) -
         }
         Err(e) => return Err(format!("Chrome refused to attach: {e}")),
     }
-    match describe(tab_id, owner).await {
+    // Every attach starts a session with no emulation: an agent's page gets its focus back
+    // before any client hears of it (a reset's re-attach included).
+    let focus = owner.emulates_focus();
+    let (described, ()) = futures_util::join!(describe(tab_id, owner), async {
+        if focus {
+            emulate_focus(tab_id, true).await;
+        }
+    });
+    match described {
         Ok(info) => Ok(info),
         Err(e) => {
             let _ = chrome::detach(tab_id).await;
             Err(e)
         }
+    }
+}
+
+/// Turns the page's focus emulation on or off in our debugger session; the tab stays shared
+/// either way, only its page's idea of having the focus is at stake.
+async fn emulate_focus(tab_id: TabId, enabled: bool) {
+    let params = to_js(&serde_json::json!({ "enabled": enabled }));
+    if let Err(e) = chrome::send_command(tab_id, None, "Emulation.setFocusEmulationEnabled", &params).await {
+        warn!("focus emulation of tab {tab_id}: {}", error_message(&e));
     }
 }
 
