@@ -40,6 +40,7 @@ pub mod session;
 mod tab_ops;
 mod tab_sessions;
 mod tab_state;
+mod target_filter;
 pub mod targets;
 #[cfg(test)]
 mod testing;
@@ -228,12 +229,18 @@ impl Core {
 
     /// The shared tabs `agent` may see, in tab order.
     pub fn visible_tabs<'a>(&'a self, agent: &'a AgentId) -> impl Iterator<Item = &'a Tab> + 'a {
-        self.tabs.values().map(|t| &t.tab).filter(move |t| t.visible_to(agent))
+        self.tabs.values().map(|t| &t.tab).filter(move |t| t.is_page() && t.visible_to(agent))
     }
 
     /// The tab whose page target is `target_id`, if `agent` may see it.
     pub fn visible_tab_by_target(&self, agent: &AgentId, target_id: &str) -> Option<TabId> {
         self.visible_tabs(agent).find(|t| t.page_target_id() == target_id).map(Tab::id)
+    }
+
+    /// The service and shared workers of `agent`'s pages (kept with the tabs, by a handle of
+    /// their own: see `TabInfo::kind`).
+    pub(crate) fn visible_workers<'a>(&'a self, agent: &'a AgentId) -> impl Iterator<Item = &'a Tab> + 'a {
+        self.tabs.values().map(|t| &t.tab).filter(move |t| !t.is_page() && t.visible_to(agent))
     }
 
     /// A client socket opened for `agent`.
@@ -442,7 +449,7 @@ impl Core {
             {
                 self.reply(conn, cmd, "{}")
             }
-            "Page.bringToFront" if child.is_none() => {
+            "Page.bringToFront" if child.is_none() && state.tab.is_page() => {
                 // Chrome would also focus the window, taking it from the human.
                 let op = BrowserOp::ActivateTab { tab_id: tab };
                 self.browser_op(conn, cmd, op, Some(OnSuccess::ReplyWith("{}")));
@@ -639,10 +646,16 @@ impl Core {
         }
     }
 
-    /// [`Core::send_housekeeping`] with params, to the tab's page.
-    fn send_housekeeping_with(&mut self, tab: TabId, method: &str, params: Box<RawValue>) {
+    /// [`Core::send_housekeeping`] with params.
+    fn send_housekeeping_with(
+        &mut self,
+        tab: TabId,
+        child: Option<String>,
+        method: &str,
+        params: Box<RawValue>,
+    ) {
         if self.extension_connected {
-            self.send_command(Pending::Core(None), tab, None, method.to_owned(), Some(params));
+            self.send_command(Pending::Core(None), tab, child, method.to_owned(), Some(params));
         }
     }
 

@@ -75,6 +75,7 @@ pub fn tab_info(tab_id: TabId) -> TabInfo {
         opener_target_id: None,
         agent: DEFAULT_AGENT.into(),
         created: false,
+        kind: Default::default(),
     }
 }
 

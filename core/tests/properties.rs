@@ -306,6 +306,7 @@ fn tab_info(tab_id: i32) -> TabInfo {
         opener_target_id: None,
         agent: "default".into(),
         created: false,
+        kind: Default::default(),
     }
 }
 

@@ -93,6 +93,7 @@ pub fn tab(tab_id: i32) -> TabInfo {
         opener_target_id: None,
         agent: tabtunnel_wire::DEFAULT_AGENT.into(),
         created: false,
+        kind: Default::default(),
     }
 }
 

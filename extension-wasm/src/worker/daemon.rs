@@ -9,7 +9,7 @@ use web_sys::{CloseEvent, MessageEvent, WebSocket};
 
 use js_sys::JsString;
 
-use super::{agents, batching, broadcast, browser_ops, navigation, relay, settings, sharing, with};
+use super::{agents, batching, broadcast, browser_ops, navigation, relay, settings, sharing, with, workers};
 use crate::js::{error_message, from_js, parse_json, send_js, sleep};
 use crate::messages::DaemonState;
 use crate::{browser_info, chrome};
@@ -158,7 +158,7 @@ async fn connect(generation: u64) {
                 extension_version: chrome::manifest_version(),
                 instance_id: instance_id.clone(),
                 browser: browser.clone(),
-                tabs: w.shared.values().cloned().collect(),
+                tabs: w.shared.values().cloned().chain(w.workers.infos()).collect(),
                 kill_switch: w.kill_switch,
             }))
         });
@@ -224,6 +224,7 @@ fn receive(generation: u64, frame: &JsValue) {
     }
     match from_js::<ToExtension>(frame).ok_or("not a frame we know") {
         Ok(ToExtension::Command(_)) => warn!("ignoring a command without a method"),
+        Ok(ToExtension::ResetTab { tab_id }) if workers::is_worker(tab_id) => workers::reset(tab_id),
         Ok(ToExtension::ResetTab { tab_id }) => sharing::reset(tab_id),
         Ok(ToExtension::Browser(request)) => browser_ops::run(generation, request),
         Ok(ToExtension::Agents { now_ms, agents: statuses }) => agents::reported(now_ms, statuses),

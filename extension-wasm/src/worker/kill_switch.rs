@@ -7,7 +7,7 @@ use tabtunnel_wire::{FromExtension, TabId, UnshareReason};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
-use super::{broadcast, daemon, sharing, with};
+use super::{broadcast, daemon, sharing, with, workers};
 use crate::chrome;
 use crate::js::to_js;
 
@@ -53,5 +53,6 @@ pub async fn set(engaged: bool) {
         for tab_id in tabs {
             sharing::stop_sharing(tab_id, UnshareReason::StoppedByUser).await;
         }
+        workers::forget_all(UnshareReason::StoppedByUser);
     }
 }

@@ -12,6 +12,7 @@ mod relay;
 mod settings;
 mod sharing;
 mod wake;
+mod workers;
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -51,6 +52,10 @@ struct Worker {
     epochs: BTreeMap<TabId, u64>,
     /// Agents' windows and tab groups.
     places: placement::Places,
+    /// The service and shared workers of shared pages, announced as targets.
+    workers: workers::Workers,
+    /// When each shared tab last changed its URL (`Date.now()`): whose page a new worker is.
+    navigated_at: BTreeMap<TabId, f64>,
     /// Tabs being put into or taken out of a group by us right now.
     placing: BTreeSet<TabId>,
     /// The daemon's agents, as it last reported them.
@@ -89,6 +94,7 @@ pub fn start() {
     kill_switch::listen();
     listen_to_panel();
     wake::listen();
+    workers::watch();
     spawn_local(wake::schedule());
     spawn_local(async {
         if let Err(e) = chrome::open_panel_on_action_click().await {

@@ -7,7 +7,7 @@ use tabtunnel_wire::{FromExtension, TabId, TabInfo, UnshareReason, WindowId, DEF
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
-use super::{broadcast, daemon, navigation, placement, settings, with};
+use super::{broadcast, daemon, navigation, placement, settings, with, workers};
 use crate::chrome;
 use crate::js::{error_message, from_js, sleep, to_js};
 use crate::restricted::check_debuggable;
@@ -49,9 +49,14 @@ const REATTACH_DELAY_MS: u32 = 150;
 
 pub fn listen() {
     let on_detach = Closure::<dyn FnMut(JsValue, String)>::new(|source: JsValue, reason: String| {
-        let Some(chrome::DebuggerSource { tab_id: Some(tab_id), session_id: None }) = from_js(&source) else {
+        let Some(source) = from_js::<chrome::DebuggerSource>(&source).filter(|s| s.session_id.is_none())
+        else {
             return;
         };
+        if let Some(target_id) = source.target_id {
+            return workers::detached(&target_id, &reason);
+        }
+        let Some(tab_id) = source.tab_id else { return };
         if !is_shared(tab_id) {
             return;
         }
@@ -83,6 +88,9 @@ pub fn listen() {
             let relevant =
                 ["url", "title"].iter().any(|k| js_sys::Reflect::has(&change, &(*k).into()).unwrap_or(false));
             if relevant && is_shared(tab_id) {
+                if js_sys::Reflect::has(&change, &"url".into()).unwrap_or(false) {
+                    with(|w| w.navigated_at.insert(tab_id, js_sys::Date::now()));
+                }
                 if let Some(tab) = from_js::<chrome::Tab>(&tab) {
                     changed(tab_id, |info| {
                         info.url = tab.url;
@@ -458,6 +466,7 @@ async fn describe(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> {
         opener_target_id: target.opener_id,
         agent: owner.agent,
         created: owner.created,
+        kind: Default::default(),
     })
 }
 
@@ -466,7 +475,10 @@ async fn describe(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> {
 /// (its events, a `TabChanged`) reaches the daemon before its `TabShared`.
 pub async fn add(info: TabInfo) {
     navigation::apply(info.tab_id, Some(&info.agent)).await;
-    with(|w| w.shared.insert(info.tab_id, info.clone()));
+    with(|w| {
+        w.navigated_at.insert(info.tab_id, js_sys::Date::now());
+        w.shared.insert(info.tab_id, info.clone())
+    });
     daemon::send(&FromExtension::TabShared(info));
     persist();
     broadcast();
@@ -486,7 +498,12 @@ fn changed(tab_id: TabId, update: impl FnOnce(&mut TabInfo)) {
 }
 
 pub fn unshare(tab_id: TabId, reason: UnshareReason) {
-    if with(|w| w.shared.remove(&tab_id)).is_none() {
+    if with(|w| {
+        w.navigated_at.remove(&tab_id);
+        w.shared.remove(&tab_id)
+    })
+    .is_none()
+    {
         return;
     }
     log!("tab {tab_id} unshared: {reason:?}");
