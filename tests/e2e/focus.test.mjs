@@ -1,5 +1,5 @@
 // An agent's pages behave as focused pages while the human's window keeps the focus (headful,
-// Xvfb, where window focus is real). An agent's window opens unfocused and tabtunnel gives the
+// Xvfb, where window focus is real), background tabs of its window included. An agent's window opens unfocused and tabtunnel gives the
 // focus straight back when an agent's click takes it, so without focus emulation its page
 // reports `document.hasFocus()` false, fires no focus events for `element.focus()`, sees a
 // window blur after each click, and cannot copy to the clipboard.
@@ -81,11 +81,27 @@ describe("headful: an agent's pages have the focus, the human keeps theirs", { t
     assert.equal(after.hasFocus, true);
     await assertHumanKeepsFocus('an agent focused, clicked and copied');
 
-    // A second page of the same agent's window: both are focused, as in a browser's own pages.
+    // A second page of the same agent's window: both are focused, as in a browser's own pages,
+    // and the first, now a background tab, is still visible and rendering (focus emulation
+    // counts the page as captured), so clicks that wait for an animation frame still work.
     const second = await browser.newPage();
     await second.goto(`${h.pageServerUrl}/focus.html?second`);
     assert.equal((await state(second)).hasFocus, true);
     assert.equal((await state(page)).hasFocus, true);
+    const background = await page.evaluate(async () => {
+      let frames = 0;
+      const frame = () => {
+        frames += 1;
+        requestAnimationFrame(frame);
+      };
+      requestAnimationFrame(frame);
+      await new Promise((r) => setTimeout(r, 500));
+      return { visibility: document.visibilityState, frames };
+    });
+    assert.equal(background.visibility, 'visible');
+    assert.ok(background.frames > 5, `the background page renders no frames: ${JSON.stringify(background)}`);
+    await page.click('#copy');
+    assert.equal((await state(page)).copied, true, 'a click in the background page');
     await assertHumanKeepsFocus('a second agent page');
     await browser.disconnect();
   });
