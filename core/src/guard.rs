@@ -86,6 +86,7 @@ impl Core {
             }
         }
         self.send_navigation_rules();
+        self.update_prepared_tabs();
     }
 
     /// The agent's policy, unless it restricts nothing (the fast path checks nothing then).

@@ -36,6 +36,7 @@ mod null_values;
 mod params_shape;
 mod pending;
 pub mod policy;
+mod prepared;
 pub mod session;
 mod tab_ops;
 mod tab_sessions;
@@ -115,6 +116,8 @@ pub struct Config {
     /// The daemon's navigation endpoint, where the browser sends navigations a policy blocks or
     /// asks about (`http://127.0.0.1:PORT/<token>/tabtunnel/navigation`).
     pub navigation_url: String,
+    /// Whether agents get a tab prepared before they ask for one (`prepared.rs`).
+    pub prepare_tabs: bool,
 }
 
 /// A command waiting for the extension's answer.
@@ -181,6 +184,7 @@ pub struct Core {
     pending: PendingCommands<Pending>,
     handovers: handover::Handovers,
     guard: guard::Guard,
+    prepared: prepared::PreparedTabs,
     next_session: u64,
     /// The time as of the last [`Core::tick`] (ms on the shell's clock).
     now_ms: u64,
@@ -200,6 +204,7 @@ impl Core {
             pending: PendingCommands::default(),
             handovers: handover::Handovers::default(),
             guard: guard::Guard::default(),
+            prepared: prepared::PreparedTabs::default(),
             next_session: 1,
             now_ms: 0,
             out: VecDeque::new(),
@@ -283,12 +288,14 @@ impl Core {
             self.agents.entry(&agent);
         }
         self.conns.insert(conn, connection);
+        self.update_prepared_tabs();
     }
 
     pub fn client_disconnected(&mut self, conn: ConnId) {
         let Some(connection) = self.conns.remove(&conn) else { return };
         if connection.presence && connection.refused.is_none() {
             self.agents.disconnected(&connection.agent, self.now_ms);
+            self.update_prepared_tabs();
         }
         let tabs: Vec<TabId> = self.tabs.keys().copied().collect();
         for tab in tabs {

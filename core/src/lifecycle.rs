@@ -44,6 +44,8 @@ impl Core {
         self.resend_handovers();
         self.resend_questions();
         self.send_navigation_rules();
+        self.prepared.forget_sent();
+        self.update_prepared_tabs();
         Ok(())
     }
 

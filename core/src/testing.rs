@@ -116,6 +116,7 @@ impl Harness {
                 session_id_salt: 0xAB,
                 limits,
                 navigation_url: NAVIGATION_URL.into(),
+                prepare_tabs: true,
             }),
         }
     }

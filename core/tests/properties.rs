@@ -337,6 +337,7 @@ impl World {
             session_id_salt: 7,
             limits: Limits::default(),
             navigation_url: "http://127.0.0.1:9/navigation".into(),
+            prepare_tabs: true,
         };
         World {
             core: Core::new(config),

@@ -38,6 +38,8 @@ pub struct ServeOptions {
     pub data_dir: PathBuf,
     /// How much may wait for one client before it is disconnected as too slow.
     pub client_outbox: outbox::Limits,
+    /// Agents get a tab prepared before they ask for one (core `prepared.rs`).
+    pub prepare_tabs: bool,
 }
 
 /// A daemon that is listening.
@@ -114,6 +116,7 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
         session_id_salt: salt,
         limits: options.limits,
         navigation_url: url(port, token.as_deref(), "http", server::NAVIGATION_PATH),
+        prepare_tabs: options.prepare_tabs,
     });
     core.set_policy(policy);
     let audit = audit::AuditLog::start(&options.data_dir)?;

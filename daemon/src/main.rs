@@ -86,6 +86,11 @@ struct ServeArgs {
     /// Frames that may wait for one client before it counts as too slow and is disconnected.
     #[arg(long, value_name = "FRAMES", default_value_t = outbox::Limits::default().max_frames)]
     client_outbox_frames: usize,
+    /// Open an agent's tabs only when it asks. By default each connected agent has one blank
+    /// tab ready in its window (opened when it connects, closed when it leaves), so that a new
+    /// page costs it about what it costs on Chrome's own debugging port.
+    #[arg(long)]
+    no_prepared_tabs: bool,
 }
 
 impl ServeArgs {
@@ -191,6 +196,7 @@ async fn start(args: &ServeArgs) -> Result<Running, String> {
             max_bytes: args.client_outbox_bytes,
             max_frames: args.client_outbox_frames,
         },
+        prepare_tabs: !args.no_prepared_tabs,
     })
     .await
 }

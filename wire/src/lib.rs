@@ -24,7 +24,7 @@ pub type RequestId = u64;
 
 /// Version of this wire protocol; bumped on any incompatible change. The daemon refuses an
 /// extension that speaks another one, with a message the side panel shows.
-pub const PROTOCOL_VERSION: u32 = 4;
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// How often each side sends [`ToExtension::Heartbeat`] / [`FromExtension::Heartbeat`]. A data
 /// message (not a WebSocket ping) is what keeps an MV3 service worker alive past ~30 s idle.
@@ -80,6 +80,12 @@ pub enum ToExtension {
         #[serde(rename = "navigationUrl")]
         navigation_url: String,
     },
+    /// The agents that should each have a tab ready for their next [`BrowserOp::CreateTab`]: one
+    /// blank tab in the background of the agent's window, attached, which `CreateTab` hands out
+    /// at once. Sent whenever the list changes (and at connection); an agent no longer listed has
+    /// its prepared tab closed. A prepared tab is not shared: the daemon never hears of it until
+    /// `CreateTab` hands it out (a `TabShared` then, as for any new tab).
+    PrepareTabs { agents: Vec<String> },
     /// Keeps the service worker alive; no answer expected.
     Heartbeat,
 }

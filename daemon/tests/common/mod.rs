@@ -61,6 +61,8 @@ async fn start(limits: Limits, policy: Option<&str>, client_outbox: OutboxLimits
         policy,
         data_dir: config.path().join("data"),
         client_outbox,
+        // The scripted extension is not asked to prepare tabs (core/src/prepared.rs's tests are).
+        prepare_tabs: false,
     })
     .await
     .unwrap();

@@ -9,7 +9,9 @@ use web_sys::{CloseEvent, MessageEvent, WebSocket};
 
 use js_sys::JsString;
 
-use super::{agents, batching, broadcast, browser_ops, navigation, relay, settings, sharing, with, workers};
+use super::{
+    agents, batching, broadcast, browser_ops, navigation, prepared, relay, settings, sharing, with, workers,
+};
 use crate::js::{error_message, from_js, parse_json, send_js, sleep};
 use crate::messages::DaemonState;
 use crate::{browser_info, chrome};
@@ -235,6 +237,7 @@ fn receive(generation: u64, frame: &JsValue) {
         Ok(ToExtension::NavigationRules { rules, navigation_url }) => {
             navigation::rules_changed(rules, navigation_url)
         }
+        Ok(ToExtension::PrepareTabs { agents }) => prepared::wanted(agents),
         Ok(ToExtension::Heartbeat) => {}
         Ok(ToExtension::Welcome(welcome)) => {
             log!("daemon {} welcomed us", welcome.daemon_version);
@@ -265,6 +268,8 @@ fn closed(generation: u64, code: u16, reason: &str) {
         return;
     }
     agents::forget_reports();
+    // The agents went with the daemon's clients.
+    prepared::drop_all();
     let (retry_generation, delay, rejection) = with(|w| {
         w.generation += 1;
         drop_later(w.socket.take());

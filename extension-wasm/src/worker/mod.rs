@@ -8,6 +8,7 @@ mod daemon;
 mod kill_switch;
 mod navigation;
 mod placement;
+mod prepared;
 mod relay;
 mod settings;
 mod sharing;
@@ -62,6 +63,8 @@ struct Worker {
     agents: Vec<AgentView>,
     /// Agents' requests for the human's active tab, waiting for an answer.
     handovers: Vec<HandoverRequest>,
+    /// A blank tab ready for each agent's next page.
+    prepared: prepared::Prepared,
     /// Per agent, the tab operation running now; the next waits for it (two at once could
     /// open two windows for one agent).
     agent_queue: BTreeMap<String, js_sys::Promise>,
@@ -105,6 +108,7 @@ pub fn start() {
         if !kill_switch::is_engaged() {
             sharing::restore().await;
         }
+        prepared::restore().await;
         daemon::reconnect_now();
     });
 }

@@ -45,6 +45,13 @@ pub struct OpenedTab {
     placeholder: Option<TabId>,
 }
 
+impl OpenedTab {
+    /// The tab, and the placeholder if there is one.
+    pub fn tab_ids(&self) -> impl Iterator<Item = TabId> + '_ {
+        self.tab.id.into_iter().chain(self.placeholder)
+    }
+}
+
 /// Opens a tab for `agent` showing `url`: in its window (opened now, unfocused, if it has none)
 /// and in its group, but not yet shown: [`show`] makes it the window's active tab once the
 /// debugger is attached. The human's focused window and active tab do not change.
@@ -59,44 +66,37 @@ pub async fn open_tab(agent: &str, url: &str) -> Result<OpenedTab, String> {
     // The window is known to be there: windows.onRemoved forgets closed ones (and a failed
     // create falls back to a new window).
     let known = with(|w| w.places.windows.get(agent).copied());
-    let (window_id, placeholder) = match known {
-        Some(window_id) => (window_id, None),
-        None => {
-            let (window_id, placeholder) = open_window(agent).await?;
-            (window_id, Some(placeholder))
-        }
-    };
-    let properties = serde_json::json!({ "windowId": window_id, "url": url, "active": false });
-    let tab = match chrome::create_tab(&properties).await {
-        Ok(tab) => OpenedTab { tab, placeholder },
-        Err(_) if placeholder.is_none() => {
-            let (window_id, placeholder) = open_window(agent).await?;
+    let opened = match known {
+        Some(window_id) => {
             let properties = serde_json::json!({ "windowId": window_id, "url": url, "active": false });
-            let tab = chrome::create_tab(&properties)
-                .await
-                .map_err(|e| format!("Chrome could not open a tab: {e}"))?;
-            OpenedTab { tab, placeholder: Some(placeholder) }
+            match chrome::create_tab(&properties).await {
+                Ok(tab) => OpenedTab { tab, placeholder: None },
+                Err(_) => open_window(agent, url).await?,
+            }
         }
-        Err(e) => return Err(format!("Chrome could not open a tab: {e}")),
+        None => open_window(agent, url).await?,
     };
-    let tab_id = tab.tab.id.ok_or("Chrome opened a tab without an id")?;
+    let tab_id = opened.tab.id.ok_or("Chrome opened a tab without an id")?;
     // Grouping runs beside the attach, off the client's path (createTarget waits for the
     // attach, not for the tab strip). Marked as placing first, so its group change is ours.
     with(|w| w.placing.insert(tab_id));
-    let (window_id, agent) = (tab.tab.window_id, agent.to_owned());
+    let (window_id, agent) = (opened.tab.window_id, agent.to_owned());
     spawn_local(async move {
         group(tab_id, window_id, &agent).await;
         with(|w| w.placing.remove(&tab_id));
     });
-    Ok(tab)
+    Ok(opened)
 }
 
 /// Shows a tab [`open_tab`] opened (its debugger attached, so Chrome's bar is in it already):
-/// the active tab of its window, whose placeholder, if any, closes.
+/// the active tab of its window. Its window's placeholder, if any, closes behind it (not waited
+/// for: the tab is shown already).
 pub async fn show(opened: &OpenedTab) -> Result<(), String> {
     let tab_id = opened.tab.id.ok_or("Chrome opened a tab without an id")?;
     chrome::update_tab(tab_id, &serde_json::json!({ "active": true })).await?;
-    close_placeholder(opened).await;
+    if let Some(placeholder) = opened.placeholder {
+        spawn_local(close_placeholder(placeholder));
+    }
     Ok(())
 }
 
@@ -105,29 +105,37 @@ pub async fn abandon(opened: &OpenedTab) {
     if let Some(tab_id) = opened.tab.id {
         let _ = chrome::remove_tab(tab_id).await;
     }
-    close_placeholder(opened).await;
+    close_placeholder_of(opened).await;
 }
 
-async fn close_placeholder(opened: &OpenedTab) {
+/// Closes the blank tab a new window opened on, if `opened` has one.
+pub async fn close_placeholder_of(opened: &OpenedTab) {
     if let Some(placeholder) = opened.placeholder {
-        if let Err(e) = chrome::remove_tab(placeholder).await {
-            warn!("could not close the placeholder tab {placeholder}: {e}");
-        }
+        close_placeholder(placeholder).await;
     }
 }
 
-/// The agent's own window, opened unfocused on a blank placeholder tab; returns the window and
-/// that tab.
-async fn open_window(agent: &str) -> Result<(WindowId, TabId), String> {
-    let properties = serde_json::json!({ "url": "about:blank", "focused": false, "type": "normal" });
+async fn close_placeholder(placeholder: TabId) {
+    if let Err(e) = chrome::remove_tab(placeholder).await {
+        warn!("could not close the placeholder tab {placeholder}: {e}");
+    }
+}
+
+/// The agent's own window, opened unfocused on a blank placeholder tab with the agent's tab
+/// behind it (one call: a window's first URL is its active tab, the others open in the
+/// background).
+async fn open_window(agent: &str, url: &str) -> Result<OpenedTab, String> {
+    let properties = serde_json::json!({ "url": ["about:blank", url], "focused": false, "type": "normal" });
     let window = chrome::create_window(&properties)
         .await
         .map_err(|e| format!("Chrome could not open a window: {e}"))?;
     let window_id = window.id.ok_or("Chrome opened a window without an id")?;
     with(|w| w.places.windows.insert(agent.to_owned(), window_id));
     persist();
-    let placeholder = window.tabs.first().and_then(|t| t.id).ok_or("Chrome opened a window without a tab")?;
-    Ok((window_id, placeholder))
+    match <[chrome::Tab; 2]>::try_from(window.tabs) {
+        Ok([placeholder, tab]) => Ok(OpenedTab { tab, placeholder: placeholder.id }),
+        Err(tabs) => Err(format!("Chrome opened a window with {} tabs instead of two", tabs.len())),
+    }
 }
 
 /// Puts a tab into `agent`'s group in the tab's window, creating and naming the group if needed.

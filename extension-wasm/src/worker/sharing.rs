@@ -7,7 +7,7 @@ use tabtunnel_wire::{FromExtension, TabId, TabInfo, UnshareReason, WindowId, DEF
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
-use super::{broadcast, daemon, navigation, placement, settings, with, workers};
+use super::{broadcast, daemon, navigation, placement, prepared, settings, with, workers};
 use crate::chrome;
 use crate::js::{error_message, from_js, sleep, to_js};
 use crate::restricted::check_debuggable;
@@ -58,7 +58,7 @@ pub fn listen() {
         }
         let Some(tab_id) = source.tab_id else { return };
         if !is_shared(tab_id) {
-            return;
+            return prepared::lost(tab_id);
         }
         log!("debugger detached from tab {tab_id}: {reason}");
         match reason.as_str() {
@@ -73,6 +73,8 @@ pub fn listen() {
     let on_removed = Closure::<dyn FnMut(TabId, JsValue)>::new(|tab_id: TabId, _info: JsValue| {
         if is_shared(tab_id) {
             unshare(tab_id, UnshareReason::Closed);
+        } else {
+            prepared::lost(tab_id);
         }
     });
     chrome::on_tab_removed(&on_removed);
@@ -84,6 +86,9 @@ pub fn listen() {
                 js_sys::Reflect::get(&change, &"groupId".into()).ok().and_then(|g| g.as_f64())
             {
                 placement::group_changed(tab_id, group_id as i32);
+            }
+            if let Some(url) = js_sys::Reflect::get(&change, &"url".into()).ok().and_then(|u| u.as_string()) {
+                prepared::navigated(tab_id, &url);
             }
             let relevant =
                 ["url", "title"].iter().any(|k| js_sys::Reflect::has(&change, &(*k).into()).unwrap_or(false));
@@ -111,6 +116,7 @@ pub fn listen() {
         if let Some(AttachInfo { new_window_id }) = from_js(&info) {
             changed(tab_id, |info| info.window_id = new_window_id);
             placement::window_changed(tab_id, new_window_id);
+            prepared::moved(tab_id, new_window_id);
         }
     });
     chrome::on_tab_attached(&on_attached);
@@ -390,8 +396,8 @@ async fn reattach_or_unshare(tab_id: TabId, when: &str, clients_lost_state: bool
 /// Attaches (or confirms our existing attachment) and describes the tab as `owner`'s. `check_url`
 /// refuses pages Chrome will not let us debug, with a message for the user.
 pub async fn attach_and_describe(tab_id: TabId, check_url: bool, owner: Owner) -> Result<TabInfo, String> {
-    let tab = chrome::get_tab(tab_id).await.map_err(|e| format!("No such tab: {e}"))?;
     if check_url {
+        let tab = chrome::get_tab(tab_id).await.map_err(|e| format!("No such tab: {e}"))?;
         let url = if tab.pending_url.is_empty() { &tab.url } else { &tab.pending_url };
         check_debuggable(url)?;
     }
@@ -406,14 +412,13 @@ pub async fn attach_and_describe(tab_id: TabId, check_url: bool, owner: Owner) -
         Err(e) => return Err(format!("Chrome refused to attach: {e}")),
     }
     // Every attach starts a session with no emulation: an agent's page gets its focus back
-    // before any client hears of it (a reset's re-attach included).
-    let focus = owner.emulates_focus();
-    let (described, ()) = futures_util::join!(describe(tab_id, owner), async {
-        if focus {
-            emulate_focus(tab_id, true).await;
-        }
-    });
-    match described {
+    // before any client hears of it (a reset's re-attach included). Sent now, not waited for:
+    // a new tab's renderer answers it only once it runs (40-120 ms here), and the session runs
+    // its commands in order, so every client command comes after it anyway.
+    if owner.emulates_focus() {
+        spawn_local(emulate_focus(tab_id, true));
+    }
+    match describe(tab_id, owner).await {
         Ok(info) => Ok(info),
         Err(e) => {
             let _ = chrome::detach(tab_id).await;
