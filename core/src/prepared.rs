@@ -18,14 +18,15 @@ use crate::{Core, Output};
 
 #[derive(Debug, Default)]
 pub(crate) struct PreparedTabs {
-    /// The list the extension was last sent; `None`: it must be sent (a new connection).
-    sent: Option<Vec<String>>,
+    /// The list the extension has: the last one sent on this connection (a new connection
+    /// starts with none; the extension drops every prepared tab when its socket closes).
+    sent: Vec<String>,
 }
 
 impl PreparedTabs {
-    /// A new extension connection knows nothing of the last list.
+    /// A new extension connection has none.
     pub fn forget_sent(&mut self) {
-        self.sent = None;
+        self.sent.clear();
     }
 }
 
@@ -36,10 +37,10 @@ impl Core {
             return;
         }
         let agents = self.agents_with_prepared_tabs();
-        if self.prepared.sent.as_ref() == Some(&agents) {
+        if self.prepared.sent == agents {
             return;
         }
-        self.prepared.sent = Some(agents.clone());
+        self.prepared.sent = agents.clone();
         self.out.push_back(Output::ToExtension(ToExtension::PrepareTabs { agents }));
     }
 
