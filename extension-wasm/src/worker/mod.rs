@@ -53,6 +53,8 @@ struct Worker {
     epochs: BTreeMap<TabId, u64>,
     /// Agents' windows and tab groups.
     places: placement::Places,
+    /// Popups of agents' pages being adopted, and by whom (see `agents::listen`).
+    adopting: BTreeMap<TabId, sharing::Owner>,
     /// The service and shared workers of shared pages, announced as targets.
     workers: workers::Workers,
     /// When each shared tab last changed its URL (`Date.now()`): whose page a new worker is.
