@@ -265,8 +265,8 @@ impl Core {
     /// No client session is left on an auto-attached child (its clients detached or went): the
     /// tab's debugger session detaches from it too, as a client's own session would in Chrome
     /// (`chrome.debugger` allows that for a child), so that a service worker whose last client
-    /// left can end. The core forgets it (and what hung under it) now; Chrome's
-    /// `detachedFromTarget` for it then reaches no one.
+    /// left can end. The core forgets it (and what hung under it) now, so Chrome's
+    /// `detachedFromTarget` for it then reaches no one (`lifecycle::child_known`).
     fn let_go_of_child(&mut self, tab: TabId, child: &str) {
         let Some(state) = self.tabs.get_mut(&tab) else { return };
         let Some(gone) = state.forget_child(child) else { return };
@@ -281,16 +281,7 @@ mod tests {
     use crate::testing::*;
     use crate::*;
     use serde_json::json;
-    use tabtunnel_wire::{CommandResult, Event};
-
-    fn event(tab: TabId, child: Option<&str>, method: &str, params: &str) -> FromExtension {
-        FromExtension::Event(Event {
-            tab_id: tab,
-            child_session_id: child.map(str::to_owned),
-            method: method.into(),
-            params: raw(params),
-        })
-    }
+    use tabtunnel_wire::CommandResult;
 
     /// Sends `method` on `session` and has the tab answer it at once.
     fn call(

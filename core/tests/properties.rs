@@ -323,6 +323,7 @@ fn hello(tabs: &[i32]) -> Hello {
         },
         tabs: tabs.iter().map(|t| tab_info(*t)).collect(),
         kill_switch: false,
+        take_over: false,
     }
 }
 
@@ -337,6 +338,7 @@ impl World {
             session_id_salt: 7,
             limits: Limits::default(),
             navigation_url: "http://127.0.0.1:9/navigation".into(),
+            secrets: Vec::new(),
             prepare_tabs: true,
         };
         World {

@@ -7,6 +7,7 @@ mod browser_ops;
 mod daemon;
 mod kill_switch;
 mod navigation;
+mod pairing;
 mod placement;
 mod prepared;
 mod relay;
@@ -18,7 +19,7 @@ mod workers;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
-use tabtunnel_wire::{ApprovalRequest, HandoverRequest, TabId, TabInfo};
+use tabtunnel_wire::{AgentTokenOp, ApprovalRequest, FromExtension, HandoverRequest, TabId, TabInfo};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
@@ -53,6 +54,8 @@ struct Worker {
     epochs: BTreeMap<TabId, u64>,
     /// Agents' windows and tab groups.
     places: placement::Places,
+    /// Popups of agents' pages being adopted, and by whom (see `agents::listen`).
+    adopting: BTreeMap<TabId, sharing::Owner>,
     /// The service and shared workers of shared pages, announced as targets.
     workers: workers::Workers,
     /// When each shared tab last changed its URL (`Date.now()`): whose page a new worker is.
@@ -75,8 +78,17 @@ struct Worker {
     /// Questions the policy asks the human, waiting for an answer.
     approvals: Vec<ApprovalRequest>,
     kill_switch: bool,
+    /// The daemon's version differs from ours: what to do about it.
+    version_warning: Option<String>,
     /// This browser's clock minus the daemon's, from its first report on this connection.
     clock_offset: Option<f64>,
+    /// Agents with a token of their own, as the daemon last listed them.
+    agent_credentials: Vec<tabtunnel_wire::AgentCredential>,
+    /// A token the human just minted, until they dismiss it.
+    minted_token: Option<crate::messages::MintedToken>,
+    /// The human chose this browser over another one the daemon serves: the next `Hello` says
+    /// so (until a `Welcome`).
+    take_over: bool,
 }
 
 thread_local! {
@@ -160,6 +172,25 @@ async fn handle(request: PanelRequest) -> Result<(), String> {
             kill_switch::set(engaged).await;
             Ok(())
         }
+        PanelRequest::MintAgentToken { name } => {
+            let name = name.trim().to_owned();
+            if !tabtunnel_wire::is_valid_agent_name(&name) {
+                return Err("An agent's name is 1-64 letters, digits, '.', '_' or '-'.".into());
+            }
+            daemon::send_if_connected(&FromExtension::AgentToken(AgentTokenOp::Mint { name }))
+        }
+        PanelRequest::RevokeAgentToken { name } => {
+            daemon::send_if_connected(&FromExtension::AgentToken(AgentTokenOp::Revoke { name }))
+        }
+        PanelRequest::DismissMintedToken => {
+            with(|w| w.minted_token = None);
+            Ok(())
+        }
+        PanelRequest::UseThisBrowser => {
+            with(|w| w.take_over = true);
+            daemon::reconnect_now();
+            Ok(())
+        }
     }
 }
 
@@ -185,6 +216,9 @@ fn snapshot() -> PanelState {
         human_window: w.focus.human_window(),
         approvals: w.approvals.clone(),
         kill_switch: w.kill_switch,
+        agent_credentials: w.agent_credentials.clone(),
+        minted_token: w.minted_token.clone(),
+        version_warning: w.version_warning.clone(),
     })
 }
 
