@@ -349,14 +349,25 @@ preset = "read-only"
     } finally {
       raw.close();
     }
-    // Snapshots, screenshots and reading scripts through both MCP tool servers, as the reader.
-    const mcpArgs = ['mcp', '--endpoint', h.clientEndpoint, '--token', tokens.reader, '--config-dir', path.join(h.configHome, 'tabtunnel')];
-    const devtools = await startMcpServer(h, { name: 'tabtunnel mcp (reader)', command: daemonBinary(), args: mcpArgs });
+    // Snapshots, screenshots and reading scripts through both MCP tool servers, as the reader
+    // (its token in the environment: no process's command line holds it).
+    const mcpArgs = ['mcp', '--endpoint', h.clientEndpoint, '--config-dir', path.join(h.configHome, 'tabtunnel')];
+    const env = { TABTUNNEL_TOKEN: tokens.reader };
+    const commandLinesWithToken = () =>
+      fs.readdirSync('/proc').filter((pid) => /^\d+$/.test(pid)).filter((pid) => {
+        try {
+          return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(tokens.reader);
+        } catch {
+          return false;
+        }
+      });
+    const devtools = await startMcpServer(h, { name: 'tabtunnel mcp (reader)', command: daemonBinary(), args: mcpArgs, env });
     try {
       const pages = await devtools.call('list_pages');
       const pageId = Number(/^\s*(\d+): .*shop\.html/m.exec(pages)?.[1]);
       assert.ok(Number.isInteger(pageId), `the reader's page in:\n${pages}`);
       assert.match(await devtools.call('take_snapshot', { pageId }), /Buy/);
+      assert.deepEqual(commandLinesWithToken(), [], 'a command line holds the token (readable by any local user)');
       const shot = await devtools.callRaw('take_screenshot', { pageId });
       assert.ok(shot.content.some((c) => c.type === 'image'), 'a screenshot');
       // chrome-devtools-mcp awaits every script's result, and V8 counts an `await` as a side
@@ -366,10 +377,11 @@ preset = "read-only"
     } finally {
       await devtools.close();
     }
-    const playwright = await startMcpServer(h, { name: 'tabtunnel mcp --tools playwright (reader)', command: daemonBinary(), args: [...mcpArgs, '--tools', 'playwright'] });
+    const playwright = await startMcpServer(h, { name: 'tabtunnel mcp --tools playwright (reader)', command: daemonBinary(), args: [...mcpArgs, '--tools', 'playwright'], env });
     try {
       await playwright.call('browser_tabs', { action: 'select', index: 0 }).catch(() => {});
       assert.match(await playwright.call('browser_snapshot'), /Buy/);
+      assert.deepEqual(commandLinesWithToken(), [], 'a command line holds the token');
       const shot = await playwright.callRaw('browser_take_screenshot');
       assert.ok(shot.content.some((c) => c.type === 'image') || /screenshot/i.test(textOf(shot)), 'a screenshot');
     } finally {
