@@ -37,6 +37,9 @@ pub(crate) struct AgentRecord {
     pub connections: u32,
     /// `Target.createTarget`s waiting for their tab; they count against the tab limit.
     pub creating: u32,
+    /// It opened a page since its first connection (a tab is prepared for its next then, see
+    /// `prepared.rs`).
+    pub opened_pages: bool,
     /// The last method one of its clients sent (the buffer is reused, no allocation per
     /// command), and when.
     pub last_method: String,
@@ -113,6 +116,7 @@ impl Agents {
             record.connections = record.connections.saturating_sub(1);
             if record.connections == 0 {
                 record.idle_since_ms = Some(now_ms);
+                record.opened_pages = false;
             }
         }
     }
@@ -323,6 +327,7 @@ mod tests {
         h.ext(FromExtension::TabShared(tab_info(3)));
         h.connect_as(1, "a");
         h.connect_as(2, "b");
+        h.drain(); // their prepared tabs' list
         h
     }
 
@@ -530,6 +535,7 @@ mod tests {
         assert_eq!(agents[0].last_action.as_deref(), Some("Target.getTargets"));
         assert_eq!(agents[0].last_action_at_ms, Some(200));
         h.core.client_disconnected(2);
+        h.drain(); // the prepared tabs' list
         let step = h.tick(400);
         let [ToExtension::Agents { agents, .. }] = &step.extension[..] else { panic!() };
         assert_eq!(agents[1].connections, 0);

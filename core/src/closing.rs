@@ -36,7 +36,7 @@ impl Core {
             return false;
         }
         let accept = RawValue::from_string(r#"{"accept":true}"#.to_owned()).expect("valid JSON");
-        self.send_housekeeping_with(event.tab_id, "Page.handleJavaScriptDialog", accept);
+        self.send_housekeeping_with(event.tab_id, None, "Page.handleJavaScriptDialog", accept);
         true
     }
 }

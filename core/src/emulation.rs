@@ -1,7 +1,8 @@
 //! The `Browser` and `Target` methods `chrome.debugger` refuses, answered by the emulation.
 
 use crate::frames::{errors, ClientCommand};
-use crate::session::{ConnId, Session, SessionKind, Topology};
+use crate::session::{ConnId, Connection, Session, SessionKind, Topology};
+use crate::target_filter::TargetFilter;
 use crate::targets::browser_target_info;
 use crate::Core;
 use serde_json::{json, Value};
@@ -97,7 +98,9 @@ impl Core {
                 &errors::invalid_params(cmd.method, "discover: boolean expected"),
             );
         };
-        let was = std::mem::replace(&mut self.conns.get_mut(&conn).expect("live conn").discover, discover);
+        let connection = self.conns.get_mut(&conn).expect("live conn");
+        let was = std::mem::replace(&mut connection.discover, discover);
+        connection.discover_filter = TargetFilter::of(&params(cmd));
         if discover && !was {
             self.emit(
                 conn,
@@ -107,6 +110,9 @@ impl Core {
             );
             for tab in self.visible_tab_ids(conn) {
                 self.announce_created(conn, tab);
+            }
+            for worker in self.visible_worker_ids(conn, |c| &c.discover_filter) {
+                self.announce_created(conn, worker);
             }
         }
         self.reply(conn, cmd, "{}");
@@ -131,9 +137,12 @@ impl Core {
             );
         }
         let topology = auto_attach.then(|| topology_of(&p));
-        self.conns.get_mut(&conn).expect("live conn").auto_attach = topology;
+        let connection = self.conns.get_mut(&conn).expect("live conn");
+        connection.auto_attach = topology;
+        connection.auto_attach_filter = TargetFilter::of(&p);
         if let Some(topology) = topology {
-            for tab in self.visible_tab_ids(conn) {
+            let workers = self.visible_worker_ids(conn, |c| &c.auto_attach_filter);
+            for tab in self.visible_tab_ids(conn).into_iter().chain(workers) {
                 if !self.conns[&conn].has_root_target_for(tab) {
                     self.attach_at_root(conn, tab, topology);
                 }
@@ -180,7 +189,8 @@ impl Core {
             return self.attach_to_browser_target(conn, cmd);
         }
         let agent = &self.conns[&conn].agent;
-        let Some(tab) = self.visible_tab_by_target(agent, target_id) else {
+        let worker = || self.visible_workers(agent).find(|w| w.page_target_id() == target_id).map(|w| w.id());
+        let Some(tab) = self.visible_tab_by_target(agent, target_id).or_else(worker) else {
             return self.reply_error(conn, cmd, &errors::no_target());
         };
         let session_id = self.attach_page(conn, tab, cmd.session_id);
@@ -217,7 +227,11 @@ impl Core {
 
     fn get_targets(&mut self, conn: ConnId, cmd: &ClientCommand) {
         let agent = &self.conns[&conn].agent;
-        let infos: Vec<Value> = self.visible_tabs(agent).map(|t| t.page_target_info()).collect();
+        let infos: Vec<Value> = self
+            .visible_tabs(agent)
+            .chain(self.visible_workers(agent))
+            .map(|t| t.page_target_info())
+            .collect();
         self.reply_json(conn, cmd, &json!({ "targetInfos": infos }));
     }
 
@@ -286,7 +300,7 @@ impl Core {
 
     fn target_info_by_id(&self, conn: ConnId, target_id: &str) -> Option<Value> {
         let agent = &self.conns[&conn].agent;
-        self.visible_tabs(agent).find_map(|t| {
+        self.visible_tabs(agent).chain(self.visible_workers(agent)).find_map(|t| {
             if t.page_target_id() == target_id {
                 Some(t.page_target_info())
             } else if t.tab_target_id() == target_id {
@@ -300,6 +314,20 @@ impl Core {
     pub(crate) fn visible_tab_ids(&self, conn: ConnId) -> Vec<TabId> {
         let agent = &self.conns[&conn].agent;
         self.visible_tabs(agent).map(|t| t.id()).collect()
+    }
+
+    /// The workers the connection sees that its discovery or auto-attach `filter` covers.
+    pub(crate) fn visible_worker_ids(
+        &self,
+        conn: ConnId,
+        filter: impl Fn(&Connection) -> &TargetFilter,
+    ) -> Vec<TabId> {
+        let connection = &self.conns[&conn];
+        let filter = filter(connection);
+        self.visible_workers(&connection.agent)
+            .filter(|w| filter.allows(w.info.kind.cdp_type()))
+            .map(|w| w.id())
+            .collect()
     }
 
     /// The tab whose page or tab target is `target_id`, if this connection's agent may see it.

@@ -99,6 +99,7 @@ impl Core {
             }
         }
         self.send_navigation_rules();
+        self.update_prepared_tabs();
     }
 
     /// A read-only agent's script in one of the page's own worlds runs with V8's side-effect

@@ -38,12 +38,14 @@ pub mod origins;
 mod params_shape;
 mod pending;
 pub mod policy;
+mod prepared;
 mod presets;
 mod read_only;
 pub mod session;
 mod tab_ops;
 mod tab_sessions;
 mod tab_state;
+mod target_filter;
 pub mod targets;
 #[cfg(test)]
 mod testing;
@@ -122,6 +124,8 @@ pub struct Config {
     /// Strings never written to the audit trail (the daemon's tokens and keys): a URL holding
     /// one is recorded with `<secret>` in its place.
     pub secrets: Vec<String>,
+    /// Whether agents get a tab prepared before they ask for one (`prepared.rs`).
+    pub prepare_tabs: bool,
 }
 
 /// A command waiting for the extension's answer.
@@ -192,6 +196,7 @@ pub struct Core {
     pending: PendingCommands<Pending>,
     handovers: handover::Handovers,
     guard: guard::Guard,
+    prepared: prepared::PreparedTabs,
     next_session: u64,
     /// The time as of the last [`Core::tick`] (ms on the shell's clock).
     now_ms: u64,
@@ -211,6 +216,7 @@ impl Core {
             pending: PendingCommands::default(),
             handovers: handover::Handovers::default(),
             guard: guard::Guard::default(),
+            prepared: prepared::PreparedTabs::default(),
             next_session: 1,
             now_ms: 0,
             out: VecDeque::new(),
@@ -240,12 +246,18 @@ impl Core {
 
     /// The shared tabs `agent` may see, in tab order.
     pub fn visible_tabs<'a>(&'a self, agent: &'a AgentId) -> impl Iterator<Item = &'a Tab> + 'a {
-        self.tabs.values().map(|t| &t.tab).filter(move |t| t.visible_to(agent))
+        self.tabs.values().map(|t| &t.tab).filter(move |t| t.is_page() && t.visible_to(agent))
     }
 
     /// The tab whose page target is `target_id`, if `agent` may see it.
     pub fn visible_tab_by_target(&self, agent: &AgentId, target_id: &str) -> Option<TabId> {
         self.visible_tabs(agent).find(|t| t.page_target_id() == target_id).map(Tab::id)
+    }
+
+    /// The service and shared workers of `agent`'s pages (kept with the tabs, by a handle of
+    /// their own: see `TabInfo::kind`).
+    pub(crate) fn visible_workers<'a>(&'a self, agent: &'a AgentId) -> impl Iterator<Item = &'a Tab> + 'a {
+        self.tabs.values().map(|t| &t.tab).filter(move |t| !t.is_page() && t.visible_to(agent))
     }
 
     /// A client socket opened for `agent`.
@@ -289,12 +301,14 @@ impl Core {
             self.agents.entry(&agent);
         }
         self.conns.insert(conn, connection);
+        self.update_prepared_tabs();
     }
 
     pub fn client_disconnected(&mut self, conn: ConnId) {
         let Some(connection) = self.conns.remove(&conn) else { return };
         if connection.presence && connection.refused.is_none() {
             self.agents.disconnected(&connection.agent, self.now_ms);
+            self.update_prepared_tabs();
         }
         let tabs: Vec<TabId> = self.tabs.keys().copied().collect();
         for tab in tabs {
@@ -451,12 +465,21 @@ impl Core {
             "Runtime.runIfWaitingForDebugger" if child.is_none() => self.reply(conn, cmd, "{}"),
             "Target.setAutoAttach" => self.target_set_auto_attach(conn, cmd, tab, child),
             "Target.autoAttachRelated" => self.forward(conn, cmd, tab, child),
+            // Held on by the extension for an agent's page (`wire::emulates_focus`): a client
+            // turning it off would take it from the others, and on it is already.
+            "Emulation.setFocusEmulationEnabled"
+                if child.is_none()
+                    && state.tab.info.emulates_focus()
+                    && emulation::params(cmd)["enabled"].is_boolean() =>
+            {
+                self.reply(conn, cmd, "{}")
+            }
             // A tab the human handed over is given back, never closed (as `Target.closeTarget`).
             "Page.close" if child.is_none() && handed => {
                 let op = BrowserOp::ReleaseTab { tab_id: tab };
                 self.browser_op(conn, cmd, op, Some(OnSuccess::ReplyWith("{}")));
             }
-            "Page.bringToFront" if child.is_none() => {
+            "Page.bringToFront" if child.is_none() && state.tab.is_page() => {
                 // Chrome would also focus the window, taking it from the human.
                 let op = BrowserOp::ActivateTab { tab_id: tab };
                 self.browser_op(conn, cmd, op, Some(OnSuccess::ReplyWith("{}")));
@@ -656,10 +679,16 @@ impl Core {
         }
     }
 
-    /// [`Core::send_housekeeping`] with params, to the tab's page.
-    fn send_housekeeping_with(&mut self, tab: TabId, method: &str, params: Box<RawValue>) {
+    /// [`Core::send_housekeeping`] with params.
+    fn send_housekeeping_with(
+        &mut self,
+        tab: TabId,
+        child: Option<String>,
+        method: &str,
+        params: Box<RawValue>,
+    ) {
         if self.extension_connected {
-            self.send_command(Pending::Core(None), tab, None, method.to_owned(), Some(params));
+            self.send_command(Pending::Core(None), tab, child, method.to_owned(), Some(params));
         }
     }
 

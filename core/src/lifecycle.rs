@@ -47,6 +47,8 @@ impl Core {
         self.resend_handovers();
         self.resend_questions();
         self.send_navigation_rules();
+        self.prepared.forget_sent();
+        self.update_prepared_tabs();
         Ok(())
     }
 
@@ -84,17 +86,22 @@ impl Core {
             return;
         }
         let tab = Tab::new(info);
-        // The agent has something again; its grace period starts anew if it is not there.
-        self.agents.entry(&tab.owner).released = false;
+        let (is_page, kind) = (tab.is_page(), tab.info.kind.cdp_type());
+        if is_page {
+            // The agent has something again; its grace period starts anew if it is not there.
+            self.agents.entry(&tab.owner).released = false;
+        }
         let policy = self.policy_for(&tab.owner);
         let mut state = TabState::new(tab);
         state.policy = policy;
         self.tabs.insert(tab_id, state);
         for conn in self.conns_seeing(tab_id) {
-            if self.conns[&conn].discover {
+            let c = &self.conns[&conn];
+            if c.discover && (is_page || c.discover_filter.allows(kind)) {
                 self.announce_created(conn, tab_id);
             }
-            if let Some(topology) = self.conns[&conn].auto_attach {
+            let c = &self.conns[&conn];
+            if let Some(topology) = c.auto_attach.filter(|_| is_page || c.auto_attach_filter.allows(kind)) {
                 self.attach_at_root(conn, tab_id, topology);
             }
         }
@@ -205,11 +212,16 @@ impl Core {
             for session in roots {
                 self.detach_session(conn, &session);
             }
-            if self.conns[&conn].discover && self.tabs[&tab_id].tab.visible_to(&self.conns[&conn].agent) {
-                let tab = &self.tabs[&tab_id].tab;
+            let c = &self.conns[&conn];
+            let tab = &self.tabs[&tab_id].tab;
+            let announced = tab.is_page() || c.discover_filter.allows(tab.info.kind.cdp_type());
+            if c.discover && announced && tab.visible_to(&c.agent) {
                 let (page, tab_target) = (tab.page_target_id().to_owned(), tab.tab_target_id());
+                let is_page = tab.is_page();
                 self.emit(conn, "", "Target.targetDestroyed", &json!({ "targetId": page }));
-                self.emit(conn, "", "Target.targetDestroyed", &json!({ "targetId": tab_target }));
+                if is_page {
+                    self.emit(conn, "", "Target.targetDestroyed", &json!({ "targetId": tab_target }));
+                }
             }
         }
         self.close_page_sockets(tab_id);
@@ -237,17 +249,24 @@ impl Core {
         self.out.push_back(Output::CloseClient { conn });
     }
 
-    /// `targetCreated` for a tab's two targets.
+    /// `targetCreated` for a tab's two targets (a worker's one).
     pub(crate) fn announce_created(&mut self, conn: ConnId, tab_id: TabId) {
         let tab = &self.tabs[&tab_id].tab;
-        let (tab_info, page) = (tab.tab_target_info(), tab.page_target_info());
-        self.emit(conn, "", "Target.targetCreated", &json!({ "targetInfo": tab_info }));
+        let (tab_info, page) = (tab.is_page().then(|| tab.tab_target_info()), tab.page_target_info());
+        if let Some(tab_info) = tab_info {
+            self.emit(conn, "", "Target.targetCreated", &json!({ "targetInfo": tab_info }));
+        }
         self.emit(conn, "", "Target.targetCreated", &json!({ "targetInfo": page }));
     }
 
-    /// Attaches a tab at the connection's root in the topology it asked for.
+    /// Attaches a tab at the connection's root in the topology it asked for; a worker is
+    /// attached at the root in either.
     pub(crate) fn attach_at_root(&mut self, conn: ConnId, tab_id: TabId, topology: Topology) {
+        let is_page = self.tabs[&tab_id].tab.is_page();
         match topology {
+            _ if !is_page => {
+                self.attach_page(conn, tab_id, "");
+            }
             Topology::PagesAtRoot => {
                 self.attach_page(conn, tab_id, "");
             }

@@ -63,7 +63,11 @@ pub struct Session {
 pub struct Connection {
     pub agent: AgentId,
     pub discover: bool,
+    /// Which workers its discovery covers (tabs and pages are always covered).
+    pub discover_filter: crate::target_filter::TargetFilter,
     pub auto_attach: Option<Topology>,
+    /// Which workers its root auto-attach covers.
+    pub auto_attach_filter: crate::target_filter::TargetFilter,
     pub sessions: HashMap<String, Session>,
     /// Its commands the tabs have not answered yet.
     pub in_flight: usize,
@@ -84,7 +88,9 @@ impl Connection {
         Connection {
             agent,
             discover: false,
+            discover_filter: Default::default(),
             auto_attach: None,
+            auto_attach_filter: Default::default(),
             sessions,
             in_flight: 0,
             waiting: Default::default(),

@@ -42,7 +42,10 @@ impl Core {
             .is_some_and(|p| matches!(p.navigation(&url), crate::policy::Decision::Ask(_)));
         let op = BrowserOp::CreateTab { agent: agent.as_str().to_owned(), url, allow_once };
         if self.browser_op(conn, cmd, op, Some(OnSuccess::TabCreated { agent: agent.clone() })) {
-            self.agents.entry(&agent).creating += 1;
+            let record = self.agents.entry(&agent);
+            record.creating += 1;
+            record.opened_pages = true;
+            self.update_prepared_tabs();
         }
     }
 

@@ -230,6 +230,9 @@ impl Core {
         if !state.has_sessions() {
             return self.reset_tab(tab);
         }
+        if let Some(child) = child.filter(|c| state.child_is_unwatched(c)) {
+            return self.let_go_of_child(tab, child);
+        }
         let Some(target) = state.target_mut(child) else { return };
         let had = leavers.iter().fold(DomainSet::default(), |all, s| all.union(s.domains));
         let still_wanted = target.sessions.iter().fold(DomainSet::default(), |all, s| all.union(s.domains));
@@ -255,6 +258,21 @@ impl Core {
             // Left running, it would make every later Tracing.start fail.
             self.send_housekeeping(tab, child, "Tracing.end");
         }
+    }
+}
+
+impl Core {
+    /// No client session is left on an auto-attached child (its clients detached or went): the
+    /// tab's debugger session detaches from it too, as a client's own session would in Chrome
+    /// (`chrome.debugger` allows that for a child), so that a service worker whose last client
+    /// left can end. The core forgets it (and what hung under it) now, so Chrome's
+    /// `detachedFromTarget` for it then reaches no one (`lifecycle::child_known`).
+    fn let_go_of_child(&mut self, tab: TabId, child: &str) {
+        let Some(state) = self.tabs.get_mut(&tab) else { return };
+        let Some(gone) = state.forget_child(child) else { return };
+        let params = serde_json::json!({ "sessionId": child }).to_string();
+        let params = serde_json::value::RawValue::from_string(params).expect("valid JSON");
+        self.send_housekeeping_with(tab, gone.parent, "Target.detachFromTarget", params);
     }
 }
 

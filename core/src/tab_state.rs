@@ -80,6 +80,31 @@ impl TabState {
         !self.page.sessions.is_empty() || self.children.values().any(|c| !c.state.sessions.is_empty())
     }
 
+    /// Whether a child and every child under it has no client session left.
+    pub fn child_is_unwatched(&self, child: &str) -> bool {
+        self.children.get(child).is_some_and(|c| c.state.sessions.is_empty())
+            && self
+                .children
+                .iter()
+                .filter(|(_, c)| c.parent.as_deref() == Some(child))
+                .all(|(id, _)| self.child_is_unwatched(id))
+    }
+
+    /// Removes a child and every child under it; returns the child.
+    pub fn forget_child(&mut self, child: &str) -> Option<ChildTarget> {
+        let gone = self.children.remove(child)?;
+        let below: Vec<String> = self
+            .children
+            .iter()
+            .filter(|(_, c)| c.parent.as_deref() == Some(child))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in below {
+            self.forget_child(&id);
+        }
+        Some(gone)
+    }
+
     /// Forgets what the debugger session had: after a reset Chrome starts a fresh one, which
     /// announces its children again.
     pub fn forget_debugger_state(&mut self) {

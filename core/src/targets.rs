@@ -6,7 +6,8 @@ use serde_json::{json, Value};
 use tabtunnel_wire::{TabId, TabInfo};
 
 /// One shared tab. In CDP it is two targets: a `tab` target (puppeteer's topology) and the
-/// `page` target inside it, whose id is Chrome's real targetId.
+/// `page` target inside it, whose id is Chrome's real targetId. Or a service or shared worker
+/// of an agent's pages (`TabInfo::kind`): one target, its "page", with the worker's targetId.
 #[derive(Debug, Clone)]
 pub struct Tab {
     pub info: TabInfo,
@@ -35,6 +36,11 @@ impl Tab {
         self.owner == *agent
     }
 
+    /// A tab's page, rather than a worker its pages use (which is one target, with no `tab`).
+    pub fn is_page(&self) -> bool {
+        self.info.kind.is_page()
+    }
+
     pub fn page_target_id(&self) -> &str {
         &self.info.target_id
     }
@@ -44,10 +50,11 @@ impl Tab {
         tab_target_id(&self.info.target_id)
     }
 
+    /// The page's (or the worker's) `TargetInfo`.
     pub fn page_target_info(&self) -> Value {
         let mut info = json!({
             "targetId": self.info.target_id,
-            "type": "page",
+            "type": self.info.kind.cdp_type(),
             "title": self.info.title,
             "url": self.info.url,
             "attached": true,

@@ -77,6 +77,7 @@ pub fn tab_info(tab_id: TabId) -> TabInfo {
         opener_target_id: None,
         agent: DEFAULT_AGENT.into(),
         created: false,
+        kind: Default::default(),
     }
 }
 
@@ -129,6 +130,7 @@ impl Harness {
                 limits,
                 navigation_url: NAVIGATION_URL.into(),
                 secrets: vec![SECRET.into()],
+                prepare_tabs: true,
             }),
         }
     }

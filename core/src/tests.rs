@@ -3,7 +3,7 @@
 use super::*;
 use crate::testing::*;
 use serde_json::{json, Value};
-use tabtunnel_wire::{CommandResult, Event, UnshareReason};
+use tabtunnel_wire::{CommandResult, Event, TargetKind, UnshareReason};
 
 // ---- Browser domain ----
 
@@ -254,6 +254,31 @@ fn page_commands_go_to_the_right_tab_with_params_untouched() {
 }
 
 #[test]
+fn focus_emulation_of_an_agents_page_is_held_on_whatever_a_client_asks() {
+    let mut h = Harness::with_tabs(&[1]);
+    h.ext(FromExtension::TabShared(agent_tab(2, "a", true)));
+    h.ext(FromExtension::TabShared(agent_tab(3, "a", false)));
+    h.connect_as(1, "a");
+    let pages = h.playwright_attach(1);
+    let set = |id: u32, session: &str, params: Value| json!({"id": id, "sessionId": session, "method": "Emulation.setFocusEmulationEnabled", "params": params});
+    // The agent's pages, created or handed: answered here, never reaching the tab.
+    for (i, page) in pages.iter().enumerate() {
+        for enabled in [false, true] {
+            let step = h.send(1, set(i as u32, page, json!({ "enabled": enabled })));
+            assert!(step.commands().is_empty(), "{step:?}");
+            assert_eq!(step.only_reply(1)["result"], json!({}));
+        }
+    }
+    // Malformed params get Chrome's own answer.
+    assert_eq!(h.send(1, set(7, &pages[0], json!({}))).commands().len(), 1);
+    // The human's own shared tab keeps its real focus: a client's call reaches it.
+    h.connect(2);
+    let human = h.playwright_attach(2);
+    let step = h.send(2, set(8, &human[0], json!({ "enabled": true })));
+    assert_eq!(step.commands()[0].method, "Emulation.setFocusEmulationEnabled");
+}
+
+#[test]
 fn tab_errors_reach_the_client_unchanged() {
     let mut h = Harness::with_tabs(&[1]);
     h.connect(1);
@@ -365,28 +390,140 @@ fn child_sessions_from_page_auto_attach_are_routed() {
 }
 
 #[test]
-fn detaching_a_child_is_emulated_on_its_page_session() {
+fn a_child_its_last_client_detached_from_is_let_go_in_chrome_too() {
     let mut h = Harness::with_tabs(&[1]);
     h.connect(1);
+    h.connect(2);
     let page = h.playwright_attach(1)[0].clone();
+    let other = h.playwright_attach(2)[0].clone();
     auto_attach_on(&mut h, 1, &page);
+    auto_attach_on(&mut h, 2, &other);
     h.ext(FromExtension::Event(Event {
         tab_id: 1,
         child_session_id: None,
         method: "Target.attachedToTarget".into(),
         params: raw(r#"{"sessionId":"W1","targetInfo":{"targetId":"W","type":"service_worker","url":"http://x/sw.js"},"waitingForDebugger":false}"#),
     }));
-    let step = h.send(1, json!({"id": 8, "sessionId": page, "method": "Target.detachFromTarget", "params": {"sessionId": "W1"}}));
+    let detach = |id: u32, session: &str| json!({"id": id, "sessionId": session, "method": "Target.detachFromTarget", "params": {"sessionId": "W1"}});
+    let step = h.send(1, detach(8, &page));
     assert_eq!(step.methods(1), ["Target.detachedFromTarget", "reply#8"]);
     assert_eq!(step.to(1)[0]["sessionId"], page);
-    assert!(step.extension.is_empty(), "chrome.debugger refuses detachFromTarget; it is emulated");
+    assert!(step.extension.is_empty(), "another client is still on the child");
     let step = h.ext(FromExtension::Event(Event {
         tab_id: 1,
         child_session_id: Some("W1".into()),
-        method: "Runtime.consoleAPICalled".into(),
+        method: "Inspector.workerScriptLoaded".into(),
         params: raw("{}"),
     }));
-    assert!(step.client.is_empty(), "a detached child's events stop");
+    assert_eq!(
+        step.methods(2),
+        ["Inspector.workerScriptLoaded"],
+        "a detached child's events stop for it alone"
+    );
+    // The last one out: the tab's own debugger session lets go of the child (so a service
+    // worker can end), on the child's parent.
+    let step = h.send(2, detach(9, &other));
+    assert_eq!(step.methods(2), ["Target.detachedFromTarget", "reply#9"]);
+    let cmd = step.commands()[0];
+    assert_eq!((cmd.method.as_str(), cmd.child_session_id.as_deref()), ("Target.detachFromTarget", None));
+    assert_eq!(cmd.params.as_ref().unwrap().get(), r#"{"sessionId":"W1"}"#);
+    let step = h.ext(FromExtension::Event(Event {
+        tab_id: 1,
+        child_session_id: None,
+        method: "Target.detachedFromTarget".into(),
+        params: raw(r#"{"sessionId":"W1","targetId":"W"}"#),
+    }));
+    assert!(step.client.is_empty(), "Chrome's own detach reaches no one a second time");
+}
+
+// ---- service and shared workers of agents' pages ----
+
+/// A worker of agent `agent`'s pages, under the extension's handle `handle`.
+fn worker(handle: TabId, agent: &str, kind: TargetKind) -> TabInfo {
+    TabInfo {
+        target_id: format!("WORKER{}", -handle),
+        url: "http://127.0.0.1:8000/sw.js".into(),
+        title: String::new(),
+        kind,
+        ..agent_tab(handle, agent, false)
+    }
+}
+
+#[test]
+fn a_worker_is_its_agents_target_only_discovered_auto_attached_and_listed() {
+    let mut h = Harness::with_tabs(&[]);
+    h.ext(FromExtension::TabShared(agent_tab(1, "a", true)));
+    for (conn, agent) in [(1, "a"), (2, "a"), (3, "b")] {
+        h.connect_as(conn, agent);
+    }
+    // puppeteer: discovery, and root auto-attach of everything but pages.
+    h.puppeteer_attach(1, 1);
+    h.playwright_attach(2);
+    h.send(3, json!({"id": 1, "method": "Target.setDiscoverTargets", "params": {"discover": true}}));
+    h.playwright_attach(3);
+    let step = h.ext(FromExtension::TabShared(worker(-1, "a", TargetKind::ServiceWorker)));
+    assert_eq!(step.methods(1), ["Target.targetCreated", "Target.attachedToTarget"], "one target, no tab");
+    assert_eq!(step.to(1)[0]["params"]["targetInfo"]["type"], "service_worker");
+    assert_eq!(step.to(1)[1]["params"]["targetInfo"]["targetId"], "WORKER1");
+    assert!(step.to(1)[1].get("sessionId").is_none(), "attached at the root");
+    assert_eq!(step.methods(2), ["Target.attachedToTarget"]);
+    assert!(step.to(3).is_empty(), "another agent never hears of it");
+    let step = h.send(1, json!({"id": 9, "method": "Target.getTargets"}));
+    let types: Vec<&Value> =
+        step.only_reply(1)["result"]["targetInfos"].as_array().unwrap().iter().map(|t| &t["type"]).collect();
+    assert_eq!(types, [&json!("page"), &json!("service_worker")]);
+    let step = h.send(3, json!({"id": 9, "method": "Target.attachToTarget", "params": {"targetId": "WORKER1", "flatten": true}}));
+    assert_eq!(step.only_reply(3)["error"]["message"], "No target with given id found");
+    // A filter that leaves workers out is honoured.
+    h.connect_as(4, "a");
+    let step = h.send(4, json!({"id": 1, "method": "Target.setAutoAttach", "params": {"autoAttach": true, "flatten": true, "filter": [{"type": "page"}]}}));
+    assert_eq!(step.methods(4), ["Target.attachedToTarget", "reply#1"]);
+    assert_eq!(step.to(4)[0]["params"]["targetInfo"]["type"], "page");
+}
+
+#[test]
+fn a_worker_is_attached_by_id_runs_commands_hears_events_and_ends() {
+    let mut h = Harness::with_tabs(&[]);
+    h.ext(FromExtension::TabShared(worker(-2, "a", TargetKind::SharedWorker)));
+    h.connect_as(1, "a");
+    h.send(1, json!({"id": 1, "method": "Target.setDiscoverTargets", "params": {"discover": true}}));
+    let step = h.send(1, json!({"id": 2, "method": "Target.attachToTarget", "params": {"targetId": "WORKER2", "flatten": true}}));
+    assert_eq!(step.methods(1), ["Target.attachedToTarget", "reply#2"]);
+    assert_eq!(step.to(1)[0]["params"]["targetInfo"]["type"], "shared_worker");
+    let session = step.to(1)[1]["result"]["sessionId"].as_str().unwrap().to_owned();
+    let step = h.send(1, json!({"id": 3, "sessionId": session, "method": "Runtime.evaluate", "params": {"expression": "self.name"}}));
+    let cmd = step.commands()[0];
+    assert_eq!((cmd.tab_id, cmd.child_session_id.as_deref()), (-2, None));
+    // Focus emulation is a page's: a worker session's call reaches the worker.
+    let step = h.send(1, json!({"id": 4, "sessionId": session, "method": "Emulation.setFocusEmulationEnabled", "params": {"enabled": true}}));
+    assert_eq!(step.commands().len(), 1);
+    let step = h.ext(FromExtension::Event(Event {
+        tab_id: -2,
+        child_session_id: None,
+        method: "Inspector.workerScriptLoaded".into(),
+        params: raw("{}"),
+    }));
+    assert_eq!(step.to(1)[0]["sessionId"], session);
+    let step = h.ext(FromExtension::TabUnshared { tab_id: -2, reason: UnshareReason::Closed });
+    assert_eq!(step.methods(1), ["Target.detachedFromTarget", "Target.targetDestroyed"]);
+    assert_eq!(step.to(1)[1]["params"]["targetId"], "WORKER2");
+}
+
+#[test]
+fn a_worker_whose_last_session_leaves_is_let_go_and_never_counts_as_a_tab() {
+    let mut h = Harness::with_tabs(&[]);
+    h.ext(FromExtension::TabShared(worker(-3, "a", TargetKind::ServiceWorker)));
+    h.connect_as(1, "a");
+    let step = h.send(1, json!({"id": 1, "method": "Target.attachToTarget", "params": {"targetId": "WORKER3", "flatten": true}}));
+    let session = step.to(1)[1]["result"]["sessionId"].clone();
+    let step =
+        h.send(1, json!({"id": 2, "method": "Target.detachFromTarget", "params": {"sessionId": session}}));
+    assert!(
+        step.extension.iter().any(|f| matches!(f, ToExtension::ResetTab { tab_id: -3 })),
+        "the extension detaches, so the worker may end as Chrome would end it"
+    );
+    // Not a tab: the agent's tab list and the human's view leave it out.
+    assert_eq!(h.core.visible_tabs(&AgentId::new("a")).count(), 0);
 }
 
 // ---- tabs coming and going ----

@@ -306,6 +306,7 @@ fn tab_info(tab_id: i32) -> TabInfo {
         opener_target_id: None,
         agent: "default".into(),
         created: false,
+        kind: Default::default(),
     }
 }
 
@@ -338,6 +339,7 @@ impl World {
             limits: Limits::default(),
             navigation_url: "http://127.0.0.1:9/navigation".into(),
             secrets: Vec::new(),
+            prepare_tabs: true,
         };
         World {
             core: Core::new(config),

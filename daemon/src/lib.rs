@@ -49,6 +49,8 @@ pub struct ServeOptions {
     /// Started on demand (`serve --on-demand`): a busy port falls back to a free one, and
     /// `daemon.json` says so.
     pub on_demand: bool,
+    /// Agents get a tab prepared before they ask for one (core `prepared.rs`).
+    pub prepare_tabs: bool,
 }
 
 /// A daemon that is listening.
@@ -153,6 +155,7 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
         limits: options.limits,
         navigation_url: url(port, Some(&navigation_key), "http", server::NAVIGATION_PATH),
         secrets: secrets.into_iter().flatten().collect(),
+        prepare_tabs: options.prepare_tabs,
     });
     core.set_policy(policy);
     core.set_registered_agents(agents.names().map(str::to_owned));

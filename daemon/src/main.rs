@@ -139,6 +139,11 @@ struct ServeArgs {
     /// Exit after this many seconds with no extension and no client connected.
     #[arg(long, value_name = "SECS")]
     exit_when_idle: Option<f64>,
+    /// Open an agent's tabs only when it asks. By default each connected agent has one blank
+    /// tab ready in its window (opened when it connects, closed when it leaves), so that a new
+    /// page costs it about what it costs on Chrome's own debugging port.
+    #[arg(long)]
+    no_prepared_tabs: bool,
 }
 
 impl ServeArgs {
@@ -314,6 +319,7 @@ async fn start(args: &ServeArgs) -> Result<Running, String> {
         },
         require_agent_tokens: args.require_agent_tokens,
         on_demand: args.on_demand,
+        prepare_tabs: !args.no_prepared_tabs,
     })
     .await
 }

@@ -30,6 +30,8 @@ extern "C" {
     pub fn on_debugger_event(cb: &Closure<dyn FnMut(JsValue, String, JsValue)>);
     #[wasm_bindgen(js_namespace = ["chrome", "debugger", "onDetach"], js_name = addListener)]
     pub fn on_debugger_detach(cb: &Closure<dyn FnMut(JsValue, String)>);
+    #[wasm_bindgen(js_namespace = ["chrome", "debugger"], js_name = getTargets, catch)]
+    async fn debugger_get_targets() -> Result<JsValue, JsValue>;
 
     // chrome.alarms
     #[wasm_bindgen(js_namespace = ["chrome", "alarms"], js_name = get, catch)]
@@ -188,14 +190,39 @@ pub struct Window {
 #[serde(rename_all = "camelCase")]
 pub struct DebuggerSource {
     pub tab_id: Option<TabId>,
+    /// Set instead of `tab_id` for a target attached by id (a worker).
+    pub target_id: Option<String>,
     pub session_id: Option<String>,
 }
 
-/// The `target` of chrome.debugger calls: a tab, or one of its flat child sessions. Built
-/// directly, not through JSON text: one is made for every command.
-fn debuggee(tab_id: TabId, session_id: Option<&str>) -> JsValue {
+/// One of `chrome.debugger.getTargets()`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DebuggerTarget {
+    pub id: String,
+    /// `page`, `background_page`, `worker` (service and shared workers alike) or `other`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub url: String,
+}
+
+/// What chrome.debugger calls address: a tab, or a target by its id (a service or shared
+/// worker, which no tab holds).
+#[derive(Debug, Clone, Copy)]
+pub enum Debuggee<'a> {
+    Tab(TabId),
+    Target(&'a str),
+}
+
+/// The `target` of chrome.debugger calls, or one of its flat child sessions. Built directly,
+/// not through JSON text: one is made for every command.
+fn debuggee(to: Debuggee, session_id: Option<&str>) -> JsValue {
     let target = js_sys::Object::new();
-    let _ = js_sys::Reflect::set(&target, &"tabId".into(), &tab_id.into());
+    let _ = match to {
+        Debuggee::Tab(tab_id) => js_sys::Reflect::set(&target, &"tabId".into(), &tab_id.into()),
+        Debuggee::Target(target_id) => js_sys::Reflect::set(&target, &"targetId".into(), &target_id.into()),
+    };
     if let Some(session_id) = session_id {
         let _ = js_sys::Reflect::set(&target, &"sessionId".into(), &session_id.into());
     }
@@ -214,11 +241,24 @@ fn typed<T: serde::de::DeserializeOwned>(r: Result<JsValue, JsValue>, what: &str
 }
 
 pub async fn attach(tab_id: TabId) -> Result<()> {
-    unit(debugger_attach(&debuggee(tab_id, None), "1.3").await)
+    attach_to(Debuggee::Tab(tab_id)).await
 }
 
 pub async fn detach(tab_id: TabId) -> Result<()> {
-    unit(debugger_detach(&debuggee(tab_id, None)).await)
+    detach_from(Debuggee::Tab(tab_id)).await
+}
+
+pub async fn attach_to(to: Debuggee<'_>) -> Result<()> {
+    unit(debugger_attach(&debuggee(to, None), "1.3").await)
+}
+
+pub async fn detach_from(to: Debuggee<'_>) -> Result<()> {
+    unit(debugger_detach(&debuggee(to, None)).await)
+}
+
+/// Every target the browser could debug.
+pub async fn debugger_targets() -> Result<Vec<DebuggerTarget>> {
+    typed(debugger_get_targets().await, "debugger targets")
 }
 
 /// The outcome of a call bound as returning a promise: its synchronous throw or its rejection
@@ -235,7 +275,17 @@ pub async fn send_command(
     method: &str,
     params: &JsValue,
 ) -> Result<JsValue, JsValue> {
-    settle(debugger_send_command(&debuggee(tab_id, session_id), method, params)).await
+    send_command_to(Debuggee::Tab(tab_id), session_id, method, params).await
+}
+
+/// [`send_command`] to any debuggee.
+pub async fn send_command_to(
+    to: Debuggee<'_>,
+    session_id: Option<&str>,
+    method: &str,
+    params: &JsValue,
+) -> Result<JsValue, JsValue> {
+    settle(debugger_send_command(&debuggee(to, session_id), method, params)).await
 }
 
 /// Creates the repeating alarm `name` unless it exists (creating it anew would restart its

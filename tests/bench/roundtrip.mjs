@@ -1,7 +1,10 @@
 // Sequential round trips and pipelined throughput of `Runtime.evaluate 1+1` on the shared tab:
-// direct CDP, the chrome.debugger floor and tabtunnel, in interleaved blocks so that drift
-// (other work on the machine, a warming JIT) spreads over all three alike.
+// direct CDP, the chrome.debugger floor, the bare relays (one hop through the worker with
+// nothing of ours: bare-relay.mjs) and tabtunnel, in interleaved blocks so that drift (other
+// work on the machine, a warming JIT) spreads over all of them alike.
 
+import { openBareRelay } from './bare-relay.mjs';
+import { progress } from './report.mjs';
 import { latencySummary, median } from './stats.mjs';
 import { EVALUATE_1_PLUS_1, openDirect, openTunnel } from './paths.mjs';
 import { chromiumProcesses, cpuSnapshot } from './proc.mjs';
@@ -83,8 +86,9 @@ function floorPipelined(h, total, window) {
 
 /** CPU per command by process, summed over every run of one kind on one path. */
 class CpuAccount {
-  constructor(h) {
-    this.daemonPid = h.daemon.pid;
+  /** `daemonPid`: what the `daemon` column counts (the daemon, or a bare relay's process). */
+  constructor(h, daemonPid = h.daemon.pid) {
+    this.daemonPid = daemonPid;
     this.processes = chromiumProcesses(h.chromiumPid);
     this.ms = {};
     this.commands = {};
@@ -112,33 +116,47 @@ class CpuAccount {
   }
 }
 
+/** The bare relays that could be opened (`bare_ws`, `bare_native`), by path name. */
+async function openBareRelays(h) {
+  const relays = {};
+  for (const mode of ['ws', 'native']) {
+    try {
+      relays[`bare_${mode}`] = await openBareRelay(h, mode);
+    } catch (err) {
+      progress(`no bare relay over ${mode}: ${err.message}`);
+    }
+  }
+  return relays;
+}
+
 /**
- * `{ direct, floor, tabtunnel }`, each `{ p50_ms, p95_ms, p99_ms, mean_ms, samples,
- * pipelined_cmd_s, cpu_us_per_cmd }`. `blocks` interleaves the sequential calls;
- * `pipelinedRuns` runs of `pipelinedTotal` commands each, the median kept. `cpu_us_per_cmd`
- * is where the CPU went, by process, sequential and pipelined.
+ * `{ direct, floor, bare_ws, bare_native, tabtunnel }`, each `{ p50_ms, p95_ms, p99_ms,
+ * mean_ms, samples, pipelined_cmd_s, cpu_us_per_cmd }` (a bare relay that could not be opened
+ * is left out). `blocks` interleaves the sequential calls; `pipelinedRuns` runs of
+ * `pipelinedTotal` commands each, the median kept. `cpu_us_per_cmd` is where the CPU went, by
+ * process, sequential and pipelined.
  */
 export async function roundTrips(h, pageTargetId, { sequentialCalls, blocks, pipelinedTotal, pipelinedRuns, window }) {
   const direct = await openDirect(h, pageTargetId);
   const tunnel = await openTunnel(h, pageTargetId);
+  const bare = await openBareRelays(h);
+  const over = ({ client, sessionId }) => ({
+    sequential: (n) => sequential(client, sessionId, n),
+    pipelined: (n) => pipelined(client, sessionId, n, window),
+  });
   try {
     const paths = {
-      direct: {
-        sequential: (n) => sequential(direct.client, direct.sessionId, n),
-        pipelined: (n) => pipelined(direct.client, direct.sessionId, n, window),
-      },
+      direct: over(direct),
       floor: {
         sequential: (n) => floorSequential(h, n),
         pipelined: (n) => floorPipelined(h, n, window),
       },
-      tabtunnel: {
-        sequential: (n) => sequential(tunnel.client, tunnel.sessionId, n),
-        pipelined: (n) => pipelined(tunnel.client, tunnel.sessionId, n, window),
-      },
+      ...Object.fromEntries(Object.entries(bare).map(([name, relay]) => [name, over(relay)])),
+      tabtunnel: over(tunnel),
     };
-    const samples = { direct: [], floor: [], tabtunnel: [] };
-    const rates = { direct: [], floor: [], tabtunnel: [] };
-    const cpu = Object.fromEntries(Object.keys(paths).map((name) => [name, new CpuAccount(h)]));
+    const samples = Object.fromEntries(Object.keys(paths).map((name) => [name, []]));
+    const rates = Object.fromEntries(Object.keys(paths).map((name) => [name, []]));
+    const cpu = Object.fromEntries(Object.keys(paths).map((name) => [name, new CpuAccount(h, bare[name]?.pid)]));
     for (const path of Object.values(paths)) await path.sequential(WARM_UP);
     const perBlock = Math.ceil(sequentialCalls / blocks);
     for (let b = 0; b < blocks; b += 1) {
@@ -165,5 +183,6 @@ export async function roundTrips(h, pageTargetId, { sequentialCalls, blocks, pip
   } finally {
     direct.client.close();
     tunnel.client.close();
+    for (const relay of Object.values(bare)) await relay.close();
   }
 }

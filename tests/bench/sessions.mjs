@@ -1,15 +1,22 @@
 // What users feel: one chrome-devtools-mcp session and one Playwright session, each opening a
 // page, navigating, taking a snapshot, filling, clicking, evaluating, taking a screenshot and
-// closing the page; every step timed, through tabtunnel and direct CDP in alternating rounds.
-// Fallback (`openPages` false): the sessions work on the one shared tab, selecting it instead
-// of opening a page and leaving it open at the end.
+// closing the page; every step timed, direct CDP and through tabtunnel in alternating rounds.
+// Through tabtunnel twice: as a new agent (its session's connection is its first, so its first
+// page also opens its window), and as an agent already connected (another connection of its
+// opened a moment before, as an agent's second task or an MCP server's later tool call finds it:
+// its window and a tab for it are ready). Fallback (`openPages` false): the sessions work on
+// the one shared tab, selecting it instead of opening a page and leaving it open at the end.
 
 import { chromium } from 'playwright-core';
 
-import { greetingFor } from '../e2e/harness.mjs';
+import { greetingFor, sleep } from '../e2e/harness.mjs';
 import { startChromeDevtoolsMcp, uidOf } from '../e2e/mcp.mjs';
+import { CdpClient } from './cdp-client.mjs';
 import { agentWsEndpoint } from './paths.mjs';
 import { median } from './stats.mjs';
+
+/** How long an agent already there has been connected when its session starts. */
+const ALREADY_THERE_MS = 1500;
 
 /** Times each `step(name, fn)`; `steps` maps step names to ms. */
 function stopwatch() {
@@ -98,19 +105,34 @@ function medians(runs) {
   };
 }
 
+export const SESSION_PATHS = ['direct', 'tabtunnel', 'tabtunnel_connected'];
+
 export async function clientSessions(h, { rounds, openPages }) {
-  const endpoint = async (path, client, round) => {
-    if (path === 'direct') return h.realBrowserWsEndpoint;
-    return openPages ? agentWsEndpoint(h, `bench-${client}-${round}`) : h.wsEndpoint;
-  };
-  const out = { mode: openPages ? 'new page per session' : 'the shared tab (fallback)', rounds };
+  const paths = openPages ? SESSION_PATHS : ['direct', 'tabtunnel'];
+  const out = { mode: openPages ? 'new page per session' : 'the shared tab (fallback)', rounds, paths };
   for (const [client, session] of Object.entries(CLIENTS)) {
-    const runs = { direct: [], tabtunnel: [] };
+    const runs = Object.fromEntries(paths.map((p) => [p, []]));
     for (let round = 0; round < rounds; round += 1) {
-      const order = round % 2 === 0 ? ['direct', 'tabtunnel'] : ['tabtunnel', 'direct'];
-      for (const path of order) runs[path].push(await session(h, await endpoint(path, client, round), openPages));
+      // Each path first, in the middle and last in turn.
+      const order = paths.map((_, i) => paths[(i + round) % paths.length]);
+      for (const path of order) {
+        const agent = `bench-${client}-${path}-${round}`;
+        if (path === 'direct') runs[path].push(await session(h, h.realBrowserWsEndpoint, openPages));
+        else if (!openPages) runs[path].push(await session(h, h.wsEndpoint, openPages));
+        else if (path === 'tabtunnel') runs[path].push(await session(h, await agentWsEndpoint(h, agent), openPages));
+        else {
+          const endpoint = await agentWsEndpoint(h, agent);
+          const there = await CdpClient.open(endpoint);
+          try {
+            await sleep(ALREADY_THERE_MS);
+            runs[path].push(await session(h, endpoint, openPages));
+          } finally {
+            there.close();
+          }
+        }
+      }
     }
-    out[client] = { direct: medians(runs.direct), tabtunnel: medians(runs.tabtunnel) };
+    out[client] = Object.fromEntries(paths.map((p) => [p, medians(runs[p])]));
   }
   return out;
 }

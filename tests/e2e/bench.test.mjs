@@ -32,18 +32,20 @@ describe('./dev bench --quick --json', { timeout: 240_000 }, () => {
     const last = stdout.trimEnd().split('\n').at(-1);
     const r = JSON.parse(last);
 
-    for (const path of ['direct', 'floor', 'tabtunnel']) {
+    // bare_ws: the bare relay over the worker's WebSocket (bare_native, over native messaging,
+    // is there when Chrome starts the bench's host).
+    for (const path of ['direct', 'floor', 'bare_ws', 'tabtunnel']) {
       for (const key of ['p50_ms', 'p95_ms', 'p99_ms', 'pipelined_cmd_s']) {
         assert.ok(isNumber(r[path]?.[key]), `${path}.${key} is not a number: ${JSON.stringify(r[path])}`);
       }
     }
     for (const client of ['chrome-devtools-mcp', 'playwright']) {
-      for (const path of ['direct', 'tabtunnel']) {
+      for (const path of ['direct', 'tabtunnel', 'tabtunnel_connected']) {
         assert.ok(isNumber(r.sessions?.[client]?.[path]?.total_ms), `sessions.${client}.${path}.total_ms missing`);
       }
     }
     for (const kind of ['screenshot', 'evaluate']) {
-      for (const key of ['direct_ms', 'floor_ms', 'tabtunnel_ms', 'daemon_peak_rss_bytes']) {
+      for (const key of ['direct_ms', 'floor_ms', 'bare_ms', 'tabtunnel_ms', 'daemon_peak_rss_bytes']) {
         assert.ok(isNumber(r.large?.[kind]?.[key]), `large.${kind}.${key} missing`);
       }
     }

@@ -531,6 +531,19 @@ class Harness {
     return `${this.pageServerUrl}/app`;
   }
 
+  /** Makes the tab showing `url` the active tab of a focused window, as the human clicking it;
+   *  returns its `{tabId, windowId}` once Chrome had a moment to settle the focus. */
+  async focusHumanTab(url) {
+    const tab = await this.sw(async (u) => {
+      const [t] = await chrome.tabs.query({ url: u });
+      await chrome.tabs.update(t.id, { active: true });
+      await chrome.windows.update(t.windowId, { focused: true });
+      return { tabId: t.id, windowId: t.windowId };
+    }, url);
+    await sleep(300);
+    return tab;
+  }
+
   /**
    * The daemon's `/mcp` children install into its data dir, which is this harness's own: point
    * it at the copy `./dev test` installed (`tabtunnel mcp --install`) instead of an `npm ci` per

@@ -23,13 +23,7 @@ describe("headful: agents stay out of the human's way", { timeout: 300_000 }, ()
     h = await startHarness({ name: 'headful', headful: true });
     appUrl = await h.loginAsHuman('human');
     // The human works in their app tab, in a focused window.
-    human = await h.sw(async (url) => {
-      const [tab] = await chrome.tabs.query({ url });
-      await chrome.tabs.update(tab.id, { active: true });
-      await chrome.windows.update(tab.windowId, { focused: true });
-      return { tabId: tab.id, windowId: tab.windowId };
-    }, appUrl);
-    await sleep(300);
+    human = await h.focusHumanTab(appUrl);
   });
 
   after(async () => {

@@ -4,9 +4,30 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, describe, test } from 'node:test';
 
-import { FORM_TITLE, RawCdp, connectPuppeteer, pollFor, sharedPageUrls, sleep, startHarness, withTimeout } from './harness.mjs';
+import { FORM_TITLE, RawCdp, connectAgent, connectPuppeteer, pollFor, sharedPageUrls, sleep, startHarness, withTimeout } from './harness.mjs';
 
 const WAIT_MS = 20_000;
+
+/** A one-page PDF document. */
+function tinyPdf() {
+  const stream = 'BT /F1 24 Tf 20 100 Td (tabtunnel) Tj ET';
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>',
+    `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`,
+    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
+  ];
+  let pdf = '%PDF-1.4\n';
+  const offsets = objects.map((object, i) => {
+    const at = pdf.length;
+    pdf += `${i + 1} 0 obj\n${object}\nendobj\n`;
+    return at;
+  });
+  const xref = pdf.length;
+  pdf += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
+  return `${pdf}trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+}
 
 /** Resolves when the client's browser loses the page target with `url`. */
 function pageGone(browser, url) {
@@ -30,8 +51,8 @@ describe('shared tabs coming and going', { timeout: 240_000 }, () => {
     for (const h of harnesses) await h.close();
   });
 
-  async function harness(name) {
-    const h = await startHarness({ name });
+  async function harness(name, options = {}) {
+    const h = await startHarness({ name, ...options });
     harnesses.push(h);
     return h;
   }
@@ -125,6 +146,36 @@ describe('shared tabs coming and going', { timeout: 240_000 }, () => {
     assert.equal(await withTimeout(firstPage.evaluate(() => 3 + 3), 15_000, 'evaluate in the first client', h.detail), 6);
     await firstPage.reload();
     assert.equal(await withTimeout(firstPage.evaluate(() => document.title), 15_000, 'evaluate after a reload', h.detail), FORM_TITLE);
+  });
+
+  test("a page showing a PDF: Chrome detaches the debugger, and the same target comes back", async () => {
+    // Chrome's PDF viewer is another extension's page, and an extension's debugger is detached
+    // when one loads in its tab. The tab is attached again at once, but the session's state is
+    // gone, so its clients start over with the same target (README: What Chrome does not allow).
+    const pdf = tinyPdf();
+    const h = await harness('pdf', {
+      extraPages: {
+        '/doc.pdf': (_req, res) => {
+          res.writeHead(200, { 'content-type': 'application/pdf', 'cache-control': 'no-store' });
+          res.end(pdf);
+        },
+      },
+    });
+    const browser = await connectAgent(h, 'reader');
+    browsers.push(browser);
+    const page = await browser.newPage();
+    await page.goto(h.pageUrl);
+    const targetId = page.target()._targetId;
+    const back = browser.waitForTarget((t) => t.url().endsWith('/doc.pdf') && t !== page.target(), { timeout: WAIT_MS });
+    const navigation = page.goto(`${h.pageServerUrl}/doc.pdf`).then(
+      () => 'loaded',
+      (e) => e.message,
+    );
+    const target = await back;
+    assert.equal(target._targetId, targetId, 'the same target, created again');
+    const again = await target.page();
+    assert.equal(await withTimeout(again.evaluate(() => document.contentType), 15_000, 'evaluate in the PDF page', h.detail), 'application/pdf');
+    assert.match(await navigation, /^loaded$|Navigating frame was detached/);
   });
 
   test('a client reconnecting to the same tab starts from a clean session', async () => {

@@ -24,7 +24,7 @@ pub type RequestId = u64;
 
 /// Version of this wire protocol; bumped on any incompatible change. The daemon refuses an
 /// extension that speaks another one, with a message the side panel shows.
-pub const PROTOCOL_VERSION: u32 = 4;
+pub const PROTOCOL_VERSION: u32 = 6;
 
 /// How often each side sends [`ToExtension::Heartbeat`] / [`FromExtension::Heartbeat`]. A data
 /// message (not a WebSocket ping) is what keeps an MV3 service worker alive past ~30 s idle.
@@ -44,7 +44,8 @@ pub enum ToExtension {
     /// next client starts from a clean session (no enabled domains, scripts or overrides left
     /// behind), as it would on a fresh CDP connection. The tab stays shared; commands that
     /// arrive meanwhile wait for the re-attach. A failed re-attach unshares the tab
-    /// (`TabUnshared { reason: Detached }`).
+    /// (`TabUnshared { reason: Detached }`). A worker is detached and left so: the next command
+    /// attaches it again, and meanwhile Chrome may end it as it would any unobserved worker.
     ResetTab {
         #[serde(rename = "tabId")]
         tab_id: TabId,
@@ -90,6 +91,12 @@ pub enum ToExtension {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
     },
+    /// The agents that should each have a tab ready for their next [`BrowserOp::CreateTab`]: one
+    /// blank tab in the background of the agent's window, attached, which `CreateTab` hands out
+    /// at once. Sent whenever the list changes (and at connection); an agent no longer listed has
+    /// its prepared tab closed. A prepared tab is not shared: the daemon never hears of it until
+    /// `CreateTab` hands it out (a `TabShared` then, as for any new tab).
+    PrepareTabs { agents: Vec<String> },
     /// Keeps the service worker alive; no answer expected.
     Heartbeat,
 }
@@ -292,6 +299,7 @@ pub struct Welcome {
 #[serde(rename_all = "camelCase")]
 pub struct Command {
     pub id: RequestId,
+    /// The tab, or a worker's handle ([`TabInfo::kind`]).
     pub tab_id: TabId,
     /// A child session of the tab (OOPIF, worker) from `Target.setAutoAttach {flatten:true}`;
     /// `None` addresses the tab itself.
@@ -417,6 +425,64 @@ pub struct TabInfo {
     /// agent is done. Otherwise the human handed it over and it goes back to the human.
     #[serde(default)]
     pub created: bool,
+    /// A tab's page, or a service or shared worker the agent's pages use. A worker's `tab_id` is
+    /// a handle the extension gives it (negative, never a tab's), its `target_id` Chrome's; its
+    /// `window_id` means nothing. It is not attached while no client uses it (see
+    /// [`ToExtension::ResetTab`]), so that it ends when Chrome would end it.
+    #[serde(default, skip_serializing_if = "TargetKind::is_page")]
+    pub kind: TargetKind,
+}
+
+/// What a shared target is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    #[default]
+    Page,
+    ServiceWorker,
+    SharedWorker,
+}
+
+impl TargetKind {
+    pub fn is_page(&self) -> bool {
+        *self == TargetKind::Page
+    }
+
+    /// CDP's `TargetInfo.type`.
+    pub fn cdp_type(self) -> &'static str {
+        match self {
+            TargetKind::Page => "page",
+            TargetKind::ServiceWorker => "service_worker",
+            TargetKind::SharedWorker => "shared_worker",
+        }
+    }
+
+    /// The kind of a CDP `TargetInfo.type`, for the worker types tabtunnel shares.
+    pub fn of_worker_type(cdp_type: &str) -> Option<TargetKind> {
+        match cdp_type {
+            "service_worker" => Some(TargetKind::ServiceWorker),
+            "shared_worker" => Some(TargetKind::SharedWorker),
+            _ => None,
+        }
+    }
+}
+
+impl TabInfo {
+    /// See [`emulates_focus`].
+    pub fn emulates_focus(&self) -> bool {
+        self.kind.is_page() && emulates_focus(&self.agent, self.created)
+    }
+}
+
+/// Whether a tab of `agent`'s is shown to its page as focused, whatever window has the OS
+/// focus: the extension holds `Emulation.setFocusEmulationEnabled` on in its debugger session,
+/// and the daemon answers clients' own calls of it without passing them on (one client
+/// turning it off would take it from every other). An agent's tabs, which never have the OS
+/// focus (their window opens unfocused and the focus guard gives it back to the human), so
+/// that `document.hasFocus()`, focus events and the clipboard behave as in a focused browser;
+/// not the tabs the human shares from the side panel, which are where the human works.
+pub fn emulates_focus(agent: &str, created: bool) -> bool {
+    created || agent != DEFAULT_AGENT
 }
 
 /// The agent of the plain endpoint, and of the tabs the human shares without naming an agent.

@@ -92,6 +92,8 @@ async fn start_in(
         client_outbox,
         require_agent_tokens: false,
         on_demand: false,
+        // The scripted extension is not asked to prepare tabs (core/src/prepared.rs's tests are).
+        prepare_tabs: false,
     };
     adjust(&mut options);
     let running = tabtunnel::start(options).await.unwrap();
@@ -124,6 +126,7 @@ pub fn tab(tab_id: i32) -> TabInfo {
         opener_target_id: None,
         agent: tabtunnel_wire::DEFAULT_AGENT.into(),
         created: false,
+        kind: Default::default(),
     }
 }
 

@@ -19,8 +19,16 @@ pub fn listen() {
     let on_created = Closure::<dyn FnMut(JsValue)>::new(|tab: JsValue| {
         let Some(tab) = from_js::<chrome::Tab>(&tab) else { return };
         let (Some(tab_id), Some(opener)) = (tab.id, tab.opener_tab_id) else { return };
-        if let Some(owner) = sharing::owner_of(opener) {
-            spawn_local(adopt_popup(tab_id, tab.window_id, owner));
+        // Chrome's `openerTabId` is the tab strip's opener, the tab active when the popup came:
+        // a page opening popups in a row names the previous popup, perhaps still being adopted.
+        let owner = sharing::owner_of(opener).or_else(|| with(|w| w.adopting.get(&opener).cloned()));
+        if let Some(owner) = owner {
+            with(|w| w.adopting.insert(tab_id, owner.clone()));
+            let window_id = tab.window_id;
+            spawn_local(async move {
+                adopt_popup(tab_id, window_id, owner).await;
+                with(|w| w.adopting.remove(&tab_id));
+            });
         }
     });
     chrome::on_tab_created(&on_created);

@@ -3,13 +3,14 @@
 
 use serde_json::{json, Value};
 use tabtunnel_wire::{
-    BrowserOp, BrowserRequest, CdpError, CommandResult, FromExtension, RawValue, WindowBounds, WindowId,
+    BrowserOp, BrowserRequest, CdpError, CommandResult, FromExtension, RawValue, TabInfo, WindowBounds,
+    WindowId,
 };
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
 use super::sharing::{self, Owner};
-use super::{daemon, navigation, placement, with};
+use super::{daemon, navigation, placement, prepared, with};
 use crate::chrome;
 use crate::js::sleep;
 
@@ -83,41 +84,58 @@ async fn perform(op: BrowserOp) -> Result<Value, String> {
     }
 }
 
-/// Opens the tab, attaches it for the agent and reports it shared, then answers with it. When
-/// the agent's origins are restricted, the tab opens blank and goes to `url` only once its
-/// rules are in place (`allow_once`: the human allowed this URL).
+/// Hands out the agent's prepared tab, or opens and attaches one, shows it and reports it
+/// shared, then answers with it. A prepared tab, or any tab of an agent whose origins are
+/// restricted, is blank until its rules are in place, and goes to `url` then (`allow_once`: the
+/// human allowed this URL).
 async fn create_tab(agent: String, url: String, allow_once: bool) -> Result<Value, String> {
-    let later = (navigation::restricts(&agent) || allow_once) && url != "about:blank";
-    let tab = placement::open_tab(&agent, if later { "about:blank" } else { &url }).await?;
-    let tab_id = tab.id.ok_or("Chrome opened a tab without an id")?;
-    let owner = Owner { agent, created: true };
-    match sharing::attach_and_describe(tab_id, false, owner).await {
-        Ok(mut info) => {
-            if later {
-                info.url = url.clone();
-            }
-            sharing::add(info.clone()).await;
-            if later {
-                if allow_once {
-                    navigation::allow_once(tab_id, &url).await?;
-                }
-                chrome::update_tab(tab_id, &json!({ "url": url })).await?;
-            }
-            serde_json::to_value(info).map_err(|e| e.to_string())
+    let prepared = prepared::take(&agent).await;
+    let later = url != "about:blank" && (prepared.is_some() || navigation::restricts(&agent) || allow_once);
+    let (opened, attached) = match prepared {
+        Some(ready) => (ready.opened, Ok(ready.info)),
+        None => {
+            let opened = placement::open_tab(&agent, if later { "about:blank" } else { &url }).await?;
+            let tab_id = opened.tab.id.ok_or("Chrome opened a tab without an id")?;
+            let owner = Owner { agent: agent.clone(), created: true };
+            let attached = sharing::attach_and_describe(tab_id, false, owner).await;
+            (opened, attached)
         }
+    };
+    let shown = match attached {
+        Ok(info) => placement::show(&opened).await.map(|()| info),
+        Err(e) => Err(e),
+    };
+    let outcome = match shown {
+        Ok(info) => share_created(info, &url, later, allow_once).await,
         Err(e) => {
-            let _ = chrome::remove_tab(tab_id).await;
+            placement::abandon(&opened).await;
             Err(e)
         }
+    };
+    prepared::refill(&agent);
+    outcome
+}
+
+/// Reports a tab just opened for its agent as shared (its rules in place first), sends it to
+/// `url` if it is still blank (`later`), and answers with it.
+async fn share_created(mut info: TabInfo, url: &str, later: bool, allow_once: bool) -> Result<Value, String> {
+    let tab_id = info.tab_id;
+    if later {
+        info.url = url.to_owned();
     }
+    sharing::add(info.clone()).await;
+    if later {
+        if allow_once {
+            navigation::allow_once(tab_id, url).await?;
+        }
+        chrome::update_tab(tab_id, &json!({ "url": url })).await?;
+    }
+    serde_json::to_value(info).map_err(|e| e.to_string())
 }
 
 /// Runs `work` after the agent's previous tab operation (two at once could each open a window
-/// for an agent that has none).
-async fn serially<F: std::future::Future<Output = Result<Value, String>>>(
-    agent: &str,
-    work: F,
-) -> Result<Value, String> {
+/// for an agent that has none): creating a tab, preparing one.
+pub(super) async fn serially<T, F: std::future::Future<Output = T>>(agent: &str, work: F) -> T {
     let mut resolve = None;
     let done = js_sys::Promise::new(&mut |res, _| resolve = Some(res));
     let previous = with(|w| w.agent_queue.insert(agent.to_owned(), done.clone()));

@@ -9,7 +9,10 @@ use web_sys::{CloseEvent, MessageEvent, WebSocket};
 
 use js_sys::JsString;
 
-use super::{agents, batching, broadcast, browser_ops, navigation, pairing, relay, settings, sharing, with};
+use super::{
+    agents, batching, broadcast, browser_ops, navigation, pairing, prepared, relay, settings, sharing, with,
+    workers,
+};
 use crate::js::{error_message, from_js, parse_json, send_js, sleep};
 use crate::messages::DaemonState;
 use crate::{browser_info, chrome};
@@ -175,7 +178,7 @@ async fn connect(generation: u64) {
                 extension_version: chrome::manifest_version(),
                 instance_id: instance_id.clone(),
                 browser: browser.clone(),
-                tabs: w.shared.values().cloned().collect(),
+                tabs: w.shared.values().cloned().chain(w.workers.infos()).collect(),
                 kill_switch: w.kill_switch,
                 take_over: w.take_over,
             }))
@@ -242,6 +245,7 @@ fn receive(generation: u64, frame: &JsValue) {
     }
     match from_js::<ToExtension>(frame).ok_or("not a frame we know") {
         Ok(ToExtension::Command(_)) => warn!("ignoring a command without a method"),
+        Ok(ToExtension::ResetTab { tab_id }) if workers::is_worker(tab_id) => workers::reset(tab_id),
         Ok(ToExtension::ResetTab { tab_id }) => sharing::reset(tab_id),
         Ok(ToExtension::Browser(request)) => browser_ops::run(generation, request),
         Ok(ToExtension::Agents { now_ms, agents: statuses }) => agents::reported(now_ms, statuses),
@@ -252,6 +256,7 @@ fn receive(generation: u64, frame: &JsValue) {
         Ok(ToExtension::NavigationRules { rules, navigation_url }) => {
             navigation::rules_changed(rules, navigation_url)
         }
+        Ok(ToExtension::PrepareTabs { agents }) => prepared::wanted(agents),
         Ok(ToExtension::Heartbeat) => {}
         Ok(ToExtension::AgentCredentials { agents }) => {
             with(|w| w.agent_credentials = agents);
@@ -297,6 +302,8 @@ fn closed(generation: u64, code: u16, reason: &str) {
         return;
     }
     agents::forget_reports();
+    // The agents went with the daemon's clients.
+    prepared::drop_all();
     let (retry_generation, delay, rejection, was_open) = with(|w| {
         w.generation += 1;
         let socket = w.socket.take();

@@ -7,7 +7,7 @@ use tabtunnel_wire::{FromExtension, TabId, UnshareReason};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
-use super::{broadcast, daemon, sharing, with};
+use super::{broadcast, daemon, prepared, sharing, with, workers};
 use crate::chrome;
 use crate::js::to_js;
 
@@ -49,9 +49,11 @@ pub async fn set(engaged: bool) {
         warn!("could not store the kill switch: {e}");
     }
     if engaged {
+        prepared::drop_all();
         let tabs: Vec<TabId> = with(|w| w.shared.keys().copied().collect());
         for tab_id in tabs {
             sharing::stop_sharing(tab_id, UnshareReason::StoppedByUser).await;
         }
+        workers::forget_all(UnshareReason::StoppedByUser);
     }
 }

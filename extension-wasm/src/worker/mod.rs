@@ -9,10 +9,12 @@ mod kill_switch;
 mod navigation;
 mod pairing;
 mod placement;
+mod prepared;
 mod relay;
 mod settings;
 mod sharing;
 mod wake;
+mod workers;
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -52,12 +54,20 @@ struct Worker {
     epochs: BTreeMap<TabId, u64>,
     /// Agents' windows and tab groups.
     places: placement::Places,
+    /// Popups of agents' pages being adopted, and by whom (see `agents::listen`).
+    adopting: BTreeMap<TabId, sharing::Owner>,
+    /// The service and shared workers of shared pages, announced as targets.
+    workers: workers::Workers,
+    /// When each shared tab last changed its URL (`Date.now()`): whose page a new worker is.
+    navigated_at: BTreeMap<TabId, f64>,
     /// Tabs being put into or taken out of a group by us right now.
     placing: BTreeSet<TabId>,
     /// The daemon's agents, as it last reported them.
     agents: Vec<AgentView>,
     /// Agents' requests for the human's active tab, waiting for an answer.
     handovers: Vec<HandoverRequest>,
+    /// A blank tab ready for each agent's next page.
+    prepared: prepared::Prepared,
     /// Per agent, the tab operation running now; the next waits for it (two at once could
     /// open two windows for one agent).
     agent_queue: BTreeMap<String, js_sys::Promise>,
@@ -99,6 +109,7 @@ pub fn start() {
     kill_switch::listen();
     listen_to_panel();
     wake::listen();
+    workers::watch();
     spawn_local(wake::schedule());
     spawn_local(async {
         if let Err(e) = chrome::open_panel_on_action_click().await {
@@ -109,6 +120,7 @@ pub fn start() {
         if !kill_switch::is_engaged() {
             sharing::restore().await;
         }
+        prepared::restore().await;
         daemon::reconnect_now();
     });
 }

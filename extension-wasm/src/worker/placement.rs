@@ -38,45 +38,104 @@ pub fn color_of(agent: &str) -> &'static str {
     COLORS[hash as usize % COLORS.len()]
 }
 
-/// Opens a tab for `agent` showing `url`: in its window (opened now, unfocused, if it has none),
-/// active there, and in its group. The human's focused window and active tab do not change.
-pub async fn open_tab(agent: &str, url: &str) -> Result<chrome::Tab, String> {
+/// A tab opened for an agent by [`open_tab`], in the background of its window until [`show`].
+pub struct OpenedTab {
+    pub tab: chrome::Tab,
+    /// The blank tab a new window opened with, closed once the agent's tab is shown.
+    placeholder: Option<TabId>,
+}
+
+impl OpenedTab {
+    /// The tab, and the placeholder if there is one.
+    pub fn tab_ids(&self) -> impl Iterator<Item = TabId> + '_ {
+        self.tab.id.into_iter().chain(self.placeholder)
+    }
+}
+
+/// Opens a tab for `agent` showing `url`: in its window (opened now, unfocused, if it has none)
+/// and in its group, but not yet shown: [`show`] makes it the window's active tab once the
+/// debugger is attached. The human's focused window and active tab do not change.
+///
+/// Why in the background first: Chrome's "started debugging this browser" bar is added to
+/// every tab, and in a tab that is showing it slides in 40-350 ms later, shrinking the page's
+/// viewport (by 56 px here) under a client that already has the page. A tab that gets the bar
+/// while in the background shows it at once when it becomes active (measured headless and
+/// headful), so the client's first look at the page is its last size. A new window's first
+/// tab is shown at once, so a new window opens on a blank placeholder that [`show`] closes.
+pub async fn open_tab(agent: &str, url: &str) -> Result<OpenedTab, String> {
     // The window is known to be there: windows.onRemoved forgets closed ones (and a failed
     // create falls back to a new window).
     let known = with(|w| w.places.windows.get(agent).copied());
-    let in_window = match known {
+    let opened = match known {
         Some(window_id) => {
-            let properties = serde_json::json!({ "windowId": window_id, "url": url, "active": true });
-            chrome::create_tab(&properties).await.ok()
+            let properties = serde_json::json!({ "windowId": window_id, "url": url, "active": false });
+            match chrome::create_tab(&properties).await {
+                Ok(tab) => OpenedTab { tab, placeholder: None },
+                Err(_) => open_window(agent, url).await?,
+            }
         }
-        None => None,
-    };
-    let tab = match in_window {
-        Some(tab) => tab,
         None => open_window(agent, url).await?,
     };
-    let tab_id = tab.id.ok_or("Chrome opened a tab without an id")?;
+    let tab_id = opened.tab.id.ok_or("Chrome opened a tab without an id")?;
     // Grouping runs beside the attach, off the client's path (createTarget waits for the
     // attach, not for the tab strip). Marked as placing first, so its group change is ours.
     with(|w| w.placing.insert(tab_id));
-    let (window_id, agent) = (tab.window_id, agent.to_owned());
+    let (window_id, agent) = (opened.tab.window_id, agent.to_owned());
     spawn_local(async move {
         group(tab_id, window_id, &agent).await;
         with(|w| w.placing.remove(&tab_id));
     });
-    Ok(tab)
+    Ok(opened)
 }
 
-/// The agent's own window, opened unfocused with its first tab.
-async fn open_window(agent: &str, url: &str) -> Result<chrome::Tab, String> {
-    let properties = serde_json::json!({ "url": url, "focused": false, "type": "normal" });
+/// Shows a tab [`open_tab`] opened (its debugger attached, so Chrome's bar is in it already):
+/// the active tab of its window. Its window's placeholder, if any, closes behind it (not waited
+/// for: the tab is shown already).
+pub async fn show(opened: &OpenedTab) -> Result<(), String> {
+    let tab_id = opened.tab.id.ok_or("Chrome opened a tab without an id")?;
+    chrome::update_tab(tab_id, &serde_json::json!({ "active": true })).await?;
+    if let Some(placeholder) = opened.placeholder {
+        spawn_local(close_placeholder(placeholder));
+    }
+    Ok(())
+}
+
+/// Closes what [`open_tab`] opened, when the tab cannot be given to the agent after all.
+pub async fn abandon(opened: &OpenedTab) {
+    if let Some(tab_id) = opened.tab.id {
+        let _ = chrome::remove_tab(tab_id).await;
+    }
+    close_placeholder_of(opened).await;
+}
+
+/// Closes the blank tab a new window opened on, if `opened` has one.
+pub async fn close_placeholder_of(opened: &OpenedTab) {
+    if let Some(placeholder) = opened.placeholder {
+        close_placeholder(placeholder).await;
+    }
+}
+
+async fn close_placeholder(placeholder: TabId) {
+    if let Err(e) = chrome::remove_tab(placeholder).await {
+        warn!("could not close the placeholder tab {placeholder}: {e}");
+    }
+}
+
+/// The agent's own window, opened unfocused on a blank placeholder tab with the agent's tab
+/// behind it (one call: a window's first URL is its active tab, the others open in the
+/// background).
+async fn open_window(agent: &str, url: &str) -> Result<OpenedTab, String> {
+    let properties = serde_json::json!({ "url": ["about:blank", url], "focused": false, "type": "normal" });
     let window = chrome::create_window(&properties)
         .await
         .map_err(|e| format!("Chrome could not open a window: {e}"))?;
     let window_id = window.id.ok_or("Chrome opened a window without an id")?;
     with(|w| w.places.windows.insert(agent.to_owned(), window_id));
     persist();
-    window.tabs.into_iter().next().ok_or_else(|| "Chrome opened a window without a tab".to_owned())
+    match <[chrome::Tab; 2]>::try_from(window.tabs) {
+        Ok([placeholder, tab]) => Ok(OpenedTab { tab, placeholder: placeholder.id }),
+        Err(tabs) => Err(format!("Chrome opened a window with {} tabs instead of two", tabs.len())),
+    }
 }
 
 /// Puts a tab into `agent`'s group in the tab's window, creating and naming the group if needed.

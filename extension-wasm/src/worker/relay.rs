@@ -8,8 +8,8 @@ use js_sys::JsString;
 use tabtunnel_wire::{hot, CdpError, CommandResult, FromExtension, RequestId, TabId};
 use wasm_bindgen::prelude::*;
 
-use super::{batching, daemon, sharing, with};
-use crate::chrome;
+use super::{batching, daemon, sharing, with, workers};
+use crate::chrome::{self, Debuggee};
 use crate::js::{error_message, json_js};
 
 #[wasm_bindgen]
@@ -38,6 +38,8 @@ extern "C" {
     fn tab_id(this: &EventSource) -> Option<f64>;
     #[wasm_bindgen(method, getter, js_name = sessionId)]
     fn session_id(this: &EventSource) -> Option<String>;
+    #[wasm_bindgen(method, getter, js_name = targetId)]
+    fn target_id(this: &EventSource) -> Option<String>;
 
     /// Event params, as far as [`super::placement::is_press`] looks.
     type InputParams;
@@ -81,10 +83,14 @@ pub fn listen() {
     let cb = Closure::<dyn FnMut(JsValue, String, JsValue)>::new(
         |source: JsValue, method: String, params: JsValue| {
             let source = source.unchecked_into::<EventSource>();
-            let Some(tab_id) = source.tab_id().map(|t| t as TabId) else { return };
-            if !with(|w| w.shared.contains_key(&tab_id)) {
-                return;
-            }
+            let tab_id = match source.tab_id() {
+                Some(tab_id) if with(|w| w.shared.contains_key(&(tab_id as TabId))) => tab_id as TabId,
+                Some(_) => return,
+                None => match source.target_id().and_then(|t| workers::handle_of(&t)) {
+                    Some(handle) => handle,
+                    None => return,
+                },
+            };
             let Some(params) = json_js(&params) else {
                 warn!("dropping {method}: params are not JSON");
                 return;
@@ -132,9 +138,12 @@ async fn outcome(command: IncomingCommand, epoch: u64) -> Result<JsString, CdpEr
     if sharing::epoch(tab_id) != epoch {
         return Err(server_error("Target closed: the tab's debugger session was lost".into()));
     }
-    if !with(|w| w.shared.contains_key(&tab_id)) {
-        return Err(server_error(format!("Tab {tab_id} is not shared")));
-    }
+    let worker = match workers::is_worker(tab_id) {
+        true => Some(workers::attached(tab_id).await.map_err(server_error)?),
+        false if with(|w| w.shared.contains_key(&tab_id)) => None,
+        false => return Err(server_error(format!("Tab {tab_id} is not shared"))),
+    };
+    let to = worker.as_deref().map_or(Debuggee::Tab(tab_id), Debuggee::Target);
     // The daemon forwards only objects, and chrome.debugger throws on the rest.
     if !(params.is_undefined() || params.is_object() && !js_sys::Array::is_array(&params)) {
         return Err(invalid_params("params must be a JSON object"));
@@ -144,7 +153,7 @@ async fn outcome(command: IncomingCommand, epoch: u64) -> Result<JsString, CdpEr
     if super::placement::is_press(&method, event_type) {
         super::placement::agent_pressing(tab_id);
     }
-    match chrome::send_command(tab_id, child_session_id.as_deref(), &method, &params).await {
+    match chrome::send_command_to(to, child_session_id.as_deref(), &method, &params).await {
         Ok(value) => json_js(&value).ok_or_else(|| server_error(format!("{method} returned no JSON"))),
         Err(e) => Err(cdp_error(&error_message(&e))),
     }

@@ -7,7 +7,7 @@ use tabtunnel_wire::{FromExtension, TabId, TabInfo, UnshareReason, WindowId, DEF
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
-use super::{broadcast, daemon, navigation, placement, settings, with};
+use super::{broadcast, daemon, navigation, placement, prepared, settings, with, workers};
 use crate::chrome;
 use crate::js::{error_message, from_js, sleep, to_js};
 use crate::restricted::check_debuggable;
@@ -29,6 +29,11 @@ impl Owner {
     pub fn human_shared() -> Self {
         Owner { agent: DEFAULT_AGENT.into(), created: false }
     }
+
+    /// Whether its tab's page is shown as focused (`wire::emulates_focus`).
+    fn emulates_focus(&self) -> bool {
+        tabtunnel_wire::emulates_focus(&self.agent, self.created)
+    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -44,11 +49,16 @@ const REATTACH_DELAY_MS: u32 = 150;
 
 pub fn listen() {
     let on_detach = Closure::<dyn FnMut(JsValue, String)>::new(|source: JsValue, reason: String| {
-        let Some(chrome::DebuggerSource { tab_id: Some(tab_id), session_id: None }) = from_js(&source) else {
+        let Some(source) = from_js::<chrome::DebuggerSource>(&source).filter(|s| s.session_id.is_none())
+        else {
             return;
         };
+        if let Some(target_id) = source.target_id {
+            return workers::detached(&target_id, &reason);
+        }
+        let Some(tab_id) = source.tab_id else { return };
         if !is_shared(tab_id) {
-            return;
+            return prepared::lost(tab_id);
         }
         log!("debugger detached from tab {tab_id}: {reason}");
         match reason.as_str() {
@@ -63,6 +73,8 @@ pub fn listen() {
     let on_removed = Closure::<dyn FnMut(TabId, JsValue)>::new(|tab_id: TabId, _info: JsValue| {
         if is_shared(tab_id) {
             unshare(tab_id, UnshareReason::Closed);
+        } else {
+            prepared::lost(tab_id);
         }
     });
     chrome::on_tab_removed(&on_removed);
@@ -75,9 +87,15 @@ pub fn listen() {
             {
                 placement::group_changed(tab_id, group_id as i32);
             }
+            if let Some(url) = js_sys::Reflect::get(&change, &"url".into()).ok().and_then(|u| u.as_string()) {
+                prepared::navigated(tab_id, &url);
+            }
             let relevant =
                 ["url", "title"].iter().any(|k| js_sys::Reflect::has(&change, &(*k).into()).unwrap_or(false));
             if relevant && is_shared(tab_id) {
+                if js_sys::Reflect::has(&change, &"url".into()).unwrap_or(false) {
+                    with(|w| w.navigated_at.insert(tab_id, js_sys::Date::now()));
+                }
                 if let Some(tab) = from_js::<chrome::Tab>(&tab) {
                     changed(tab_id, |info| {
                         info.url = tab.url;
@@ -98,6 +116,7 @@ pub fn listen() {
         if let Some(AttachInfo { new_window_id }) = from_js(&info) {
             changed(tab_id, |info| info.window_id = new_window_id);
             placement::window_changed(tab_id, new_window_id);
+            prepared::moved(tab_id, new_window_id);
         }
     });
     chrome::on_tab_attached(&on_attached);
@@ -126,6 +145,9 @@ pub async fn share_with(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> 
     }
     if let Some(mut info) = with(|w| w.shared.get(&tab_id).cloned()) {
         if info.agent != owner.agent || info.created != owner.created {
+            if info.emulates_focus() != owner.emulates_focus() {
+                emulate_focus(tab_id, owner.emulates_focus()).await;
+            }
             info.agent = owner.agent;
             info.created = owner.created;
             with(|w| w.shared.insert(tab_id, info.clone()));
@@ -374,8 +396,8 @@ async fn reattach_or_unshare(tab_id: TabId, when: &str, clients_lost_state: bool
 /// Attaches (or confirms our existing attachment) and describes the tab as `owner`'s. `check_url`
 /// refuses pages Chrome will not let us debug, with a message for the user.
 pub async fn attach_and_describe(tab_id: TabId, check_url: bool, owner: Owner) -> Result<TabInfo, String> {
-    let tab = chrome::get_tab(tab_id).await.map_err(|e| format!("No such tab: {e}"))?;
     if check_url {
+        let tab = chrome::get_tab(tab_id).await.map_err(|e| format!("No such tab: {e}"))?;
         let url = if tab.pending_url.is_empty() { &tab.url } else { &tab.pending_url };
         check_debuggable(url)?;
     }
@@ -389,12 +411,28 @@ pub async fn attach_and_describe(tab_id: TabId, check_url: bool, owner: Owner) -
         }
         Err(e) => return Err(format!("Chrome refused to attach: {e}")),
     }
+    // Every attach starts a session with no emulation: an agent's page gets its focus back
+    // before any client hears of it (a reset's re-attach included). Sent now, not waited for:
+    // a new tab's renderer answers it only once it runs (40-120 ms here), and the session runs
+    // its commands in order, so every client command comes after it anyway.
+    if owner.emulates_focus() {
+        spawn_local(emulate_focus(tab_id, true));
+    }
     match describe(tab_id, owner).await {
         Ok(info) => Ok(info),
         Err(e) => {
             let _ = chrome::detach(tab_id).await;
             Err(e)
         }
+    }
+}
+
+/// Turns the page's focus emulation on or off in our debugger session; the tab stays shared
+/// either way, only its page's idea of having the focus is at stake.
+async fn emulate_focus(tab_id: TabId, enabled: bool) {
+    let params = to_js(&serde_json::json!({ "enabled": enabled }));
+    if let Err(e) = chrome::send_command(tab_id, None, "Emulation.setFocusEmulationEnabled", &params).await {
+        warn!("focus emulation of tab {tab_id}: {}", error_message(&e));
     }
 }
 
@@ -433,6 +471,7 @@ async fn describe(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> {
         opener_target_id: target.opener_id,
         agent: owner.agent,
         created: owner.created,
+        kind: Default::default(),
     })
 }
 
@@ -441,7 +480,10 @@ async fn describe(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> {
 /// (its events, a `TabChanged`) reaches the daemon before its `TabShared`.
 pub async fn add(info: TabInfo) {
     navigation::apply(info.tab_id, Some(&info.agent)).await;
-    with(|w| w.shared.insert(info.tab_id, info.clone()));
+    with(|w| {
+        w.navigated_at.insert(info.tab_id, js_sys::Date::now());
+        w.shared.insert(info.tab_id, info.clone())
+    });
     daemon::send(&FromExtension::TabShared(info));
     persist();
     broadcast();
@@ -461,7 +503,12 @@ fn changed(tab_id: TabId, update: impl FnOnce(&mut TabInfo)) {
 }
 
 pub fn unshare(tab_id: TabId, reason: UnshareReason) {
-    if with(|w| w.shared.remove(&tab_id)).is_none() {
+    if with(|w| {
+        w.navigated_at.remove(&tab_id);
+        w.shared.remove(&tab_id)
+    })
+    .is_none()
+    {
         return;
     }
     log!("tab {tab_id} unshared: {reason:?}");

@@ -1,0 +1,158 @@
+// A page ready before the agent asks for it: each connected agent has one blank tab attached in
+// the background of its own window, and Target.createTarget hands that one out. The agent never
+// sees it until then, it counts against no limit, it closes when the agent goes, and the human
+// stays in charge of it (closing it, or taking it for themselves).
+
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+
+import { RawCdp, pollFor, rawGet, sleep, startHarness } from './harness.mjs';
+
+const WAIT_MS = 20_000;
+const GRACE_SECONDS = 2;
+
+describe('a tab ready before the agent asks', { timeout: 300_000 }, () => {
+  let h;
+
+  before(async () => {
+    h = await startHarness({ name: 'prepared', daemonArgs: ['--max-tabs-per-agent', '2', '--agent-grace', String(GRACE_SECONDS)] });
+  });
+
+  after(async () => {
+    await h?.close();
+  });
+
+  /** Every tab, with its window, its group's title and whether the extension's debugger is
+   *  attached to it (a command of the worker's own answers). */
+  function browserTabs() {
+    return h.sw(async () => {
+      const groups = await chrome.tabGroups.query({});
+      const tabs = await chrome.tabs.query({});
+      const attached = await Promise.all(
+        tabs.map((t) => chrome.debugger.sendCommand({ tabId: t.id }, 'Runtime.evaluate', { expression: '1' }).then(() => true, () => false)),
+      );
+      return tabs.map((t, i) => ({
+        id: t.id,
+        url: t.url || t.pendingUrl,
+        windowId: t.windowId,
+        active: t.active,
+        group: groups.find((g) => g.id === t.groupId)?.title ?? null,
+        attached: attached[i],
+      }));
+    });
+  }
+
+  /** The blank, attached tab waiting in `agent`'s group, once there is one. */
+  function preparedTab(agent) {
+    return pollFor(
+      async () => (await browserTabs()).find((t) => t.group === agent && t.url === 'about:blank' && t.attached && !t.active),
+      WAIT_MS,
+      `a tab prepared for ${agent}`,
+      h.detail,
+    );
+  }
+
+  async function agentSocket(agent) {
+    const version = await rawGet(h.port, `/${h.token}/agent/${agent}/json/version`);
+    return RawCdp.open(version.json.webSocketDebuggerUrl);
+  }
+
+  test('a connected agent has a tab ready it cannot see, which counts against no limit, and which goes with it', async () => {
+    const before = await browserTabs();
+    const raw = await agentSocket('ready');
+    const prepared = await preparedTab('ready');
+    assert.ok(!before.some((t) => t.windowId === prepared.windowId), 'the prepared tab is in a window of its own');
+    // The agent does not know of it.
+    const { result } = await raw.send(1, 'Target.getTargets');
+    assert.deepEqual(result.targetInfos.filter((t) => t.type === 'page'), []);
+    const listed = await rawGet(h.port, `/${h.token}/agent/ready/json/list`);
+    assert.deepEqual(listed.json, []);
+
+    // Its page is the prepared tab.
+    const created = await raw.send(2, 'Target.createTarget', { url: h.pageUrl });
+    assert.ok(created.result?.targetId, JSON.stringify(created));
+    const page = await pollFor(async () => (await browserTabs()).find((t) => t.id === prepared.id && t.url === h.pageUrl), WAIT_MS, 'the prepared tab on the page', h.detail);
+    assert.equal(page.active, true, 'the page is the active tab of its window');
+
+    // The next one is prepared behind it, in the same window, and it counts against no limit:
+    // with it there, the agent's second page (of the two it may hold) is still given.
+    const second = await preparedTab('ready');
+    assert.notEqual(second.id, prepared.id);
+    assert.equal(second.windowId, prepared.windowId);
+    const again = await raw.send(3, 'Target.createTarget', { url: 'about:blank' });
+    assert.ok(again.result?.targetId, JSON.stringify(again));
+    const next = await preparedTab('ready');
+    const refused = await raw.send(4, 'Target.createTarget', { url: 'about:blank' });
+    assert.match(refused.error?.message ?? '', /already has 2 tabs/);
+
+    // Gone with the agent: the prepared tab at once, its page after the grace period, and with
+    // them the window.
+    raw.close();
+    await pollFor(async () => !(await browserTabs()).some((t) => t.id === next.id), WAIT_MS, 'the prepared tab closed', h.detail);
+    assert.ok((await browserTabs()).some((t) => t.id === prepared.id), 'its page waits for the grace period');
+    await pollFor(async () => !(await browserTabs()).some((t) => t.windowId === prepared.windowId), WAIT_MS, 'the agent window closed', h.detail);
+  });
+
+  test('an agent that connects and leaves at once leaves no window behind', async () => {
+    const before = await browserTabs();
+    const raw = await agentSocket('brief');
+    raw.close();
+    await sleep(1500);
+    assert.deepEqual(await browserTabs(), before);
+  });
+
+  test('the plain endpoint gets one only once it opened a page', async () => {
+    const before = await browserTabs();
+    const raw = await RawCdp.open(h.wsEndpoint);
+    await sleep(1000);
+    assert.equal((await browserTabs()).length, before.length, 'a client of the shared tabs opens no window');
+    const created = await raw.send(1, 'Target.createTarget', { url: 'about:blank' });
+    assert.ok(created.result?.targetId, JSON.stringify(created));
+    await pollFor(
+      async () => (await browserTabs()).find((t) => t.attached && !t.active && t.url === 'about:blank' && !before.some((b) => b.id === t.id)),
+      WAIT_MS,
+      'a tab prepared for the plain endpoint',
+      h.detail,
+    );
+    await raw.send(2, 'Target.closeTarget', { targetId: created.result.targetId });
+    raw.close();
+  });
+
+  test('the human closes a prepared tab: none again until the agent opens a page', async () => {
+    const raw = await agentSocket('closer');
+    const prepared = await preparedTab('closer');
+    await h.sw((id) => chrome.tabs.remove(id), prepared.id);
+    // Its window goes with it (the blank tab a new window opens on is the extension's too).
+    await pollFor(async () => !(await browserTabs()).some((t) => t.windowId === prepared.windowId), WAIT_MS, 'the window closed', h.detail);
+    await sleep(1500);
+    assert.ok(!(await browserTabs()).some((t) => t.group === 'closer'), 'no tab was prepared again');
+    const created = await raw.send(1, 'Target.createTarget', { url: h.pageUrl });
+    assert.ok(created.result?.targetId, JSON.stringify(created));
+    await preparedTab('closer');
+    raw.close();
+  });
+
+  test('the human takes a prepared tab for themselves: it is theirs, detached and out of the group', async () => {
+    const before = await browserTabs();
+    const raw = await agentSocket('taken');
+    const prepared = await preparedTab('taken');
+    await h.sw((id, url) => chrome.tabs.update(id, { url }), prepared.id, h.pageUrl);
+    const theirs = await pollFor(
+      async () => (await browserTabs()).find((t) => t.id === prepared.id && t.url === h.pageUrl && !t.attached && t.group === null),
+      WAIT_MS,
+      'the tab detached and ungrouped',
+      h.detail,
+    );
+    // The window holds the human's tab alone (the blank one a new window opens on went).
+    assert.deepEqual((await browserTabs()).filter((t) => t.windowId === theirs.windowId).map((t) => t.id), [theirs.id]);
+    assert.ok(!before.some((t) => t.id === theirs.id));
+    // The agent's page is a new tab, not the human's.
+    const created = await raw.send(1, 'Target.createTarget', { url: 'about:blank' });
+    assert.ok(created.result?.targetId, JSON.stringify(created));
+    const tabs = await browserTabs();
+    assert.ok(tabs.some((t) => t.id === theirs.id && t.url === h.pageUrl && !t.attached), 'the human keeps their tab');
+    raw.close();
+    await sleep(500);
+    assert.ok((await browserTabs()).some((t) => t.id === theirs.id), 'it stays open when the agent goes');
+  });
+});
