@@ -2,12 +2,12 @@
 //! feeds the core, then hands each output to the bounded outbox of the socket it is for. It
 //! also gives the core the time, a few times a second ([`TICK`]).
 //!
-//! A client whose outbox is full is too slow to keep up: it is disconnected at once (see
-//! `outbox`) rather than allowed to stall the hub, and with it every other client, or to pile
-//! up memory. The same goes for a stuck extension.
+//! A client whose outbox is full, or that has stopped taking frames off it, is not reading: it
+//! is disconnected (see `outbox`) rather than allowed to stall the hub, and with it every other
+//! client, or to pile up memory. The same goes for a stuck extension.
 
 use crate::audit::AuditLog;
-use crate::outbox::Outbox;
+use crate::outbox::{Outbox, Overflow};
 use axum::extract::ws::Utf8Bytes;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
@@ -309,6 +309,15 @@ impl Hub {
     }
 
     fn tick(&mut self) {
+        let now = Instant::now();
+        let stalled: Vec<(ConnId, Overflow)> = self
+            .clients
+            .iter()
+            .filter_map(|(conn, outbox)| outbox.check_stalled(now).map(|overflow| (*conn, overflow)))
+            .collect();
+        for (conn, overflow) in stalled {
+            self.drop_slow_client(conn, overflow);
+        }
         // Requests whose asker went away (or gave up waiting) are withdrawn from the panel.
         let abandoned: Vec<u64> =
             self.handovers.iter().filter(|(_, r)| r.is_closed()).map(|(id, _)| *id).collect();
@@ -341,6 +350,19 @@ impl Hub {
         self.extension.as_ref().is_some_and(|e| e.socket == socket)
     }
 
+    /// A client that is not reading (its outbox overflowed or stalled): its queue is already
+    /// freed and its writer stopped.
+    fn drop_slow_client(&mut self, conn: ConnId, overflow: Overflow) {
+        tracing::warn!(
+            conn,
+            queued_bytes = overflow.bytes,
+            queued_frames = overflow.frames,
+            stalled_ms = overflow.stalled_for.map(|d| d.as_millis() as u64),
+            "client disconnected: it is not reading fast enough"
+        );
+        self.drop_client(conn);
+    }
+
     fn drop_client(&mut self, conn: ConnId) {
         // Dropping the outbox ends the client's writer, which closes its socket.
         self.clients.remove(&conn);
@@ -361,13 +383,7 @@ impl Hub {
                     }
                     let Some(outbox) = self.clients.get(&conn) else { continue };
                     if let Err(overflow) = outbox.push(frame.into()) {
-                        tracing::warn!(
-                            conn,
-                            queued_bytes = overflow.bytes,
-                            queued_frames = overflow.frames,
-                            "client disconnected: it is not reading fast enough"
-                        );
-                        self.drop_client(conn);
+                        self.drop_slow_client(conn, overflow);
                     }
                 }
                 Output::ToExtension(frame) => self.send_to_extension(&frame),

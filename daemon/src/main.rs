@@ -79,13 +79,11 @@ struct ServeArgs {
     /// Seconds a command may wait for its tab (a frozen or hung tab) before it gets an error.
     #[arg(long, value_name = "SECS", default_value_t = Limits::default().command_timeout_ms as f64 / 1000.0)]
     command_timeout: f64,
-    /// Bytes that may wait for one client before it counts as too slow and is disconnected
-    /// (one larger frame alone always fits).
+    /// Bytes that may wait for one client (each frame counted with a small overhead) before it
+    /// is disconnected (one larger frame alone always fits). A client with more than 1 MiB
+    /// waiting that reads nothing for 10 s is disconnected too.
     #[arg(long, value_name = "BYTES", default_value_t = outbox::Limits::default().max_bytes)]
     client_outbox_bytes: usize,
-    /// Frames that may wait for one client before it counts as too slow and is disconnected.
-    #[arg(long, value_name = "FRAMES", default_value_t = outbox::Limits::default().max_frames)]
-    client_outbox_frames: usize,
 }
 
 impl ServeArgs {
@@ -187,10 +185,7 @@ async fn start(args: &ServeArgs) -> Result<Running, String> {
         limits: args.limits()?,
         policy: args.policy.clone(),
         data_dir: tabtunnel::token::data_dir(args.config_dir.as_deref()),
-        client_outbox: outbox::Limits {
-            max_bytes: args.client_outbox_bytes,
-            max_frames: args.client_outbox_frames,
-        },
+        client_outbox: outbox::Limits { max_bytes: args.client_outbox_bytes, ..outbox::Limits::default() },
     })
     .await
 }

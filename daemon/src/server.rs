@@ -472,8 +472,7 @@ async fn client_session(state: AppState, socket: WebSocket, route: AgentRoute, r
     let _ = state.hub.send(Input::ClientDisconnected { conn }).await;
     if overflowed {
         // Its queue and socket are gone now; what they held can go back to the system.
-        // Off the runtime's one thread: trimming a large heap can take milliseconds.
-        tokio::task::spawn_blocking(crate::trim::release_free_memory);
+        crate::trim::release_free_memory_soon();
     } else {
         tracing::info!(conn, "client disconnected");
     }
@@ -486,6 +485,9 @@ async fn write_client(mut sink: SplitSink<WebSocket, Message>, outbox: OutboxRea
         tokio::select! {
             sent = write_batch(&mut sink, frame, &outbox) => if sent.is_err() { return false },
             () = outbox.overflowed() => return true,
+        }
+        if outbox.take_drained_large() {
+            crate::trim::release_free_memory_soon();
         }
     }
     if outbox.has_overflowed() {
