@@ -80,8 +80,9 @@ struct ServeArgs {
     #[arg(long, value_name = "SECS", default_value_t = Limits::default().command_timeout_ms as f64 / 1000.0)]
     command_timeout: f64,
     /// Bytes that may wait for one client (each frame counted with a small overhead) before it
-    /// is disconnected (one larger frame alone always fits). A client with more than 1 MiB
-    /// waiting that reads nothing for 10 s is disconnected too.
+    /// is disconnected (one larger frame alone always fits); Chrome's own endpoint allows the
+    /// same. A client that has stopped reading is disconnected long before: with more than
+    /// 1 MiB waiting, after 10 s without taking anything, less the more waits (2 s from 5 MiB).
     #[arg(long, value_name = "BYTES", default_value_t = outbox::Limits::default().max_bytes)]
     client_outbox_bytes: usize,
 }

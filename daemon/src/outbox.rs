@@ -2,13 +2,16 @@
 //! pushes without ever waiting; the client's writer task takes frames off.
 //!
 //! A client is dropped when it has stopped reading, not merely because a burst got ahead of
-//! it (Chrome's own endpoint keeps a reading client up to a 256 MiB send buffer): either its
-//! queue would grow past `max_bytes` (memory stays bounded, whatever the client does), or more
-//! than `stall_bytes` wait and its writer has taken nothing for `stall_timeout` (its socket
-//! accepts nothing: the peer reads nothing). Either way the queue is freed at once and the
-//! writer is told to stop, even in the middle of a write. Its socket task then ends and the
-//! socket closes. (A queue that is empty takes any one frame, however large: a client may ask
-//! for a 100 MB screenshot, and its writer takes it off the queue before the next frame comes.)
+//! it: either its queue would grow past `max_bytes` (256 MiB, Chrome's own send buffer for a
+//! DevTools client: memory stays bounded, whatever the client does), or more than
+//! `stall_bytes` wait and its writer has taken nothing for a while (its socket accepts nothing:
+//! the peer reads nothing): `stall_timeout` just past `stall_bytes`, less the more waits, down
+//! to a fifth of it ([`Limits::patience`]). A client that reads takes frames every few
+//! milliseconds, however far behind; one that has stopped is dropped before it holds much.
+//! Either way the queue is freed at once and the writer is told to stop, even in the middle of
+//! a write. Its socket task then ends and the socket closes. (A queue that is empty takes any
+//! one frame, however large: a client may ask for a 100 MB screenshot, and its writer takes it
+//! off the queue before the next frame comes.)
 
 use axum::extract::ws::Utf8Bytes;
 use std::collections::VecDeque;
@@ -31,15 +34,30 @@ pub struct Limits {
     /// Bytes (each frame's text plus [`FRAME_OVERHEAD`]) that may wait: past them the client
     /// is dropped at once.
     pub max_bytes: usize,
-    /// A client with more than this waiting whose writer takes nothing for `stall_timeout` has
-    /// stopped reading.
+    /// A client with more than this waiting whose writer takes nothing for its
+    /// [`patience`](Limits::patience) has stopped reading.
     pub stall_bytes: usize,
+    /// The patience just past `stall_bytes`.
     pub stall_timeout: Duration,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_bytes: 32 << 20, stall_bytes: 1 << 20, stall_timeout: Duration::from_secs(10) }
+        Limits { max_bytes: 256 << 20, stall_bytes: 1 << 20, stall_timeout: Duration::from_secs(10) }
+    }
+}
+
+impl Limits {
+    /// How long a client with `queued` bytes waiting may take nothing before it counts as
+    /// stopped: never at or under `stall_bytes`; past it, `stall_timeout` scaled down by how
+    /// many times `stall_bytes` wait, but never under a fifth of it (by default: 10 s just past
+    /// 1 MiB, 2 s from 5 MiB on).
+    pub fn patience(&self, queued: usize) -> Option<Duration> {
+        if queued <= self.stall_bytes {
+            return None;
+        }
+        let scaled = self.stall_timeout.mul_f64(self.stall_bytes as f64 / queued as f64);
+        Some(scaled.max(self.stall_timeout / 5))
     }
 }
 
@@ -147,12 +165,13 @@ impl Outbox {
         Ok(())
     }
 
-    /// Whether the client has stopped reading as of `now` (see [`Limits::stall_timeout`]); if
-    /// so, it is given up on as by an overflow.
+    /// Whether the client has stopped reading as of `now` (see [`Limits::patience`]); if so,
+    /// it is given up on as by an overflow.
     pub fn check_stalled(&self, now: Instant) -> Option<Overflow> {
         let state = self.shared.state();
         let idle = now.saturating_duration_since(state.progress_at);
-        if state.overflowed || state.bytes <= self.limits.stall_bytes || idle < self.limits.stall_timeout {
+        let patience = self.limits.patience(state.bytes)?;
+        if state.overflowed || idle < patience {
             return None;
         }
         let overflow = Overflow { bytes: state.bytes, frames: state.queue.len(), stalled_for: Some(idle) };
@@ -312,15 +331,27 @@ mod tests {
         let (outbox, reader) = outbox(LIMITS);
         outbox.push(frame(100)).unwrap();
         outbox.push(frame(100)).unwrap();
+        let patience = LIMITS.patience(2 * (100 + FRAME_OVERHEAD)).unwrap();
         let start = Instant::now();
         assert_eq!(outbox.check_stalled(start), None);
-        assert_eq!(outbox.check_stalled(start + Duration::from_secs(9)), None, "not yet");
-        let later = Instant::now() + LIMITS.stall_timeout;
+        assert_eq!(outbox.check_stalled(start + patience - Duration::from_millis(100)), None, "not yet");
+        let later = Instant::now() + patience;
         let overflow = outbox.check_stalled(later).expect("stalled");
         assert_eq!((overflow.bytes, overflow.frames), (2 * (100 + FRAME_OVERHEAD), 2));
-        assert!(overflow.stalled_for.unwrap() >= LIMITS.stall_timeout);
+        assert!(overflow.stalled_for.unwrap() >= patience);
         assert!(reader.has_overflowed());
         assert_eq!(reader.next().await, None, "nothing queued is written");
+    }
+
+    #[test]
+    fn the_more_waits_the_less_patience_down_to_a_fifth() {
+        let limits = Limits::default();
+        let mib = 1 << 20;
+        assert_eq!(limits.patience(mib), None);
+        assert_eq!(limits.patience(mib + 1).map(|d| d.as_secs()), Some(9), "just past: about 10 s");
+        assert_eq!(limits.patience(2 * mib), Some(Duration::from_secs(5)));
+        assert_eq!(limits.patience(5 * mib), Some(Duration::from_secs(2)));
+        assert_eq!(limits.patience(200 * mib), Some(Duration::from_secs(2)));
     }
 
     #[tokio::test]
@@ -333,7 +364,8 @@ mod tests {
         reader.next_ready().unwrap();
         outbox.push(frame(100)).unwrap();
         // Progress counts from the last frame taken.
-        let since_taken = Instant::now() + LIMITS.stall_timeout - Duration::from_millis(100);
+        let patience = LIMITS.patience(2 * (100 + FRAME_OVERHEAD)).unwrap();
+        let since_taken = Instant::now() + patience - Duration::from_millis(100);
         assert_eq!(outbox.check_stalled(since_taken), None);
         // An idle writer is not behind: a queue that fills from empty starts the clock again.
         while reader.next_ready().is_some() {}

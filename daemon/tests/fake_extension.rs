@@ -149,8 +149,8 @@ async fn a_client_that_stops_reading_is_dropped_without_stalling_others() {
     let ToExtension::Command(_) = next_ext(&mut ext).await else { panic!("expected Network.enable") };
     let mut fast = client(&d).await;
     let params = format!(r#"{{"data":"{}"}}"#, "x".repeat(4096));
-    // Far more than the slow client's outbox plus its socket buffers.
-    for _ in 0..(OutboxLimits::default().max_bytes / 4096 * 4) {
+    // 64 MiB: far more than its socket buffers; it is dropped for taking nothing meanwhile.
+    for _ in 0..(64 << 20) / 4096 {
         ext_send(
             &mut ext,
             FromExtension::Event(Event {
@@ -164,7 +164,9 @@ async fn a_client_that_stops_reading_is_dropped_without_stalling_others() {
     }
     send(&mut fast, json!({"id": 1, "method": "Browser.getVersion"})).await;
     assert!(next_json(&mut fast).await["result"]["product"].is_string());
-    // The slow client's socket was closed by the daemon: draining it ends.
+    // Left alone past its patience (2 s with 5 MiB or more waiting), the slow client's socket
+    // was closed by the daemon: draining it ends.
+    tokio::time::sleep(Duration::from_secs(5)).await;
     assert!(closes_within(&mut slow, Duration::from_secs(30)).await, "the slow client was disconnected");
 }
 
@@ -306,8 +308,8 @@ async fn a_client_that_stops_reading_is_dropped_once_it_stalls_while_a_slow_read
             assert_eq!(next_json(&mut slow).await["method"], "Network.dataReceived");
         }
     }
-    // The stopped one is closed once it has taken nothing for a second: reading again later, it
-    // finds what its socket buffers held, then the end.
+    // The stopped one is closed once it has taken nothing for a second (less, the more waits):
+    // reading again later, it finds what its socket buffers held, then the end.
     tokio::time::sleep(limits.stall_timeout * 2).await;
     let mut received = 0usize;
     let drained = async {
