@@ -29,6 +29,11 @@ const INPUTS_PER_FLUSH: usize = 64;
 /// How often the core learns the time: the resolution of command timeouts and grace periods,
 /// and how often the side panel may hear about agents.
 const TICK: Duration = Duration::from_millis(250);
+/// After this much has gone out to clients, the first quiet tick gives freed memory back to
+/// the system (`crate::trim`): a flood's many small frames otherwise stay resident.
+const TRIM_AFTER_BYTES: usize = 4 << 20;
+/// A tick that sends clients less than this is quiet.
+const QUIET_TICK_BYTES: usize = 256 << 10;
 /// The answer of a one-shot request whose connection the core closed first.
 const REQUEST_CLOSED: &str = r#"{"error":{"code":-32000,"message":"the request was cut off: the kill switch is on or the agent was disconnected"}}"#;
 
@@ -162,6 +167,9 @@ struct Hub {
     welcome: Welcome,
     next_request_conn: ConnId,
     started: Instant,
+    /// Bytes pushed to clients since memory was last given back, and in the current tick.
+    sent_since_trim: usize,
+    sent_this_tick: usize,
 }
 
 /// Starts the hub task. `welcome` is what every accepted extension is told. The task only
@@ -188,6 +196,8 @@ pub fn spawn(
         // Far from the ids sockets get from `next_id`.
         next_request_conn: 1 << 62,
         started: Instant::now(),
+        sent_since_trim: 0,
+        sent_this_tick: 0,
     };
     let task = tokio::spawn(async move {
         let mut tick = tokio::time::interval(TICK);
@@ -318,6 +328,11 @@ impl Hub {
         for (conn, overflow) in stalled {
             self.drop_slow_client(conn, overflow);
         }
+        if self.sent_since_trim >= TRIM_AFTER_BYTES && self.sent_this_tick < QUIET_TICK_BYTES {
+            crate::trim::release_free_memory_soon();
+            self.sent_since_trim = 0;
+        }
+        self.sent_this_tick = 0;
         // Requests whose asker went away (or gave up waiting) are withdrawn from the panel.
         let abandoned: Vec<u64> =
             self.handovers.iter().filter(|(_, r)| r.is_closed()).map(|(id, _)| *id).collect();
@@ -382,8 +397,13 @@ impl Hub {
                         }
                     }
                     let Some(outbox) = self.clients.get(&conn) else { continue };
-                    if let Err(overflow) = outbox.push(frame.into()) {
-                        self.drop_slow_client(conn, overflow);
+                    let len = frame.len();
+                    match outbox.push(frame.into()) {
+                        Ok(()) => {
+                            self.sent_since_trim += len;
+                            self.sent_this_tick += len;
+                        }
+                        Err(overflow) => self.drop_slow_client(conn, overflow),
                     }
                 }
                 Output::ToExtension(frame) => self.send_to_extension(&frame),

@@ -24,9 +24,8 @@ use tokio::time::Instant;
 /// bookkeeping. Counted in the byte bound, so that many tiny frames are bounded too.
 pub const FRAME_OVERHEAD: usize = 64;
 
-/// A queue that held this much before it emptied leaves freed memory behind: see
-/// [`OutboxReader::take_drained_large`].
-pub const DRAINED_LARGE_BYTES: usize = 8 << 20;
+/// An empty queue keeps room for this many frames; a burst's larger room is given back.
+const KEPT_CAPACITY: usize = 1024;
 
 /// How much may wait for one client, and for how long without progress.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,10 +73,6 @@ struct State {
     queue: VecDeque<Utf8Bytes>,
     /// The queue's cost: each frame's length plus [`FRAME_OVERHEAD`].
     bytes: usize,
-    /// The most `bytes` has been since the queue was last empty.
-    high_water: usize,
-    /// The queue emptied after holding [`DRAINED_LARGE_BYTES`] or more.
-    drained_large: bool,
     /// When the writer last took a frame, or the queue last filled from empty (an idle writer
     /// is not behind): how long the client has shown no progress.
     progress_at: Instant,
@@ -129,8 +124,6 @@ pub fn outbox(limits: Limits) -> (Outbox, OutboxReader) {
         state: Mutex::new(State {
             queue: VecDeque::new(),
             bytes: 0,
-            high_water: 0,
-            drained_large: false,
             progress_at: Instant::now(),
             finished: false,
             overflowed: false,
@@ -158,7 +151,6 @@ impl Outbox {
             return Err(self.shared.give_up(state, overflow));
         }
         state.bytes += cost;
-        state.high_water = state.high_water.max(state.bytes);
         state.queue.push_back(frame);
         drop(state);
         self.shared.wake.notify_one();
@@ -191,9 +183,8 @@ impl State {
         let frame = self.queue.pop_front()?;
         self.bytes -= frame.len() + FRAME_OVERHEAD;
         self.progress_at = Instant::now();
-        if self.queue.is_empty() {
-            self.drained_large |= self.high_water >= DRAINED_LARGE_BYTES;
-            self.high_water = 0;
+        if self.queue.is_empty() && self.queue.capacity() > KEPT_CAPACITY {
+            self.queue = VecDeque::new();
         }
         Some(frame)
     }
@@ -242,12 +233,6 @@ impl OutboxReader {
 
     pub fn has_overflowed(&self) -> bool {
         self.shared.state().overflowed
-    }
-
-    /// Whether the queue has emptied after holding [`DRAINED_LARGE_BYTES`] or more since the
-    /// last call: the allocator then holds the freed frames' pages (`crate::trim`).
-    pub fn take_drained_large(&self) -> bool {
-        std::mem::take(&mut self.shared.state().drained_large)
     }
 }
 
@@ -376,19 +361,13 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_queue_that_empties_after_holding_much_says_so_once() {
-        let limits = Limits { max_bytes: 4 * DRAINED_LARGE_BYTES, ..Limits::default() };
-        let (outbox, reader) = outbox(limits);
-        outbox.push(frame(DRAINED_LARGE_BYTES / 2)).unwrap();
-        reader.next_ready().unwrap();
-        assert!(!reader.take_drained_large(), "half of it");
-        outbox.push(frame(DRAINED_LARGE_BYTES / 2)).unwrap();
-        outbox.push(frame(DRAINED_LARGE_BYTES / 2)).unwrap();
-        reader.next_ready().unwrap();
-        assert!(!reader.take_drained_large(), "not empty yet");
-        reader.next_ready().unwrap();
-        assert!(reader.take_drained_large());
-        assert!(!reader.take_drained_large(), "once");
+    async fn an_emptied_queue_gives_back_a_burst_s_room() {
+        let (outbox, reader) = outbox(Limits::default());
+        for _ in 0..10 * KEPT_CAPACITY {
+            outbox.push(frame(1)).unwrap();
+        }
+        while reader.next_ready().is_some() {}
+        assert!(outbox.shared.state().queue.capacity() <= KEPT_CAPACITY);
     }
 
     #[tokio::test]

@@ -486,9 +486,6 @@ async fn write_client(mut sink: SplitSink<WebSocket, Message>, outbox: OutboxRea
             sent = write_batch(&mut sink, frame, &outbox) => if sent.is_err() { return false },
             () = outbox.overflowed() => return true,
         }
-        if outbox.take_drained_large() {
-            crate::trim::release_free_memory_soon();
-        }
     }
     if outbox.has_overflowed() {
         return true;

@@ -1,7 +1,7 @@
 //! Giving freed memory back to the system after a burst. glibc keeps what it freed in its
 //! arenas, fragmented among live allocations, so a slow client's 32 MiB queue of 32 KB frames
 //! can stay resident long after it was dropped (measured: 70+ MiB held after two such
-//! clients), and a flood's many small frames after their queue emptied (measured: 25-30 MiB
+//! clients), and a flood's many small frames after they were written (measured: 25-30 MiB
 //! held after a 200,000-message console flood read by puppeteer, 10 MiB at rest);
 //! `malloc_trim` returns the free pages of every arena.
 
@@ -14,8 +14,8 @@ const COALESCE: Duration = Duration::from_millis(250);
 static PENDING: AtomicBool = AtomicBool::new(false);
 
 /// Returns free heap pages to the system shortly, off the runtime's thread (trimming a large
-/// heap can take milliseconds); requests that come meanwhile share it. Called after a large
-/// queue was dropped or drained. Needs a tokio runtime.
+/// heap can take milliseconds); requests that come meanwhile share it. Called when a client
+/// goes, and when the hub goes quiet after much traffic. Needs a tokio runtime.
 pub fn release_free_memory_soon() {
     if PENDING.swap(true, Ordering::AcqRel) {
         return;
