@@ -1,13 +1,18 @@
 // Bursts and floods: a client that reads at its own pace is never cut off by a burst of events,
-// and one that has stopped reading is.
+// one that has stopped reading is, and one agent's flood costs the others only what the
+// browser itself costs them (the figures are printed; BENCHMARKS.md has them).
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
+import { floodFairness } from '../bench/fairness.mjs';
 import { RawCdp, connectAgent, pollFor, startHarness, withTimeout } from './harness.mjs';
 
+const MiB = 1 << 20;
 /** The daemon's default: more than 1 MiB waiting and nothing taken for this long is a stopped reader. */
 const STALL_MS = 10_000;
+
+const ms = (v) => `${v.toFixed(1)} ms`;
 
 describe('bursts and floods', { timeout: 900_000 }, () => {
   let h;
@@ -68,5 +73,30 @@ describe('bursts and floods', { timeout: 900_000 }, () => {
       paused?.close();
       await browser.disconnect();
     }
+  });
+
+  test("one agent's 200,000-message flood: the other agent's round trips, the flooder's events, the daemon's memory", async () => {
+    const f = await floodFairness(h, { messages: 200_000 });
+    const t = f.tabtunnel;
+    const line = (x) =>
+      `p50 ${ms(x.rest.p50_ms)}, p99 ${ms(x.rest.p99_ms)} at rest; p50 ${ms(x.during.p50_ms)}, ` +
+      `p99 ${ms(x.during.p99_ms)}, max ${ms(x.during.max_ms)} during the flood (${x.during.samples} calls)`;
+    console.log(
+      [
+        `# flood of ${f.messages} console messages: every event at the flooder after ${(t.flood_ms / 1000).toFixed(1)} s`,
+        `# the other agent's round trip through tabtunnel: ${line(t.victim)}`,
+        `# the same tab over Chromium's own port meanwhile: ${line(t.direct_victim)}`,
+        `# daemon memory: ${(t.daemon.rest_rss_bytes / MiB).toFixed(1)} MiB at rest, ${(t.daemon.peak_rss_bytes / MiB).toFixed(1)} MiB at the peak, ` +
+          `${(t.daemon.after_rss_bytes / MiB).toFixed(1)} MiB after`,
+      ].join('\n'),
+    );
+    assert.equal(t.all_delivered, true, `the flooding agent got ${t.events} of ${f.messages} events`);
+    assert.equal(t.flooder_connected, true, 'the flooding agent is still connected');
+    assert.equal(t.wrong_answers, 0, "every one of the other agent's commands got its own answer");
+    assert.ok(t.victim.during.samples > 0);
+    assert.ok(
+      t.daemon.after_rss_bytes < t.daemon.rest_rss_bytes + 16 * MiB,
+      `the daemon holds ${(t.daemon.after_rss_bytes / MiB).toFixed(1)} MiB after the flood (${(t.daemon.rest_rss_bytes / MiB).toFixed(1)} at rest)`,
+    );
   });
 });
