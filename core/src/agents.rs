@@ -52,6 +52,10 @@ pub(crate) struct AgentRecord {
 #[derive(Debug, Default)]
 pub(crate) struct Agents {
     records: BTreeMap<AgentId, AgentRecord>,
+    /// Agents the human registered (each has a credential of its own): like the default agent,
+    /// they never count toward `max_agents`, so names made up with the owner token cannot lock
+    /// them out.
+    registered: std::collections::BTreeSet<String>,
     /// What the side panel was last told, to send only changes.
     last_sent: Option<Vec<AgentStatus>>,
 }
@@ -73,8 +77,14 @@ impl Agents {
         self.records.contains_key(agent)
     }
 
-    pub fn len(&self) -> usize {
-        self.records.len()
+    /// Whether `agent` counts toward `max_agents`: not the default agent, not a registered one.
+    pub fn counted(&self, agent: &AgentId) -> bool {
+        agent.as_str() != DEFAULT_AGENT && !self.registered.contains(agent.as_str())
+    }
+
+    /// How many agents known now count toward `max_agents`.
+    pub fn counted_len(&self) -> usize {
+        self.records.keys().filter(|a| self.counted(a)).count()
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&AgentId, &AgentRecord)> {
@@ -138,6 +148,12 @@ pub(crate) fn grace_ends_at(record: &AgentRecord, limits: &Limits) -> Option<u64
 }
 
 impl Core {
+    /// The agents the human registered, each with its own credential (the daemon's
+    /// `agents.json`); they are always let in, whatever `max_agents` says.
+    pub fn set_registered_agents(&mut self, names: impl IntoIterator<Item = String>) {
+        self.agents.registered = names.into_iter().collect();
+    }
+
     /// Agents gone past their grace period lose their tabs: those they opened close, those the
     /// human handed them go back to the human. Agents with nothing left are forgotten.
     pub(crate) fn release_idle_agents(&mut self) {
@@ -185,8 +201,9 @@ impl Core {
         }
     }
 
-    /// The human disconnected an agent: its connections close now and its tabs go as asked.
-    pub fn disconnect_agent(&mut self, agent: &AgentId, fate: TabsFate) {
+    /// The human revoked the agent's token: its connections close now; its tabs wait out the
+    /// grace period as after any disconnect (a new token lets it find them again).
+    pub fn cut_off_agent(&mut self, agent: &AgentId) {
         let mut conns: Vec<_> =
             self.conns.iter().filter(|(_, c)| &c.agent == agent).map(|(id, _)| *id).collect();
         conns.sort_unstable();
@@ -194,6 +211,11 @@ impl Core {
             self.client_disconnected(conn);
             self.out.push_back(Output::CloseClient { conn });
         }
+    }
+
+    /// The human disconnected an agent: its connections close now and its tabs go as asked.
+    pub fn disconnect_agent(&mut self, agent: &AgentId, fate: TabsFate) {
+        self.cut_off_agent(agent);
         if let Some(record) = self.agents.get_mut(agent) {
             record.released = true;
         }
@@ -292,7 +314,7 @@ mod tests {
     use crate::testing::*;
     use crate::Limits as CoreLimits;
     use serde_json::{json, Value};
-    use tabtunnel_wire::{FromExtension, TabId, TabsFate, ToExtension, UnshareReason};
+    use tabtunnel_wire::{BrowserOp, FromExtension, TabId, TabInfo, TabsFate, ToExtension, UnshareReason};
 
     fn two_agents() -> Harness {
         let mut h = Harness::with_tabs(&[]);
@@ -421,6 +443,58 @@ mod tests {
         assert!(step.only_reply(4)["result"].is_object(), "a known agent's second connection is fine");
         h.core.client_disconnected(3);
         assert_eq!(h.core.agent_statuses().len(), 2, "the refused one never counted");
+    }
+
+    #[test]
+    fn made_up_names_cannot_lock_out_registered_agents_or_the_plain_endpoint() {
+        let limits = CoreLimits { max_agents: 2, ..CoreLimits::default() };
+        let mut h = Harness::with_limits(limits);
+        h.core.extension_connected(hello(&[])).unwrap();
+        h.core.set_registered_agents(["alice".to_owned()]);
+        for (conn, name) in [(1, "x1"), (2, "x2"), (3, "x3")] {
+            h.connect_as(conn, name);
+        }
+        let refused = h.send(3, json!({"id": 1, "method": "Browser.getVersion"}));
+        assert!(refused.only_reply(3)["error"].is_object(), "a third made-up name is over the limit");
+        h.connect_as(4, "alice");
+        h.connect_as(5, DEFAULT_AGENT);
+        for conn in [4, 5] {
+            let step = h.send(conn, json!({"id": 1, "method": "Browser.getVersion"}));
+            assert!(step.only_reply(conn)["result"].is_object(), "{conn} got in");
+        }
+    }
+
+    #[test]
+    fn popups_count_toward_the_tab_limit_and_one_past_it_is_closed() {
+        let limits = CoreLimits { max_tabs_per_agent: 2, ..CoreLimits::default() };
+        let mut h = Harness::with_tabs_and_limits(&[], limits);
+        h.connect_as(1, "a");
+        h.send(1, json!({"id": 1, "method": "Target.setDiscoverTargets", "params": {"discover": true}}));
+        h.ext(FromExtension::TabShared(agent_tab(1, "a", true)));
+        let popup =
+            |tab: TabId| TabInfo { opener_target_id: Some("PAGE1".into()), ..agent_tab(tab, "a", true) };
+        let step = h.ext(FromExtension::TabShared(popup(2)));
+        assert!(step.browser_ops().is_empty(), "the second tab is within the limit");
+        let step = h.ext(FromExtension::TabShared(popup(3)));
+        assert_eq!(
+            step.methods(1),
+            ["Target.targetCreated", "Target.targetCreated"],
+            "the client sees it come"
+        );
+        assert_eq!(step.browser_ops()[0].1, &BrowserOp::CloseTab { tab_id: 3 });
+        let step = h.ext(FromExtension::TabUnshared { tab_id: 3, reason: UnshareReason::Closed });
+        assert_eq!(step.methods(1), ["Target.targetDestroyed", "Target.targetDestroyed"], "and go");
+        // One still on its first, blank document goes once it has one, or at the deadline.
+        let blank = |tab: TabId| TabInfo { url: "about:blank".into(), ..popup(tab) };
+        let step = h.ext(FromExtension::TabShared(blank(4)));
+        assert!(step.browser_ops().is_empty(), "not while Chrome still makes it");
+        let step = h.ext(FromExtension::TabChanged(popup(4)));
+        assert_eq!(step.browser_ops()[0].1, &BrowserOp::CloseTab { tab_id: 4 });
+        h.ext(FromExtension::TabUnshared { tab_id: 4, reason: UnshareReason::Closed });
+        h.ext(FromExtension::TabShared(blank(5)));
+        assert!(h.tick(500).browser_ops().is_empty());
+        assert_eq!(h.tick(1000).browser_ops()[0].1, &BrowserOp::CloseTab { tab_id: 5 });
+        assert!(h.tick(2000).browser_ops().is_empty(), "once");
     }
 
     #[test]

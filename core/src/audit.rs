@@ -98,29 +98,57 @@ impl Core {
         url: Option<&str>,
         outcome: Outcome,
     ) {
+        let url = url.map(|u| redact_secrets(u, &self.config.secrets));
         let activity = Activity {
             method: method.to_owned(),
-            url: url.map(str::to_owned),
+            url: url.clone(),
             outcome: outcome.describe(),
             at_ms: self.now_ms,
         };
         if let Some(record) = self.agents.get_mut(agent) {
             record.recent.push(activity);
         }
-        let record = AuditRecord {
-            agent: agent.clone(),
-            tab,
-            method: method.to_owned(),
-            url: url.map(str::to_owned),
-            outcome,
-        };
+        let record = AuditRecord { agent: agent.clone(), tab, method: method.to_owned(), url, outcome };
         self.out.push_back(Output::Audit(record));
     }
+}
+
+/// `url` with every secret in it (the daemon's tokens and keys, and anything shaped like an
+/// agent token) replaced by `<secret>`: the trail is for reading, not a place tokens leak to.
+pub fn redact_secrets(url: &str, secrets: &[String]) -> String {
+    let mut out = url.to_owned();
+    for secret in secrets.iter().filter(|s| !s.is_empty()) {
+        out = out.replace(secret.as_str(), "<secret>");
+    }
+    // Agent tokens are `tta_` and 64 hex digits; the daemon keeps only their hashes.
+    let mut from = 0;
+    while let Some(at) = out[from..].find(crate::AGENT_TOKEN_PREFIX).map(|i| from + i) {
+        let digits =
+            out[at + crate::AGENT_TOKEN_PREFIX.len()..].bytes().take_while(u8::is_ascii_hexdigit).count();
+        if digits >= 64 {
+            out.replace_range(at..at + crate::AGENT_TOKEN_PREFIX.len() + digits, "<secret>");
+        }
+        from = at + 1;
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn secrets_never_reach_the_trail() {
+        let owner = "ab".repeat(32);
+        let agent = format!("tta_{}", "0f".repeat(32));
+        let url = format!("http://127.0.0.1:9722/{owner}/json/new?u=http://x/?t={agent}&z=1");
+        assert_eq!(
+            redact_secrets(&url, std::slice::from_ref(&owner)),
+            "http://127.0.0.1:9722/<secret>/json/new?u=http://x/?t=<secret>&z=1"
+        );
+        assert_eq!(redact_secrets("https://x/tta_short", &[]), "https://x/tta_short");
+        assert_eq!(redact_secrets("https://x/", &[String::new()]), "https://x/");
+    }
 
     #[test]
     fn plumbing_is_not_audited_and_outcomes_read_well() {

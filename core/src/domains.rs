@@ -143,7 +143,17 @@ impl TargetSession {
 /// them, kept while the tab's Runtime is enabled.
 #[derive(Debug, Default)]
 pub struct ExecutionContexts {
-    live: Vec<(i64, String)>,
+    live: Vec<LiveContext>,
+}
+
+#[derive(Debug)]
+struct LiveContext {
+    id: i64,
+    /// Its `uniqueId`, which commands may name instead of the id.
+    unique_id: Option<String>,
+    /// A world a client made for its own scripts (`auxData.type` "isolated"), not the page's.
+    isolated: bool,
+    announcement: String,
 }
 
 impl ExecutionContexts {
@@ -151,11 +161,19 @@ impl ExecutionContexts {
     pub fn observe(&mut self, method: &str, params: &str) {
         #[derive(serde::Deserialize)]
         struct Created {
-            context: Id,
+            context: Context,
         }
         #[derive(serde::Deserialize)]
-        struct Id {
+        #[serde(rename_all = "camelCase")]
+        struct Context {
             id: i64,
+            unique_id: Option<String>,
+            aux_data: Option<AuxData>,
+        }
+        #[derive(serde::Deserialize)]
+        struct AuxData {
+            #[serde(rename = "type")]
+            kind: Option<String>,
         }
         #[derive(serde::Deserialize)]
         #[serde(rename_all = "camelCase")]
@@ -164,14 +182,20 @@ impl ExecutionContexts {
         }
         match method {
             "Runtime.executionContextCreated" => {
-                if let Ok(created) = serde_json::from_str::<Created>(params) {
-                    self.live.retain(|(id, _)| *id != created.context.id);
-                    self.live.push((created.context.id, params.to_owned()));
+                if let Ok(Created { context }) = serde_json::from_str::<Created>(params) {
+                    self.live.retain(|c| c.id != context.id);
+                    let isolated = context.aux_data.and_then(|a| a.kind).as_deref() == Some("isolated");
+                    self.live.push(LiveContext {
+                        id: context.id,
+                        unique_id: context.unique_id,
+                        isolated,
+                        announcement: params.to_owned(),
+                    });
                 }
             }
             "Runtime.executionContextDestroyed" => {
                 if let Ok(destroyed) = serde_json::from_str::<Destroyed>(params) {
-                    self.live.retain(|(id, _)| *id != destroyed.execution_context_id);
+                    self.live.retain(|c| c.id != destroyed.execution_context_id);
                 }
             }
             "Runtime.executionContextsCleared" => self.live.clear(),
@@ -184,12 +208,20 @@ impl ExecutionContexts {
     }
 
     pub fn ids(&self) -> impl Iterator<Item = i64> + '_ {
-        self.live.iter().map(|(id, _)| *id)
+        self.live.iter().map(|c| c.id)
     }
 
     /// The `executionContextCreated` params of those of `ids` still live, oldest first.
     pub fn announcements_of<'a>(&'a self, ids: &'a [i64]) -> impl Iterator<Item = &'a str> + 'a {
-        self.live.iter().filter(|(id, _)| ids.contains(id)).map(|(_, params)| params.as_str())
+        self.live.iter().filter(|c| ids.contains(&c.id)).map(|c| c.announcement.as_str())
+    }
+
+    /// Whether the context a command names (by id or unique id) is known to be an isolated
+    /// world; `false` for the page's own worlds and for contexts not seen.
+    pub fn is_isolated(&self, id: Option<i64>, unique_id: Option<&str>) -> bool {
+        self.live.iter().any(|c| {
+            c.isolated && (id == Some(c.id) || (unique_id.is_some() && c.unique_id.as_deref() == unique_id))
+        })
     }
 }
 

@@ -6,6 +6,7 @@
 
 use crate::audit::{is_plumbing, Outcome};
 use crate::frames::{errors, ClientCommand};
+use crate::origins::origin_key;
 use crate::policy::{AgentPolicy, Decision, PolicySet};
 use crate::session::{ConnId, SessionKind};
 use crate::{AgentId, Core, OnSuccess, Output};
@@ -54,22 +55,26 @@ pub(crate) struct Guard {
     pub kill_switch: bool,
 }
 
-/// The URL a navigation command goes to (params are parsed only for these two methods).
-fn navigation_target(cmd: &ClientCommand) -> Option<String> {
-    match cmd.method {
-        "Page.navigate" | "Target.createTarget" => {
-            let url = crate::emulation::params(cmd)["url"].as_str().map(str::to_owned);
-            Some(url.filter(|u| !u.is_empty()).unwrap_or_else(|| "about:blank".into()))
-        }
-        _ => None,
-    }
+/// Where a command would load a document from, and whether into a frame (params are parsed
+/// only for these methods): a navigation, a new tab, or `Network.loadNetworkResource` (which
+/// fetches with the user's cookies and hands the agent the body, no frame needed).
+struct Destination {
+    url: String,
+    in_frame: bool,
 }
 
-/// `scheme://host[:port]` of a URL, for "always allow this origin".
-fn origin_key(url: &str) -> String {
-    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    format!("{}://{}", scheme.to_ascii_lowercase(), authority.to_ascii_lowercase())
+fn destination(cmd: &ClientCommand, kind: SessionKind, page_target: Option<&str>) -> Option<Destination> {
+    if !matches!(cmd.method, "Page.navigate" | "Target.createTarget" | "Network.loadNetworkResource") {
+        return None;
+    }
+    let params = crate::emulation::params(cmd);
+    let url = params["url"].as_str().filter(|u| !u.is_empty()).unwrap_or("about:blank").to_owned();
+    // A navigation of a frame: one named that is not the page's main frame (whose id is the
+    // page's target id), or any navigation from a frame's own session.
+    let in_frame = cmd.method == "Page.navigate"
+        && (matches!(kind, SessionKind::Child { .. })
+            || params["frameId"].as_str().is_some_and(|f| Some(f) != page_target));
+    Some(Destination { url, in_frame })
 }
 
 impl Core {
@@ -85,7 +90,52 @@ impl Core {
                 c.policy = policy;
             }
         }
+        let tabs: Vec<(TabId, AgentId)> =
+            self.tabs.iter().map(|(id, s)| (*id, s.tab.owner.clone())).collect();
+        for (tab, owner) in tabs {
+            let policy = self.policy_for(&owner);
+            if let Some(state) = self.tabs.get_mut(&tab) {
+                state.policy = policy;
+            }
+        }
         self.send_navigation_rules();
+    }
+
+    /// A read-only agent's script in one of the page's own worlds runs with V8's side-effect
+    /// check (see `read_only.rs`): the params to send instead of the client's, if any.
+    pub(crate) fn read_only_params(
+        &self,
+        conn: ConnId,
+        cmd: &ClientCommand,
+        kind: SessionKind,
+    ) -> Option<Box<tabtunnel_wire::RawValue>> {
+        if !self.conns[&conn].policy.as_ref().is_some_and(|p| p.is_read_only()) {
+            return None;
+        }
+        let script = crate::read_only::ScriptParams::parse(cmd.method, cmd.params)?;
+        let context = script.context();
+        let contexts = match kind {
+            SessionKind::Page { tab } => self.tabs.get(&tab).map(|s| &s.page.contexts),
+            SessionKind::Child { tab } => {
+                self.tabs.get(&tab).and_then(|s| s.target(Some(cmd.session_id))).map(|t| &t.contexts)
+            }
+            _ => None,
+        };
+        let isolated = contexts.is_some_and(|c| c.is_isolated(context.id, context.unique_id.as_deref()));
+        (!isolated).then(|| script.without_side_effects())
+    }
+
+    /// What the answer to a read-only agent's script needs.
+    pub(crate) fn answer_may_explain_read_only(&self, conn: ConnId, method: &str) -> Option<OnSuccess> {
+        let read_only = self.conns.get(&conn)?.policy.as_ref()?.is_read_only();
+        (read_only && crate::read_only::ScriptParams::runs_script(method))
+            .then_some(OnSuccess::ExplainReadOnly)
+    }
+
+    /// What the answer to a command needs when its agent's policy hides cookies.
+    pub(crate) fn answer_may_hide_cookies(&self, conn: ConnId, method: &str) -> Option<OnSuccess> {
+        let hides = self.conns.get(&conn)?.policy.as_ref()?.hides_cookies();
+        (hides && crate::cookies::domain_carries_cookies(method)).then_some(OnSuccess::HideCookies)
     }
 
     /// The agent's policy, unless it restricts nothing (the fast path checks nothing then).
@@ -114,9 +164,15 @@ impl Core {
         approved: Approved,
     ) -> bool {
         let agent = self.conns[&conn].agent.clone();
-        let url = navigation_target(cmd);
+        let page_target =
+            kind.tab().and_then(|t| self.tabs.get(&t)).map(|s| s.tab.page_target_id().to_owned());
+        let destination = destination(cmd, kind, page_target.as_deref());
+        let url = destination.as_ref().map(|d| d.url.clone());
+        let in_frame = destination.is_some_and(|d| d.in_frame);
         let verdict = match self.conns[&conn].policy.clone() {
-            Some(policy) => self.verdict(conn, cmd, kind, text, approved, &agent, &policy, url.as_deref()),
+            Some(policy) => {
+                self.verdict(conn, cmd, kind, text, approved, &agent, &policy, url.as_deref(), in_frame)
+            }
             None => Verdict::Go,
         };
         // A command the human allowed was audited with the answer.
@@ -137,9 +193,16 @@ impl Core {
         agent: &AgentId,
         policy: &AgentPolicy,
         url: Option<&str>,
+        in_frame: bool,
     ) -> Verdict {
         let tab = kind.tab();
-        match policy.method(cmd.method) {
+        let decision =
+            if policy.is_read_only() && crate::read_only::only_makes_a_world(cmd.method, cmd.params) {
+                Decision::Allow
+            } else {
+                policy.method(cmd.method)
+            };
+        match decision {
             Decision::Deny(rule) => {
                 self.audit(agent, tab, cmd.method, url, Outcome::Denied { rule: rule.clone() });
                 self.refuse(conn, cmd, kind, &errors::denied_by_policy(cmd.method, &rule));
@@ -152,7 +215,8 @@ impl Core {
             _ => {}
         }
         let Some(url) = url else { return Verdict::Go };
-        match policy.navigation(url) {
+        let decision = if in_frame { policy.frame(url) } else { policy.navigation(url) };
+        match decision {
             Decision::Allow => Verdict::Go,
             Decision::Deny(rule) => {
                 self.audit(agent, tab, cmd.method, Some(url), Outcome::Denied { rule: rule.clone() });
@@ -306,8 +370,13 @@ impl Core {
         if !owned || self.guard.kill_switch {
             return self.out.push_back(Output::NavigationDecided { id, go: false });
         }
-        let decision = match self.guard.policy.as_ref() {
-            Some(policy) => policy.for_agent(agent.as_str()).navigation(url),
+        let decision = match self.guard.policy.as_ref().map(|p| p.for_agent(agent.as_str())) {
+            // Read-only: the tab stays where it is, whatever starts the navigation.
+            Some(policy) if policy.is_read_only() => Decision::Deny(format!(
+                "preset \"read-only\" in [{}] (its tabs stay where they are)",
+                policy.section()
+            )),
+            Some(policy) => policy.navigation(url),
             None => Decision::Allow,
         };
         let request = |rule: String| ApprovalRequest {
@@ -742,5 +811,66 @@ mod tests {
             h.send(1, json!({"id": 3, "sessionId": page, "method": "Network.getCookies"})).commands().len(),
             1
         );
+    }
+
+    #[test]
+    fn everything_an_agent_can_read_a_document_through_is_held_to_its_origins() {
+        let (mut h, page) = guarded("a");
+        // A credentialed fetch by DevTools needs no frame at all.
+        let step = h.send(1, json!({"id": 1, "sessionId": page, "method": "Network.loadNetworkResource", "params": {"frameId": "PAGE1", "url": "http://localhost:5/inbox", "options": {"disableCache": true, "includeCredentials": true}}}));
+        assert!(step.commands().is_empty());
+        assert!(step.only_reply(1)["error"]["message"].as_str().unwrap().contains("allow_origins"));
+        let step = h.send(1, json!({"id": 2, "sessionId": page, "method": "Network.loadNetworkResource", "params": {"frameId": "PAGE1", "url": "http://127.0.0.1:5/ok", "options": {"disableCache": true, "includeCredentials": true}}}));
+        assert_eq!(step.commands().len(), 1);
+        // A frame navigated by id: frames never ask, they are refused.
+        let step = h.send(1, json!({"id": 3, "sessionId": page, "method": "Page.navigate", "params": {"frameId": "FRAME-2", "url": "https://mail.example.com/"}}));
+        assert_eq!(step.only_reply(1)["result"]["errorText"], "net::ERR_BLOCKED_BY_CLIENT");
+        assert!(approvals(&step).is_empty() && step.commands().is_empty());
+        // The page's own frame is the page: asked as before.
+        let step = h.send(1, json!({"id": 4, "sessionId": page, "method": "Page.navigate", "params": {"frameId": "PAGE1", "url": "https://mail.example.com/"}}));
+        assert_eq!(approvals(&step).len(), 1);
+        // A URL read as Chrome reads it: this one is localhost:1, not the allowed 127.0.0.1.
+        let step = h.send(1, json!({"id": 5, "sessionId": page, "method": "Page.navigate", "params": {"url": "http://localhost:1\\@127.0.0.1:2/"}}));
+        assert_eq!(step.only_reply(1)["result"]["errorText"], "net::ERR_BLOCKED_BY_CLIENT");
+    }
+
+    #[test]
+    fn a_frame_of_a_forbidden_origin_never_becomes_the_agents_target() {
+        let (mut h, page) = guarded("a");
+        let step = h.send(1, json!({"id": 1, "sessionId": page, "method": "Target.setAutoAttach", "params": {"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true}}));
+        let id = step.commands()[0].id;
+        h.answer(id, json!({}));
+        let attach = |session: &str, url: &str| {
+            event(1, None, "Target.attachedToTarget", &json!({"sessionId": session, "targetInfo": {"targetId": format!("T-{session}"), "type": "iframe", "url": url}, "waitingForDebugger": false}).to_string())
+        };
+        let step = h.ext(attach("F1", "http://localhost:5/mail"));
+        assert!(step.to(1).is_empty(), "not announced");
+        assert!(
+            matches!(&audits(&step)[0].outcome, Outcome::Denied { rule } if rule.contains("allow_origins"))
+        );
+        let step = h.send(1, json!({"id": 2, "sessionId": "F1", "method": "Runtime.evaluate", "params": {"expression": "document.body.innerText"}}));
+        assert!(step.commands().is_empty(), "its session does not exist for the agent");
+        let step = h.ext(attach("F2", "http://127.0.0.1:5/widget"));
+        assert_eq!(step.methods(1), ["Target.attachedToTarget"]);
+    }
+
+    #[test]
+    fn a_read_only_agents_page_goes_nowhere_whatever_starts_it() {
+        let (mut h, _) = guarded("reader");
+        h.core.navigation_requested(7, &AgentId::new("reader"), 1, "http://127.0.0.1:5/order");
+        let step = h.drain();
+        assert!(step.other.iter().any(|o| matches!(o, Output::NavigationDecided { id: 7, go: false })));
+        assert!(matches!(&audits(&step)[0].outcome, Outcome::Denied { rule } if rule.contains("read-only")));
+        h.core.navigation_requested(8, &AgentId::new("reader"), 1, "https://mail.example.com/");
+        assert!(approvals(&h.drain()).is_empty(), "nothing to ask: it stays");
+    }
+
+    #[test]
+    fn the_trail_never_holds_a_secret() {
+        let (mut h, page) = guarded("a");
+        let url = format!("http://127.0.0.1:9/{SECRET}/json/version");
+        let step =
+            h.send(1, json!({"id": 1, "sessionId": page, "method": "Page.navigate", "params": {"url": url}}));
+        assert_eq!(audits(&step)[0].url.as_deref(), Some("http://127.0.0.1:9/<secret>/json/version"));
     }
 }

@@ -24,6 +24,7 @@
 mod agents;
 pub mod audit;
 mod closing;
+mod cookies;
 mod domains;
 mod emulation;
 pub mod envelope;
@@ -33,9 +34,12 @@ mod handover;
 mod lifecycle;
 pub use lifecycle::TabEvent;
 mod null_values;
+pub mod origins;
 mod params_shape;
 mod pending;
 pub mod policy;
+mod presets;
+mod read_only;
 pub mod session;
 mod tab_ops;
 mod tab_sessions;
@@ -56,6 +60,7 @@ use session::{Connection, Session};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 use tab_state::TabState;
+pub use tabtunnel_wire::AGENT_TOKEN_PREFIX;
 use tabtunnel_wire::{
     BrowserInfo, BrowserOp, BrowserRequest, CdpError, Command, FromExtension, RawValue, RequestId, TabId,
     TabInfo, ToExtension,
@@ -112,8 +117,11 @@ pub struct Config {
     pub session_id_salt: u64,
     pub limits: Limits,
     /// The daemon's navigation endpoint, where the browser sends navigations a policy blocks or
-    /// asks about (`http://127.0.0.1:PORT/<token>/tabtunnel/navigation`).
+    /// asks about (`http://127.0.0.1:PORT/<key>/tabtunnel/navigation`).
     pub navigation_url: String,
+    /// Strings never written to the audit trail (the daemon's tokens and keys): a URL holding
+    /// one is recorded with `<secret>` in its place.
+    pub secrets: Vec<String>,
 }
 
 /// A command waiting for the extension's answer.
@@ -152,6 +160,10 @@ enum OnSuccess {
     AutoAttached { tab: TabId, child: Option<String> },
     /// A `Target.createTarget`: the answer is the new tab; reply with its targetId.
     TabCreated { agent: AgentId },
+    /// The agent's policy hides cookies: the answer loses any cookie value it holds.
+    HideCookies,
+    /// A read-only agent's script: V8's refusal of a side effect says why.
+    ExplainReadOnly,
     /// The answer is not CDP's own; reply with this instead.
     ReplyWith(&'static str),
     /// See [`Then::Redispatch`].
@@ -268,7 +280,8 @@ impl Core {
         let limit = self.config.limits.max_agents;
         let mut connection = Connection::new(agent.clone(), root, presence);
         connection.policy = self.policy_for(&agent);
-        if !self.agents.contains(&agent) && self.agents.len() >= limit {
+        if !self.agents.contains(&agent) && self.agents.counted(&agent) && self.agents.counted_len() >= limit
+        {
             connection.refused = Some(agent.as_str().to_owned());
         } else if presence {
             self.agents.connected(&agent);
@@ -331,6 +344,8 @@ impl Core {
         if !self.guard_command(conn, &cmd, kind, text, approved) {
             return;
         }
+        let rewritten = self.read_only_params(conn, &cmd, kind);
+        let cmd = ClientCommand { params: rewritten.as_deref().or(cmd.params), ..cmd };
         match kind {
             // Without the extension there is no browser: saying so beats showing an empty one.
             // Detaching one's own session needs no browser.
@@ -376,7 +391,8 @@ impl Core {
             FromExtension::HandoverAnswer { id, tab_id } => self.handover_answered(id, tab_id),
             FromExtension::ApprovalAnswer { id, answer } => self.approval_answered(id, answer),
             FromExtension::KillSwitch { engaged } => self.set_kill_switch(engaged),
-            FromExtension::Heartbeat => {}
+            // Credentials are files of the shell's; it answers these itself.
+            FromExtension::AgentToken(_) | FromExtension::Heartbeat => {}
         }
     }
 
@@ -407,6 +423,7 @@ impl Core {
         self.expire_waiting();
         self.expire_questions();
         self.release_idle_agents();
+        self.close_overdue_popups();
         self.report_agents();
     }
 
@@ -428,11 +445,17 @@ impl Core {
         if state.target(child.as_deref()).is_none() {
             return self.reply_error_raw(conn, Some(cmd.id), "", &errors::session_not_found());
         }
+        let handed = !state.tab.info.created;
         match cmd.method {
             // Pages are never paused by us, so there is nothing to resume; children may be.
             "Runtime.runIfWaitingForDebugger" if child.is_none() => self.reply(conn, cmd, "{}"),
             "Target.setAutoAttach" => self.target_set_auto_attach(conn, cmd, tab, child),
             "Target.autoAttachRelated" => self.forward(conn, cmd, tab, child),
+            // A tab the human handed over is given back, never closed (as `Target.closeTarget`).
+            "Page.close" if child.is_none() && handed => {
+                let op = BrowserOp::ReleaseTab { tab_id: tab };
+                self.browser_op(conn, cmd, op, Some(OnSuccess::ReplyWith("{}")));
+            }
             "Page.bringToFront" if child.is_none() => {
                 // Chrome would also focus the window, taking it from the human.
                 let op = BrowserOp::ActivateTab { tab_id: tab };
@@ -502,6 +525,9 @@ impl Core {
         child: Option<String>,
         on_success: Option<OnSuccess>,
     ) {
+        let on_success = on_success
+            .or_else(|| self.answer_may_hide_cookies(conn, cmd.method))
+            .or_else(|| self.answer_may_explain_read_only(conn, cmd.method));
         let Some(reply_to) = self.reply_to_for_extension(conn, cmd, on_success) else { return };
         // `chrome.debugger` takes an object or nothing. `params_shape` refused arrays except for
         // methods without parameters, which ignore them.
@@ -650,6 +676,17 @@ impl Core {
         let reply = match on_success {
             None => frames::response(client_id, &session_id, result),
             Some(OnSuccess::ReplyWith(text)) => frames::response(client_id, &session_id, text),
+            Some(OnSuccess::ExplainReadOnly) => {
+                let explained = read_only::explain(result);
+                frames::response(client_id, &session_id, explained.as_deref().unwrap_or(result))
+            }
+            Some(OnSuccess::HideCookies) => {
+                match cookies::mentions_cookie(result).then(|| cookies::redact(result, cookies::Hidden::All))
+                {
+                    Some(Some(redacted)) => frames::response(client_id, &session_id, &redacted),
+                    _ => frames::response(client_id, &session_id, result),
+                }
+            }
             Some(OnSuccess::ReplayContexts(replay)) => {
                 self.replay_contexts(&replay, conn, &session_id);
                 frames::response(client_id, &session_id, result)

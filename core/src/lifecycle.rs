@@ -10,6 +10,9 @@ use crate::{Core, Output};
 use serde_json::json;
 use tabtunnel_wire::{Hello, TabId, TabInfo, PROTOCOL_VERSION};
 
+/// How long a popup past the tab limit may wait for its first document before it is closed.
+const POPUP_CLOSE_GRACE_MS: u64 = 1000;
+
 /// An event from a tab's debugger session, borrowed from the extension's frame: its params are
 /// passed on as they came.
 #[derive(Debug, Clone, Copy)]
@@ -83,7 +86,10 @@ impl Core {
         let tab = Tab::new(info);
         // The agent has something again; its grace period starts anew if it is not there.
         self.agents.entry(&tab.owner).released = false;
-        self.tabs.insert(tab_id, TabState::new(tab));
+        let policy = self.policy_for(&tab.owner);
+        let mut state = TabState::new(tab);
+        state.policy = policy;
+        self.tabs.insert(tab_id, state);
         for conn in self.conns_seeing(tab_id) {
             if self.conns[&conn].discover {
                 self.announce_created(conn, tab_id);
@@ -91,6 +97,51 @@ impl Core {
             if let Some(topology) = self.conns[&conn].auto_attach {
                 self.attach_at_root(conn, tab_id, topology);
             }
+        }
+        self.close_popup_past_limit(tab_id);
+    }
+
+    /// Popups count toward the agent's tab limit like the tabs it opens: one past it is closed
+    /// (its clients saw it come, and see it go) once it has its first document. Closed before
+    /// that, Chrome left the opener's next `window.open` hanging (measured: over 60 s).
+    fn close_popup_past_limit(&mut self, tab_id: TabId) {
+        let info = &self.tabs[&tab_id].tab.info;
+        if !info.created || info.opener_target_id.is_none() {
+            return;
+        }
+        let agent = self.tabs[&tab_id].tab.owner.clone();
+        let limit = self.config.limits.max_tabs_per_agent;
+        if self.visible_tabs(&agent).count() <= limit {
+            return;
+        }
+        let rule = format!("--max-tabs-per-agent {limit}");
+        let url = info.url.clone();
+        self.audit(&agent, Some(tab_id), "popup", Some(&url), crate::Outcome::Denied { rule });
+        let deadline = self.now_ms + POPUP_CLOSE_GRACE_MS;
+        self.tabs.get_mut(&tab_id).expect("known").close_at_ms = Some(deadline);
+        if !crate::origins::is_local_document(&url) {
+            self.close_overdue_popup(tab_id);
+        }
+    }
+
+    /// Closes a popup past the limit now (see [`Core::close_popup_past_limit`]).
+    fn close_overdue_popup(&mut self, tab_id: TabId) {
+        if self.tabs.get_mut(&tab_id).and_then(|s| s.close_at_ms.take()).is_some() {
+            self.browser_op_housekeeping(tabtunnel_wire::BrowserOp::CloseTab { tab_id });
+        }
+    }
+
+    /// Popups past the limit that never got a document of their own go at their deadline.
+    pub(crate) fn close_overdue_popups(&mut self) {
+        let now = self.now_ms;
+        let due: Vec<TabId> = self
+            .tabs
+            .iter()
+            .filter(|(_, s)| s.close_at_ms.is_some_and(|at| at <= now))
+            .map(|(id, _)| *id)
+            .collect();
+        for tab_id in due {
+            self.close_overdue_popup(tab_id);
         }
     }
 
@@ -112,7 +163,12 @@ impl Core {
             return;
         }
         let before = state.tab.page_target_info();
+        let has_document = !crate::origins::is_local_document(&info.url);
         state.tab.set_info(info);
+        if has_document && state.close_at_ms.is_some() {
+            self.close_overdue_popup(tab_id);
+        }
+        let Some(state) = self.tabs.get_mut(&tab_id) else { return };
         let page = state.tab.page_target_info();
         // Only what a client can see changes anything for it (not the window, say); and only
         // the page's info: Chrome never reports a `tab` target's navigations, and puppeteer
@@ -277,6 +333,23 @@ impl Core {
         if self.beforeunload_while_closing(&event) {
             return;
         }
+        // An agent kept from cookies never sees one (nor one held to some origins the others'),
+        // whichever event would carry it.
+        let redacted;
+        let event = match self.cookies_hidden_from(&event) {
+            Some(text) => {
+                redacted = text;
+                TabEvent { params: &redacted, ..event }
+            }
+            None => event,
+        };
+        if event.method == "Target.attachedToTarget" && self.child_not_allowed(&event) {
+            return;
+        }
+        if event.method == "Target.detachedFromTarget" && !self.child_known(&event) {
+            // One the agent never heard of (see `child_not_allowed`).
+            return;
+        }
         if let Some(target) =
             self.tabs.get_mut(&event.tab_id).and_then(|s| s.target_mut(event.child_session_id))
         {
@@ -314,7 +387,9 @@ impl Core {
     /// Chrome would never send (empty, the parent's own, one already known) are ignored, so a
     /// misbehaving extension cannot make a session its own ancestor.
     fn child_attached(&mut self, event: &TabEvent) {
-        let Some((child, target_id)) = child_session_in(event.params) else { return };
+        let Some(ChildAttach { session_id: child, target_id, .. }) = child_session_in(event.params) else {
+            return;
+        };
         let tab_id = event.tab_id;
         let parent = event.child_session_id.map(str::to_owned);
         let Some(state) = self.tabs.get_mut(&tab_id) else { return };
@@ -324,6 +399,7 @@ impl Core {
         {
             return;
         }
+
         let Some(parent_target) = state.target(parent.as_deref()) else { return };
         let listeners: Vec<(ConnId, String)> = parent_target
             .sessions
@@ -339,6 +415,42 @@ impl Core {
         for (conn, parent_session) in listeners {
             self.add_child_session(tab_id, &child, conn, parent_session);
         }
+    }
+
+    /// The event's params with the cookies its tab's agent may not see hidden, if any.
+    fn cookies_hidden_from(&self, event: &TabEvent) -> Option<String> {
+        use crate::cookies::{may_carry, redact, Hidden};
+        let policy = self.tabs.get(&event.tab_id)?.policy.as_ref()?;
+        let hidden = match (policy.hides_cookies(), policy.restricts_origins()) {
+            (true, _) => Hidden::All,
+            (false, true) => Hidden::OutsideOf(policy),
+            (false, false) => return None,
+        };
+        may_carry(event.method, event.params).then(|| redact(event.params, hidden)).flatten()
+    }
+
+    /// A frame of an origin the agent may not load never becomes one of its targets, nor is
+    /// announced (the browser's rules keep such frames from loading; this holds for any that
+    /// got through). Chrome keeps it attached to the tab's debugger, unheard of.
+    fn child_not_allowed(&mut self, event: &TabEvent) -> bool {
+        let Some(state) = self.tabs.get(&event.tab_id) else { return false };
+        let Some(policy) = &state.policy else { return false };
+        let Some(ChildAttach { kind: Some(kind), url: Some(url), .. }) = child_session_in(event.params)
+        else {
+            return false;
+        };
+        if kind != "iframe" {
+            return false;
+        }
+        let crate::policy::Decision::Deny(rule) = policy.frame(&url) else { return false };
+        let agent = state.tab.owner.clone();
+        self.audit(&agent, Some(event.tab_id), "frame", Some(&url), crate::Outcome::Denied { rule });
+        true
+    }
+
+    fn child_known(&self, event: &TabEvent) -> bool {
+        let Some(ChildAttach { session_id, .. }) = child_session_in(event.params) else { return true };
+        self.tabs.get(&event.tab_id).is_none_or(|s| s.children.contains_key(&session_id))
     }
 
     /// Makes `child` a session of `conn` under `parent_session`, unless the connection already
@@ -390,7 +502,7 @@ impl Core {
 
     /// Chrome detached a child: it and what hung under it are gone for every connection.
     fn child_detached(&mut self, event: &TabEvent) {
-        let Some((child, _)) = child_session_in(event.params) else { return };
+        let Some(ChildAttach { session_id: child, .. }) = child_session_in(event.params) else { return };
         let Some(state) = self.tabs.get_mut(&event.tab_id) else { return };
         let Some(gone) = state.children.remove(&child) else { return };
         // Its own children go with it (Chrome may not report each).
@@ -427,9 +539,17 @@ impl Core {
     }
 }
 
-/// The `params.sessionId` (and `targetInfo.targetId` or `targetId`) of a child attach/detach
-/// event.
-fn child_session_in(params: &str) -> Option<(String, Option<String>)> {
+/// What a child attach/detach event says of the child.
+struct ChildAttach {
+    session_id: String,
+    /// `targetInfo.targetId`, or `targetId`.
+    target_id: Option<String>,
+    /// `targetInfo.type` (`iframe`, `worker`...) and `url`.
+    kind: Option<String>,
+    url: Option<String>,
+}
+
+fn child_session_in(params: &str) -> Option<ChildAttach> {
     #[derive(serde::Deserialize)]
     #[serde(rename_all = "camelCase")]
     struct Params {
@@ -441,7 +561,14 @@ fn child_session_in(params: &str) -> Option<(String, Option<String>)> {
     #[serde(rename_all = "camelCase")]
     struct TargetInfo {
         target_id: String,
+        #[serde(rename = "type")]
+        kind: Option<String>,
+        url: Option<String>,
     }
     let p = serde_json::from_str::<Params>(params).ok()?;
-    Some((p.session_id, p.target_info.map(|t| t.target_id).or(p.target_id)))
+    let (target_id, kind, url) = match p.target_info {
+        Some(t) => (Some(t.target_id), t.kind, t.url),
+        None => (p.target_id, None, None),
+    };
+    Some(ChildAttach { session_id: p.session_id, target_id, kind, url })
 }

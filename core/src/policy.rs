@@ -1,12 +1,15 @@
-//! What each agent may do: methods it may call (denied, allowed, or asked of the human) and the
-//! origins its tabs may load. The daemon reads a TOML file into a [`PolicySet`]; the core
-//! decides each command with the agent's [`AgentPolicy`], compiled once.
+//! What each agent may do: methods it may call (denied, allowed, or asked of the human), the
+//! origins its tabs may load, and what stays hidden from it. The daemon reads a TOML file into
+//! a [`PolicySet`]; the core decides each command with the agent's [`AgentPolicy`], compiled
+//! once.
 //!
 //! An agent's own section (`[agent.<name>]`) is laid over `[default]`: lists of denied and asked
-//! methods and asked origins add up, an allowlist (`allow_methods`, `allow_origins`) or a preset
-//! set in the agent's section replaces the default's. So a deny in `[default]` holds for every
-//! agent.
+//! methods and asked origins add up, an allowlist (`allow_methods`, `allow_origins`,
+//! `allow_frame_origins`) or a preset set in the agent's section replaces the default's. So a
+//! deny in `[default]` holds for every agent.
 
+use crate::origins::{is_local_document, origin_of, OriginPattern};
+pub use crate::presets::Preset;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -33,135 +36,41 @@ pub struct Section {
     pub ask_methods: Option<Vec<String>>,
     pub allow_origins: Option<Vec<String>>,
     pub ask_origins: Option<Vec<String>>,
+    /// Origins that may load in frames of the agent's pages besides `allow_origins` (payment
+    /// and sign-in widgets, video players); with the user's cookies. Only with `allow_origins`.
+    pub allow_frame_origins: Option<Vec<String>>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Preset {
-    /// No input, no navigation away, no writes to storage or cookies; reading (snapshots,
-    /// screenshots, scripts that read) stays possible.
-    ReadOnly,
-    /// No reading or writing cookies through CDP.
-    NoCookies,
-    /// Only what page-level tools need: the page, its DOM, scripts, input, screenshots.
-    Minimal,
-}
-
-impl Preset {
-    fn name(self) -> &'static str {
-        match self {
-            Preset::ReadOnly => "read-only",
-            Preset::NoCookies => "no-cookies",
-            Preset::Minimal => "minimal",
-        }
-    }
-
-    fn denied(self) -> Vec<&'static [&'static str]> {
-        // The cookie methods read or write the user's logins; interception rewrites what pages
-        // load.
-        const COOKIES: &[&str] = &[
-            "Network.getCookies",
-            "Network.getAllCookies",
-            "Network.setCookie",
-            "Network.setCookies",
-            "Network.deleteCookies",
-            "Network.clearBrowserCookies",
-            "Storage.getCookies",
-            "Storage.setCookies",
-            "Storage.clearCookies",
-        ];
-        const INTERCEPTION: &[&str] = &["Fetch.*"];
-        match self {
-            Preset::NoCookies => vec![COOKIES],
-            Preset::Minimal => vec![COOKIES, INTERCEPTION],
-            Preset::ReadOnly => vec![&[
-                "Input.*",
-                "Page.navigate",
-                "Page.navigateToHistoryEntry",
-                "Page.setDocumentContent",
-                "Page.setDownloadBehavior",
-                "Page.handleJavaScriptDialog",
-                "Target.createTarget",
-                "Target.closeTarget",
-                "DOM.setAttributeValue",
-                "DOM.setAttributesAsText",
-                "DOM.setNodeName",
-                "DOM.setNodeValue",
-                "DOM.setOuterHTML",
-                "DOM.setFileInputFiles",
-                "DOM.removeNode",
-                "DOM.removeAttribute",
-                "DOM.moveTo",
-                "DOM.copyTo",
-                "DOM.undo",
-                "DOM.redo",
-                "DOMStorage.setDOMStorageItem",
-                "DOMStorage.removeDOMStorageItem",
-                "DOMStorage.clear",
-                "Storage.clearDataForOrigin",
-                "Storage.clearDataForStorageKey",
-                "Storage.setCookies",
-                "Storage.clearCookies",
-                "IndexedDB.clearObjectStore",
-                "IndexedDB.deleteDatabase",
-                "IndexedDB.deleteObjectStoreEntries",
-                "CacheStorage.deleteCache",
-                "CacheStorage.deleteEntry",
-                "Network.setCookie",
-                "Network.setCookies",
-                "Network.deleteCookies",
-                "Network.clearBrowserCookies",
-                "Network.clearBrowserCache",
-                "Fetch.*",
-            ]],
-        }
-    }
-
-    fn allowed(self) -> Option<&'static [&'static str]> {
-        match self {
-            Preset::Minimal => Some(&[
-                "Browser.*",
-                "Target.*",
-                "Inspector.*",
-                "Page.*",
-                "Runtime.*",
-                "DOM.*",
-                "CSS.*",
-                "Accessibility.*",
-                "Input.*",
-                "Emulation.*",
-                "Overlay.*",
-                "Log.*",
-                // Clients turn domains on at start; their events are then gated as usual.
-                "*.enable",
-                "*.disable",
-            ]),
-            _ => None,
-        }
-    }
-}
-
-/// A method pattern: `Domain.method`, `Domain.*`, `*.method` or `*`.
+/// A method pattern: `Domain.method`, `Domain.*`, `Domain.prefix*` (such as `Page.get*`),
+/// `*.method` or `*`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum MethodPattern {
     Exact(String),
-    Domain(String),
+    /// `Domain.` or `Domain.prefix`: every method whose name starts so.
+    Prefix(String),
     Verb(String),
     Any,
 }
 
 impl MethodPattern {
     fn parse(text: &str) -> Result<Self, String> {
-        let bad = || format!("{text:?} is not a method pattern (Domain.method, Domain.*, *.method or *)");
+        let bad = || {
+            format!(
+                "{text:?} is not a method pattern (Domain.method, Domain.*, Domain.prefix*, *.method or *)"
+            )
+        };
         if text == "*" {
             return Ok(MethodPattern::Any);
         }
         let (domain, verb) = text.split_once('.').ok_or_else(bad)?;
         let word = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-        match (domain, verb) {
-            ("*", verb) if word(verb) => Ok(MethodPattern::Verb(format!(".{verb}"))),
-            (domain, "*") if word(domain) => Ok(MethodPattern::Domain(format!("{domain}."))),
-            (domain, verb) if word(domain) && word(verb) => Ok(MethodPattern::Exact(text.to_owned())),
+        let prefix = verb.strip_suffix('*').filter(|p| p.is_empty() || word(p));
+        match (domain, verb, prefix) {
+            ("*", verb, _) if word(verb) => Ok(MethodPattern::Verb(format!(".{verb}"))),
+            (domain, _, Some(prefix)) if word(domain) => {
+                Ok(MethodPattern::Prefix(format!("{domain}.{prefix}")))
+            }
+            (domain, verb, _) if word(domain) && word(verb) => Ok(MethodPattern::Exact(text.to_owned())),
             _ => Err(bad()),
         }
     }
@@ -169,154 +78,15 @@ impl MethodPattern {
     fn matches(&self, method: &str) -> bool {
         match self {
             MethodPattern::Exact(m) => m == method,
-            MethodPattern::Domain(prefix) => method.starts_with(prefix.as_str()),
+            MethodPattern::Prefix(prefix) => method.starts_with(prefix.as_str()),
             MethodPattern::Verb(suffix) => method.ends_with(suffix.as_str()),
             MethodPattern::Any => true,
         }
     }
 }
 
-/// An origin pattern: `scheme://host[:port]`, where the host may start with `*.` (any
-/// subdomain, not the domain itself) and the port may be `*` (any port; no port means the
-/// scheme's default).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OriginPattern {
-    text: String,
-    scheme: String,
-    host: HostPattern,
-    port: PortPattern,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum HostPattern {
-    Exact(String),
-    /// `*.example.com`: the suffix `.example.com`.
-    Subdomains(String),
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum PortPattern {
-    Default,
-    Exact(u16),
-    Any,
-}
-
-fn default_port(scheme: &str) -> Option<u16> {
-    match scheme {
-        "http" | "ws" => Some(80),
-        "https" | "wss" => Some(443),
-        _ => None,
-    }
-}
-
-impl OriginPattern {
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let bad = |why: &str| {
-            format!("{text:?} is not an origin pattern ({why}); write scheme://host[:port], e.g. https://*.example.com or http://127.0.0.1:*")
-        };
-        let (scheme, rest) = text.split_once("://").ok_or_else(|| bad("no scheme"))?;
-        let rest = rest.trim_end_matches('/');
-        if scheme.is_empty() || !scheme.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'-') {
-            return Err(bad("bad scheme"));
-        }
-        if rest.contains('/') || rest.contains('@') {
-            return Err(bad("an origin has no path or user"));
-        }
-        let (host, port) = match rest.rsplit_once(':') {
-            Some((host, "*")) => (host, PortPattern::Any),
-            Some((host, port)) => (host, PortPattern::Exact(port.parse().map_err(|_| bad("bad port"))?)),
-            None => (rest, PortPattern::Default),
-        };
-        let host = host.to_ascii_lowercase();
-        let host = match host.strip_prefix("*.") {
-            Some(domain) if !domain.is_empty() && !domain.contains('*') => {
-                HostPattern::Subdomains(format!(".{domain}"))
-            }
-            _ if host.is_empty() || host.contains('*') => return Err(bad("bad host")),
-            _ => HostPattern::Exact(host),
-        };
-        Ok(OriginPattern { text: text.to_owned(), scheme: scheme.to_ascii_lowercase(), host, port })
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.text
-    }
-
-    fn matches(&self, origin: &Origin) -> bool {
-        let host_ok = match &self.host {
-            HostPattern::Exact(h) => *h == origin.host,
-            HostPattern::Subdomains(suffix) => origin.host.ends_with(suffix.as_str()),
-        };
-        let port_ok = match self.port {
-            PortPattern::Any => true,
-            PortPattern::Exact(p) => Some(p) == origin.port,
-            PortPattern::Default => origin.port == default_port(&origin.scheme),
-        };
-        self.scheme == origin.scheme && host_ok && port_ok
-    }
-
-    /// The pattern as an RE2 regular expression over whole URLs, for the browser's own
-    /// navigation rules (declarativeNetRequest).
-    pub fn url_regex(&self) -> String {
-        let escape = |s: &str| {
-            s.chars().fold(String::new(), |mut out, c| {
-                if !c.is_ascii_alphanumeric() && c != '-' {
-                    out.push('\\');
-                }
-                out.push(c);
-                out
-            })
-        };
-        let host = match &self.host {
-            HostPattern::Exact(h) => escape(h),
-            HostPattern::Subdomains(suffix) => format!("[^/:@]+{}", escape(suffix)),
-        };
-        let port = match self.port {
-            PortPattern::Any => "(:[0-9]+)?".to_owned(),
-            PortPattern::Exact(p) if Some(p) == default_port(&self.scheme) => format!("(:{p})?"),
-            PortPattern::Exact(p) => format!(":{p}"),
-            PortPattern::Default => match default_port(&self.scheme) {
-                Some(p) => format!("(:{p})?"),
-                None => String::new(),
-            },
-        };
-        format!("^{}://{host}{port}([/?#]|$)", escape(&self.scheme))
-    }
-}
-
-/// A URL's origin, as far as patterns care.
-#[derive(Debug, PartialEq, Eq)]
-struct Origin {
-    scheme: String,
-    host: String,
-    port: Option<u16>,
-}
-
-fn origin_of(url: &str) -> Option<Origin> {
-    let (scheme, rest) = url.split_once("://")?;
-    let scheme = scheme.to_ascii_lowercase();
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let authority = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
-    let (host, port) = match authority.strip_prefix('[') {
-        Some(v6) => {
-            let (host, after) = v6.split_once(']')?;
-            (format!("[{host}]"), after.strip_prefix(':'))
-        }
-        None => match authority.rsplit_once(':') {
-            Some((host, port)) => (host.to_owned(), Some(port)),
-            None => (authority.to_owned(), None),
-        },
-    };
-    let port = match port {
-        Some(p) => Some(p.parse().ok()?),
-        None => default_port(&scheme),
-    };
-    Some(Origin { scheme, host: host.to_ascii_lowercase(), port })
-}
-
-/// Whether a URL needs no origin check: documents that load nothing from a site.
-fn is_local_document(url: &str) -> bool {
-    url.is_empty() || url == "about:blank" || url.starts_with("about:blank#") || url == "about:srcdoc"
+fn patterns<T>(list: &[String], parse: impl Fn(&str) -> Result<T, String>) -> Result<Vec<T>, String> {
+    list.iter().map(|t| parse(t)).collect()
 }
 
 /// What the policy says about one command or navigation.
@@ -336,9 +106,15 @@ pub struct AgentPolicy {
     section: String,
     deny: Vec<(MethodPattern, String)>,
     ask: Vec<(MethodPattern, String)>,
-    allow: Option<(Vec<MethodPattern>, String)>,
+    /// Allowlists (the section's own, a preset's): a method must be on every one.
+    allow: Vec<(Vec<MethodPattern>, String)>,
     allow_origins: Option<(Vec<OriginPattern>, String)>,
     ask_origins: Vec<(OriginPattern, String)>,
+    allow_frame_origins: Vec<OriginPattern>,
+    /// The `read-only` preset is in force: the page, its storage and its place do not change.
+    read_only: bool,
+    /// A cookie getter is denied: cookie values are kept from every other route too.
+    hides_cookies: bool,
 }
 
 impl AgentPolicy {
@@ -348,9 +124,12 @@ impl AgentPolicy {
             section: "default".into(),
             deny: Vec::new(),
             ask: Vec::new(),
-            allow: None,
+            allow: Vec::new(),
             allow_origins: None,
             ask_origins: Vec::new(),
+            allow_frame_origins: Vec::new(),
+            read_only: false,
+            hides_cookies: false,
         }
     }
 
@@ -358,6 +137,7 @@ impl AgentPolicy {
         let mut policy = AgentPolicy { section: section.to_owned(), ..AgentPolicy::open() };
         let layers = base.into_iter().chain(std::iter::once((section, own)));
         let mut preset = None;
+        let mut own_allow = None;
         for (name, layer) in layers {
             for text in layer.deny_methods.iter().flatten() {
                 let rule = format!("deny_methods {text:?} in [{name}]");
@@ -368,22 +148,32 @@ impl AgentPolicy {
                 policy.ask.push((MethodPattern::parse(text)?, rule));
             }
             if let Some(list) = &layer.allow_methods {
-                let patterns = list.iter().map(|t| MethodPattern::parse(t)).collect::<Result<_, _>>()?;
-                policy.allow = Some((patterns, format!("allow_methods in [{name}]")));
+                own_allow =
+                    Some((patterns(list, MethodPattern::parse)?, format!("allow_methods in [{name}]")));
             }
             if let Some(list) = &layer.allow_origins {
-                let patterns = list.iter().map(|t| OriginPattern::parse(t)).collect::<Result<_, _>>()?;
-                policy.allow_origins = Some((patterns, format!("allow_origins in [{name}]")));
+                let rule = format!("allow_origins in [{name}]");
+                policy.allow_origins = Some((patterns(list, OriginPattern::parse)?, rule));
             }
             for text in layer.ask_origins.iter().flatten() {
                 let rule = format!("ask_origins {text:?} in [{name}]");
                 policy.ask_origins.push((OriginPattern::parse(text)?, rule));
             }
+            if let Some(list) = &layer.allow_frame_origins {
+                policy.allow_frame_origins = patterns(list, OriginPattern::parse)?;
+            }
             if layer.preset.is_some() {
                 preset = layer.preset.map(|p| (p, name.to_owned()));
             }
         }
+        if !policy.allow_frame_origins.is_empty() && policy.allow_origins.is_none() {
+            return Err(format!(
+                "[{section}]: allow_frame_origins widens allow_origins for frames; without allow_origins every origin may load already"
+            ));
+        }
+        policy.allow.extend(own_allow);
         if let Some((preset, name)) = preset {
+            policy.read_only = preset == Preset::ReadOnly;
             for text in preset.denied().into_iter().flatten() {
                 let rule = format!("preset \"{}\" in [{name}] (it denies {text})", preset.name());
                 policy.deny.push((MethodPattern::parse(text)?, rule));
@@ -391,20 +181,11 @@ impl AgentPolicy {
             if let Some(allowed) = preset.allowed() {
                 let patterns =
                     allowed.iter().map(|t| MethodPattern::parse(t)).collect::<Result<Vec<_>, _>>()?;
-                let rule = format!("preset \"{}\" in [{name}]", preset.name());
-                // An explicit allowlist narrows further: both must allow.
-                policy.allow = Some(match policy.allow.take() {
-                    Some((mine, mine_rule)) => {
-                        let both = mine
-                            .into_iter()
-                            .filter(|p| patterns.iter().any(|q| q == p || *q == MethodPattern::Any))
-                            .collect();
-                        (both, format!("{mine_rule} and {rule}"))
-                    }
-                    None => (patterns, rule),
-                });
+                policy.allow.push((patterns, format!("preset \"{}\" in [{name}]", preset.name())));
             }
         }
+        policy.hides_cookies =
+            crate::presets::COOKIE_GETTERS.iter().any(|m| matches!(policy.method(m), Decision::Deny(_)));
         Ok(policy)
     }
 
@@ -416,12 +197,13 @@ impl AgentPolicy {
     pub fn is_open(&self) -> bool {
         self.deny.is_empty()
             && self.ask.is_empty()
-            && self.allow.is_none()
+            && self.allow.is_empty()
             && self.allow_origins.is_none()
             && self.ask_origins.is_empty()
+            && !self.read_only
     }
 
-    /// Deny rules first, then questions, then the allowlist.
+    /// Deny rules first, then questions, then the allowlists.
     pub fn method(&self, method: &str) -> Decision {
         if let Some((_, rule)) = self.deny.iter().find(|(p, _)| p.matches(method)) {
             return Decision::Deny(rule.clone());
@@ -429,12 +211,33 @@ impl AgentPolicy {
         if let Some((_, rule)) = self.ask.iter().find(|(p, _)| p.matches(method)) {
             return Decision::Ask(rule.clone());
         }
-        match &self.allow {
-            Some((patterns, rule)) if !patterns.iter().any(|p| p.matches(method)) => {
-                Decision::Deny(format!("{rule} (it does not list {method})"))
-            }
-            _ => Decision::Allow,
+        match self.allow.iter().find(|(patterns, _)| !patterns.iter().any(|p| p.matches(method))) {
+            Some((_, rule)) => Decision::Deny(format!("{rule} (it does not list {method})")),
+            None => Decision::Allow,
         }
+    }
+
+    /// Whether the `read-only` preset is in force.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// Whether cookies are kept from the agent: any cookie getter is denied to it (by a rule or
+    /// a preset). Then no cookie value reaches it by any other route either (`cookies.rs`).
+    pub fn hides_cookies(&self) -> bool {
+        self.hides_cookies
+    }
+
+    /// Whether the agent is held to some origins (`allow_origins`).
+    pub fn restricts_origins(&self) -> bool {
+        self.allow_origins.is_some()
+    }
+
+    /// Whether a cookie of `domain` (as Chrome lists it: a leading `.` for a domain cookie) is
+    /// one the agent's own origins would be sent: with no origin rules, every one.
+    pub fn sees_cookies_of(&self, domain: &str) -> bool {
+        let Some((allowed, _)) = &self.allow_origins else { return true };
+        allowed.iter().chain(&self.allow_frame_origins).any(|p| p.gets_cookies_of(domain))
     }
 
     /// Whether a top-level document may load from `url`. Asked origins are asked even when
@@ -458,15 +261,36 @@ impl AgentPolicy {
         }
     }
 
-    /// The origins rules for the browser: `None` when every origin may load.
+    /// Whether a frame of the agent's pages may show a document from `url`: what may load at the
+    /// top, or an origin of `allow_frame_origins`. Asked origins are refused in frames (a frame
+    /// cannot wait for the human).
+    pub fn frame(&self, url: &str) -> Decision {
+        match self.navigation(url) {
+            Decision::Allow => Decision::Allow,
+            Decision::Ask(rule) => Decision::Deny(format!("{rule}; frames are not asked about")),
+            Decision::Deny(rule) => match origin_of(url) {
+                Some(origin) if self.allow_frame_origins.iter().any(|p| p.matches(&origin)) => {
+                    Decision::Allow
+                }
+                _ => Decision::Deny(format!("{rule} nor allow_frame_origins")),
+            },
+        }
+    }
+
+    /// The rules the browser enforces on the agent's tabs: `None` when it restricts nothing
+    /// there.
     pub fn origin_rules(&self) -> Option<tabtunnel_wire::OriginRules> {
-        let allow =
-            self.allow_origins.as_ref().map(|(p, _)| p.iter().map(OriginPattern::url_regex).collect());
-        if allow.is_none() && self.ask_origins.is_empty() {
+        let allow = self
+            .allow_origins
+            .as_ref()
+            .map(|(p, _)| p.iter().map(OriginPattern::url_regex).collect::<Vec<_>>());
+        if allow.is_none() && self.ask_origins.is_empty() && !self.read_only {
             return None;
         }
         let ask = self.ask_origins.iter().map(|(p, _)| p.url_regex()).collect();
-        Some(tabtunnel_wire::OriginRules { allow, ask })
+        let frames =
+            allow.as_ref().map(|_| self.allow_frame_origins.iter().map(OriginPattern::url_regex).collect());
+        Some(tabtunnel_wire::OriginRules { allow, ask, frames, read_only: self.read_only })
     }
 }
 
@@ -553,10 +377,38 @@ mod tests {
             "Accessibility.getFullAXTree",
             "Runtime.callFunctionOn",
             "DOM.describeNode",
-            "Page.reload",
+            "Page.getLayoutMetrics",
+            "Runtime.enable",
+            "Target.setAutoAttach",
+            "Page.createIsolatedWorld",
         ] {
             assert_eq!(reader.method(ok), Decision::Allow, "{ok}");
         }
+        // Read-only is an allowlist: what is not known to only read is refused, whatever the
+        // domain (the issue's probes: each of these changed the page or its place).
+        for changes in [
+            "Page.reload",
+            "Page.close",
+            "Page.addScriptToEvaluateOnNewDocument",
+            "Emulation.setUserAgentOverride",
+            "Emulation.setGeolocationOverride",
+            "Network.setExtraHTTPHeaders",
+            "Network.emulateNetworkConditions",
+            "Runtime.runScript",
+            "Runtime.terminateExecution",
+            "Debugger.enable",
+            "Fetch.enable",
+            "DOM.focus",
+            "CSS.setStyleTexts",
+            "Page.setWebLifecycleState",
+            "Target.createTarget",
+            "Input.insertText",
+            "SomeFuture.method",
+        ] {
+            assert!(matches!(reader.method(changes), Decision::Deny(_)), "{changes}");
+        }
+        assert!(reader.is_read_only());
+        assert!(!anyone.is_read_only());
     }
 
     #[test]
@@ -588,20 +440,64 @@ mod tests {
         }
         // No origin rules: anything loads.
         assert_eq!(AgentPolicy::open().navigation("https://anywhere.test/"), Decision::Allow);
+        // As Chrome parses it, this URL is localhost:1, which the rules do not list.
+        assert!(matches!(a.navigation(r"http://localhost:1\@127.0.0.1:2/"), Decision::Deny(_)));
     }
 
     #[test]
-    fn origin_patterns_become_url_regexes_with_the_same_meaning() {
-        let sub = OriginPattern::parse("https://*.example.com").unwrap();
-        assert_eq!(sub.url_regex(), r"^https://[^/:@]+\.example\.com(:443)?([/?#]|$)");
-        let any_port = OriginPattern::parse("http://127.0.0.1:*").unwrap();
-        assert_eq!(any_port.url_regex(), r"^http://127\.0\.0\.1(:[0-9]+)?([/?#]|$)");
-        let plain = OriginPattern::parse("https://mail.example.com").unwrap();
-        assert_eq!(plain.url_regex(), r"^https://mail\.example\.com(:443)?([/?#]|$)");
-        for bad in ["example.com", "https://", "https://a/b", "https://*", "https://a.*.com", "http://h:port"]
-        {
-            assert!(OriginPattern::parse(bad).is_err(), "{bad}");
-        }
+    fn frames_load_from_allowed_and_frame_origins_and_never_ask() {
+        let file: PolicyFile = serde_json::from_value(serde_json::json!({
+            "default": {
+                "allow_origins": ["http://127.0.0.1:*"],
+                "ask_origins": ["http://127.0.0.1:9999"],
+                "allow_frame_origins": ["https://js.stripe.com"]
+            },
+            "agent": { "open": { "allow_origins": ["https://*.example.com"], "allow_frame_origins": [] } }
+        }))
+        .unwrap();
+        let p = PolicySet::compile(&file).unwrap();
+        let a = p.for_agent("a");
+        assert_eq!(a.frame("http://127.0.0.1:5/x"), Decision::Allow);
+        assert_eq!(a.frame("https://js.stripe.com/v3/"), Decision::Allow);
+        assert_eq!(a.frame("about:blank"), Decision::Allow);
+        assert!(matches!(a.frame("http://127.0.0.1:9999/"), Decision::Deny(r) if r.contains("not asked")));
+        assert!(matches!(a.frame("http://localhost:5/"), Decision::Deny(_)));
+        // Frame origins never open a top-level document.
+        assert!(matches!(a.navigation("https://js.stripe.com/v3/"), Decision::Deny(_)));
+        assert!(matches!(p.for_agent("open").frame("https://js.stripe.com/"), Decision::Deny(_)));
+        let rules = a.origin_rules().unwrap();
+        assert_eq!(rules.frames.as_deref().map(<[String]>::len), Some(1));
+        assert!(!rules.read_only);
+        // Frame origins widen allow_origins; alone they mean nothing.
+        let alone: PolicyFile = serde_json::from_value(
+            serde_json::json!({"default": {"allow_frame_origins": ["https://a.test"]}}),
+        )
+        .unwrap();
+        assert!(PolicySet::compile(&alone).unwrap_err().contains("allow_frame_origins"));
+    }
+
+    #[test]
+    fn cookies_are_hidden_when_a_getter_is_denied() {
+        let p = example();
+        assert!(p.for_agent("a").hides_cookies(), "the example denies the getters in [default]");
+        let presets: PolicyFile = serde_json::from_value(serde_json::json!({
+            "agent": { "baker": { "preset": "no-cookies" }, "tools": { "preset": "minimal" }, "reader": { "preset": "read-only" } }
+        }))
+        .unwrap();
+        let p = PolicySet::compile(&presets).unwrap();
+        assert!(p.for_agent("baker").hides_cookies());
+        assert!(p.for_agent("tools").hides_cookies());
+        assert!(!p.for_agent("reader").hides_cookies());
+        assert!(!p.for_agent("someone").hides_cookies());
+        let one: PolicyFile =
+            serde_json::from_value(serde_json::json!({"default": {"deny_methods": ["Storage.getCookies"]}}))
+                .unwrap();
+        assert!(PolicySet::compile(&one).unwrap().for_agent("x").hides_cookies());
+        // Read-only tells the browser to hold the tab still, even without origin rules.
+        let reader = PolicySet::compile(&presets).unwrap();
+        let rules = reader.for_agent("reader").origin_rules().unwrap();
+        assert!(rules.read_only && rules.allow.is_none() && rules.frames.is_none());
+        assert!(reader.for_agent("baker").origin_rules().is_none());
     }
 
     #[test]
@@ -632,6 +528,19 @@ mod tests {
             serde_json::from_value::<PolicyFile>(serde_json::json!({"default": {"deny": []}})).is_err(),
             "unknown keys are refused"
         );
+        // Prefix patterns.
+        let prefixed: PolicyFile = serde_json::from_value(
+            serde_json::json!({"default": {"allow_methods": ["Page.get*", "*.enable"]}}),
+        )
+        .unwrap();
+        let prefixed = PolicySet::compile(&prefixed).unwrap();
+        assert_eq!(prefixed.for_agent("x").method("Page.getFrameTree"), Decision::Allow);
+        assert!(matches!(prefixed.for_agent("x").method("Page.navigate"), Decision::Deny(_)));
+        for bad in ["Page.get**", "Page.*get", "*.*", "Page.ge t*"] {
+            let file: PolicyFile =
+                serde_json::from_value(serde_json::json!({"default": {"deny_methods": [bad]}})).unwrap();
+            assert!(PolicySet::compile(&file).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -244,6 +244,22 @@ mod tests {
     }
 
     #[test]
+    fn page_close_gives_a_handed_tab_back_and_closes_only_what_the_agent_opened() {
+        let mut h = Harness::with_tabs(&[]);
+        h.ext(FromExtension::TabShared(agent_tab(1, "a", false)));
+        h.ext(FromExtension::TabShared(created_tab(2, "a")));
+        h.connect_as(1, "a");
+        let pages = h.playwright_attach(1);
+        let step = h.send(1, json!({"id": 1, "sessionId": pages[0], "method": "Page.close"}));
+        assert!(step.commands().is_empty(), "the human's tab is never closed");
+        let (id, op) = step.browser_ops()[0];
+        assert_eq!(op, &BrowserOp::ReleaseTab { tab_id: 1 });
+        assert_eq!(h.answer(id, json!({})).only_reply(1)["result"], json!({}));
+        let step = h.send(1, json!({"id": 2, "sessionId": pages[1], "method": "Page.close"}));
+        assert_eq!(step.commands()[0].method, "Page.close");
+    }
+
+    #[test]
     fn activating_never_focuses_and_bring_to_front_is_an_activation() {
         let mut h = Harness::with_tabs(&[]);
         h.ext(FromExtension::TabShared(created_tab(1, "a")));

@@ -263,16 +263,7 @@ mod tests {
     use crate::testing::*;
     use crate::*;
     use serde_json::json;
-    use tabtunnel_wire::{CommandResult, Event};
-
-    fn event(tab: TabId, child: Option<&str>, method: &str, params: &str) -> FromExtension {
-        FromExtension::Event(Event {
-            tab_id: tab,
-            child_session_id: child.map(str::to_owned),
-            method: method.into(),
-            params: raw(params),
-        })
-    }
+    use tabtunnel_wire::CommandResult;
 
     /// Sends `method` on `session` and has the tab answer it at once.
     fn call(

@@ -19,6 +19,11 @@ pub(crate) struct TabState {
     pub closing: bool,
     /// Being closed for a client (`Target.closeTarget`): see `closing.rs`.
     pub closing_for_client: bool,
+    /// Its agent's policy (`None`: it restricts nothing), kept here for the events: what they
+    /// may show depends on it (`cookies.rs`, children of forbidden origins).
+    pub policy: Option<std::sync::Arc<crate::policy::AgentPolicy>>,
+    /// A popup past its agent's tab limit: closed once it has a document, or at this time.
+    pub close_at_ms: Option<u64>,
 }
 
 /// One target's debugger session as the clients sharing it see it.
@@ -50,6 +55,8 @@ impl TabState {
             children: HashMap::new(),
             closing: false,
             closing_for_client: false,
+            policy: None,
+            close_at_ms: None,
         }
     }
 

@@ -6,6 +6,8 @@ use tabtunnel_wire::{BrowserInfo, BrowserOp, BrowserRequest, Hello, RequestId, T
 
 pub const BROWSER_ID: &str = "BROWSER-1";
 pub const NAVIGATION_URL: &str = "http://127.0.0.1:1/T/tabtunnel/navigation";
+/// A secret of the daemon's, which the audit trail must never hold.
+pub const SECRET: &str = "5ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7";
 
 pub struct Harness {
     pub core: Core,
@@ -96,7 +98,18 @@ pub fn hello(tabs: &[TabId]) -> Hello {
         },
         tabs: tabs.iter().map(|t| tab_info(*t)).collect(),
         kill_switch: false,
+        take_over: false,
     }
+}
+
+/// An event of tab `tab`'s debugger session (or of its child `child`).
+pub fn event(tab: TabId, child: Option<&str>, method: &str, params: &str) -> FromExtension {
+    FromExtension::Event(tabtunnel_wire::Event {
+        tab_id: tab,
+        child_session_id: child.map(str::to_owned),
+        method: method.into(),
+        params: raw(params),
+    })
 }
 
 pub fn raw(s: &str) -> Box<RawValue> {
@@ -115,6 +128,7 @@ impl Harness {
                 session_id_salt: 0xAB,
                 limits,
                 navigation_url: NAVIGATION_URL.into(),
+                secrets: vec![SECRET.into()],
             }),
         }
     }

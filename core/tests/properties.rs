@@ -322,6 +322,7 @@ fn hello(tabs: &[i32]) -> Hello {
         },
         tabs: tabs.iter().map(|t| tab_info(*t)).collect(),
         kill_switch: false,
+        take_over: false,
     }
 }
 
@@ -336,6 +337,7 @@ impl World {
             session_id_salt: 7,
             limits: Limits::default(),
             navigation_url: "http://127.0.0.1:9/navigation".into(),
+            secrets: Vec::new(),
         };
         World {
             core: Core::new(config),

@@ -1,23 +1,65 @@
 //! Agents named in the endpoint URL: `/<token>/agent/<name>/...` is agent `<name>`'s endpoint;
 //! everything else is the [`DEFAULT_AGENT`]'s. The prefix is taken off before routing and kept
 //! in the request, so that the URLs the daemon hands out (`webSocketDebuggerUrl`) name the agent
-//! again.
+//! again. [`AgentRoute::apply`] then holds the route to the request's credential: an agent's own
+//! token acts as that agent, whatever the path says.
 
+use crate::gate::{Admitted, Credential};
 use axum::http::{StatusCode, Uri};
 use tabtunnel_core::{is_valid_agent_name, AgentId, DEFAULT_AGENT};
 
 const PREFIX: &str = "/agent/";
 
-/// Who a request acts for, and the path prefix that named it (`""` or `/agent/<name>`).
+/// Who a request acts for, and how it said so.
 #[derive(Debug, Clone)]
 pub struct AgentRoute {
     pub agent: AgentId,
+    /// The path prefix that named the agent: `""` or `/agent/<name>`.
     pub prefix: String,
+    /// `/<token>` as the client presented it, for the URLs handed back to it (never another
+    /// credential than its own); `""` without one.
+    pub token_prefix: String,
+    pub credential: Credential,
 }
 
 impl AgentRoute {
     pub fn default_agent() -> Self {
-        AgentRoute { agent: AgentId::new(DEFAULT_AGENT), prefix: String::new() }
+        AgentRoute {
+            agent: AgentId::new(DEFAULT_AGENT),
+            prefix: String::new(),
+            token_prefix: String::new(),
+            credential: Credential::Open,
+        }
+    }
+
+    /// Holds the route to what the request presented: an agent's token is that agent (another
+    /// agent's path is refused), and with `--require-agent-tokens` the owner token names no
+    /// agent.
+    pub fn apply(
+        mut self,
+        admitted: &Admitted,
+        require_agent_tokens: bool,
+    ) -> Result<Self, (StatusCode, String)> {
+        let named = !self.prefix.is_empty();
+        match &admitted.credential {
+            Credential::Agent(own) if named && self.agent.as_str() != own => {
+                return Err((
+                    StatusCode::FORBIDDEN,
+                    format!("this token is agent {own:?}'s; it cannot act as agent {:?}", self.agent.as_str()),
+                ))
+            }
+            Credential::Agent(own) => self.agent = AgentId::new(own),
+            Credential::Owner if named && require_agent_tokens => {
+                return Err((
+                    StatusCode::FORBIDDEN,
+                    "agents use their own tokens here (--require-agent-tokens): `tabtunnel agent add NAME` mints one".into(),
+                ))
+            }
+            _ => {}
+        }
+        self.token_prefix = admitted.token_prefix.clone();
+        self.credential = admitted.credential.clone();
+        Ok(self)
     }
 }
 
@@ -42,7 +84,11 @@ pub fn split(uri: &Uri) -> Result<(AgentRoute, Option<Uri>), (StatusCode, String
         Some(q) => format!("/{tail}?{q}"),
         None => format!("/{tail}"),
     };
-    let route = AgentRoute { agent: AgentId::new(name), prefix: format!("{PREFIX}{name}") };
+    let route = AgentRoute {
+        agent: AgentId::new(name),
+        prefix: format!("{PREFIX}{name}"),
+        ..AgentRoute::default_agent()
+    };
     Ok((route, Some(rewritten.parse().expect("a suffix of a valid path stays valid"))))
 }
 
@@ -68,6 +114,37 @@ mod tests {
         );
         assert_eq!(split_str("/agent/a"), Ok(("a".into(), "/agent/a".into(), Some("/".into()))));
         assert_eq!(split_str("/agent/a/cdp"), Ok(("a".into(), "/agent/a".into(), Some("/cdp".into()))));
+    }
+
+    fn admitted(credential: Credential) -> Admitted {
+        Admitted { uri: None, credential, token_prefix: "/t".into() }
+    }
+
+    #[test]
+    fn an_agent_token_is_its_own_agent_whatever_the_path_says() {
+        let reader = admitted(Credential::Agent("reader".into()));
+        let (plain, _) = split(&"/json/version".parse().unwrap()).unwrap();
+        let route = plain.apply(&reader, false).unwrap();
+        assert_eq!(
+            (route.agent.as_str(), route.prefix.as_str(), route.token_prefix.as_str()),
+            ("reader", "", "/t")
+        );
+        let (own, _) = split(&"/agent/reader/cdp".parse().unwrap()).unwrap();
+        assert_eq!(own.apply(&reader, true).unwrap().agent.as_str(), "reader");
+        let (other, _) = split(&"/agent/alice/cdp".parse().unwrap()).unwrap();
+        let (status, message) = other.apply(&reader, false).unwrap_err();
+        assert_eq!(status, StatusCode::FORBIDDEN);
+        assert!(message.contains("reader") && message.contains("alice"), "{message}");
+    }
+
+    #[test]
+    fn the_owner_names_any_agent_unless_agents_must_use_their_own_tokens() {
+        let owner = admitted(Credential::Owner);
+        let (alice, _) = split(&"/agent/alice/cdp".parse().unwrap()).unwrap();
+        assert_eq!(alice.clone().apply(&owner, false).unwrap().agent.as_str(), "alice");
+        assert_eq!(alice.apply(&owner, true).unwrap_err().0, StatusCode::FORBIDDEN);
+        let (plain, _) = split(&"/cdp".parse().unwrap()).unwrap();
+        assert_eq!(plain.apply(&owner, true).unwrap().agent.as_str(), DEFAULT_AGENT);
     }
 
     #[test]

@@ -56,7 +56,9 @@ impl Line {
         }
     }
 
-    /// The line as `tabtunnel audit` prints it without `--json`.
+    /// The line as `tabtunnel audit` prints it without `--json`: one line of the terminal per
+    /// step, whatever an agent put in a URL or a method name (control characters are escaped,
+    /// so no agent can forge a line or send the human's terminal an escape sequence).
     pub fn human(&self) -> String {
         let tab = self.tab.map(|t| format!("tab {t}")).unwrap_or_else(|| "-".into());
         let mut text = format!("{}  {:<16} {:<13} {}", self.time, self.agent, tab, self.method);
@@ -68,8 +70,23 @@ impl Line {
             (Some(rule), None) => text.push_str(&format!("  DENIED by {rule}")),
             _ => {}
         }
-        text
+        escape_controls(&text)
     }
+}
+
+/// Control characters (C0, DEL, C1, and the Unicode line and bidi controls a terminal may act on)
+/// written as escapes; everything else as it is.
+pub fn escape_controls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        let bidi_or_line = matches!(c, '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+        if c.is_control() || bidi_or_line {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 pub fn dir(data_dir: &Path) -> PathBuf {
@@ -121,12 +138,7 @@ struct Writer {
 }
 
 fn open_owner_only(path: &Path) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new().create(true).append(true).mode(0o600).open(path)?;
-    // An older file may have been created with wider permissions.
-    use std::os::unix::fs::PermissionsExt;
-    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-    Ok(file)
+    crate::platform::open_owner_only(std::fs::OpenOptions::new().create(true).append(true), path)
 }
 
 impl Writer {
@@ -243,6 +255,17 @@ mod tests {
     use super::*;
     use tabtunnel_core::AgentId;
 
+    #[test]
+    fn the_plain_output_cannot_be_forged_or_drive_the_terminal() {
+        let mut r = record("Page.navigate", Outcome::Allowed);
+        r.url =
+            Some("http://x/\n2026-01-01T00:00:00Z  admin  tab 1  Page.navigate ok\u{1b}[2J\u{202e}".into());
+        let human = Line::new(&r, SystemTime::UNIX_EPOCH).human();
+        assert!(!human.contains('\n') && !human.contains('\u{1b}') && !human.contains('\u{202e}'), "{human}");
+        assert!(human.contains("\\n2026") && human.contains("\\u{1b}[2J"), "{human}");
+        assert_eq!(escape_controls("https://bücher.example/ä"), "https://bücher.example/ä");
+    }
+
     fn record(method: &str, outcome: Outcome) -> AuditRecord {
         AuditRecord { agent: AgentId::new("a"), tab: Some(3), method: method.into(), url: None, outcome }
     }
@@ -266,6 +289,7 @@ mod tests {
         );
     }
 
+    #[cfg(unix)]
     #[test]
     fn the_file_is_owner_only_and_rotates() {
         use std::os::unix::fs::PermissionsExt;

@@ -1,22 +1,63 @@
-//! Who gets in: every HTTP request and WebSocket upgrade passes [`Gate::check`] before routing.
+//! Who gets in, and as whom: every HTTP request and WebSocket upgrade passes [`Gate::check`]
+//! before routing.
 //!
 //! - `Host` must be a loopback name, so a web page cannot reach us through DNS rebinding.
-//! - A request carrying an `Origin` comes from a browser page: only our extension's origin is
-//!   let through, and the extension socket requires it.
-//! - Clients present the token as a path prefix (`/<token>/json/version`: a client given
+//! - Anything a web page can send is refused: a request carrying an `Origin` or the browser's
+//!   fetch metadata (`Sec-Fetch-Site`, `Sec-Fetch-Mode`), unless it is our extension's own (its
+//!   origin) or a navigation the browser's rules sent to the navigation endpoint. A `no-cors`
+//!   fetch carries no `Origin`, but does carry fetch metadata.
+//! - Clients present a token as a path prefix (`/<token>/json/version`: a client given
 //!   `http://127.0.0.1:PORT/<token>` finds everything beneath it), as `?token=`, or as
-//!   `Authorization: Bearer`. `--no-token` turns only this last check off.
+//!   `Authorization: Bearer`. The owner token (`<config dir>/token`) is the human's; an agent's
+//!   own token (`credentials.rs`) acts as that agent only. `--no-token` turns the token check
+//!   off for clients.
+//! - The extension's socket takes the extension's own secret in its path and our extension's
+//!   origin; never a client token. The navigation endpoint takes a key of its own, made anew at
+//!   every start, since its URL passes through the browser's network stack.
 
+use crate::credentials::SharedCredentials;
 use axum::http::{header, HeaderMap, StatusCode, Uri};
 
 pub const EXTENSION_PATH: &str = "/extension";
 
 #[derive(Clone)]
 pub struct Gate {
-    /// `None` with `--no-token`.
+    /// The owner token; `None` with `--no-token`.
     pub token: Option<String>,
+    /// What the extension's socket takes (`/<secret>/extension`).
+    pub extension_secret: String,
+    /// What the navigation endpoint takes (`/<key>/tabtunnel/navigation/...`).
+    pub navigation_key: String,
     /// `chrome-extension://<id>`.
     pub extension_origin: String,
+    /// Agents' own tokens.
+    pub agents: SharedCredentials,
+    /// `--require-agent-tokens`: the owner token may not name agents (`/agent/<name>`).
+    pub require_agent_tokens: bool,
+}
+
+/// Who a request acts as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Credential {
+    /// `--no-token` and no token presented: anybody local.
+    Open,
+    /// The owner token: full power, and may name any agent in the path.
+    Owner,
+    /// An agent's own token: that agent only.
+    Agent(String),
+    /// The extension (on its socket) or the browser's rules (on the navigation endpoint).
+    Browser,
+}
+
+/// A request let in.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Admitted {
+    /// The URI to route, when a prefix was taken off.
+    pub uri: Option<Uri>,
+    pub credential: Credential,
+    /// `/<token>` as the client presented it (in the path, a query or a header), for the URLs the
+    /// daemon hands it back; `""` without one.
+    pub token_prefix: String,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -54,10 +95,17 @@ fn bearer_token(headers: &HeaderMap) -> Option<&str> {
     headers.get(header::AUTHORIZATION)?.to_str().ok()?.strip_prefix("Bearer ").map(str::trim)
 }
 
+/// What the first path segment turned out to be.
+enum Prefix {
+    None,
+    Client(Credential),
+    ExtensionSecret,
+    NavigationKey,
+}
+
 impl Gate {
-    /// Lets the request in or says why not. On success returns the URI to route, with a token
-    /// path prefix removed.
-    pub fn check(&self, uri: &Uri, headers: &HeaderMap) -> Result<Option<Uri>, Refusal> {
+    /// Lets the request in, saying as whom, or says why not.
+    pub fn check(&self, uri: &Uri, headers: &HeaderMap) -> Result<Admitted, Refusal> {
         let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
         if !is_loopback_host(host) {
             return Err(refuse(
@@ -65,47 +113,101 @@ impl Gate {
                 "Host must be a loopback name such as 127.0.0.1 or localhost",
             ));
         }
-        let (path, token_in_path) = self.strip_token_prefix(uri.path());
+        let (first, rest) = split_first_segment(uri.path());
+        let prefix = first.map_or(Prefix::None, |segment| self.classify(segment));
+        let path = if matches!(prefix, Prefix::None) { uri.path() } else { rest };
         let origin = headers.get(header::ORIGIN).map(|o| o.to_str().unwrap_or("<invalid>"));
         let from_extension = origin == Some(self.extension_origin.as_str());
-        if path == EXTENSION_PATH && !from_extension {
-            return Err(refuse(StatusCode::FORBIDDEN, "only the tabtunnel extension may open this socket"));
+        if path == EXTENSION_PATH {
+            if !matches!(prefix, Prefix::ExtensionSecret) || !from_extension {
+                return Err(refuse(
+                    StatusCode::FORBIDDEN,
+                    "only the tabtunnel extension may open this socket",
+                ));
+            }
+            return Ok(self.admitted(uri, path, Credential::Browser, String::new()));
         }
-        // The browser's own navigation rules send a page's blocked navigations (a form post
-        // carries the page's Origin) to the navigation endpoint; the token in the path is still
-        // required, which no page has.
-        let redirected_navigation = token_in_path && path.starts_with(crate::server::NAVIGATION_PATH);
-        if origin.is_some() && !from_extension && !redirected_navigation {
+        if path.starts_with(crate::server::NAVIGATION_PATH) {
+            // The browser's own navigation rules send a page's blocked navigations here (a form
+            // post carries the page's Origin): only the key in the path counts.
+            if !matches!(prefix, Prefix::NavigationKey) {
+                return Err(refuse(StatusCode::FORBIDDEN, "the navigation endpoint takes its own key"));
+            }
+            return Ok(self.admitted(uri, path, Credential::Browser, String::new()));
+        }
+        if (origin.is_some() || from_a_browser(headers)) && !from_extension {
             return Err(refuse(StatusCode::FORBIDDEN, "requests from web pages are refused"));
         }
-        if let Some(expected) = &self.token {
-            let presented = token_in_path
-                || query_token(uri).is_some_and(|t| crate::token::matches(expected, t))
-                || bearer_token(headers).is_some_and(|t| crate::token::matches(expected, t));
-            if !presented {
-                return Err(refuse(StatusCode::UNAUTHORIZED, "missing or wrong tabtunnel token"));
+        if let Prefix::Client(credential) = prefix {
+            let token_prefix = format!("/{}", first.unwrap_or_default());
+            return Ok(self.admitted(uri, path, credential, token_prefix));
+        }
+        let presented = query_token(uri).or_else(|| bearer_token(headers));
+        match presented.map(|t| (t, self.client_credential(t))) {
+            Some((token, Some(credential))) => {
+                Ok(Admitted { uri: None, credential, token_prefix: format!("/{token}") })
             }
+            _ if self.token.is_none() => {
+                Ok(Admitted { uri: None, credential: Credential::Open, token_prefix: String::new() })
+            }
+            _ => Err(refuse(StatusCode::UNAUTHORIZED, "missing or wrong tabtunnel token")),
         }
-        if !token_in_path {
-            return Ok(None);
-        }
-        let rewritten = match uri.query() {
-            Some(q) => format!("{path}?{q}"),
-            None => path.to_owned(),
-        };
-        Ok(Some(rewritten.parse().expect("a suffix of a valid path stays valid")))
     }
 
-    /// Splits `/<token>/rest` into (`/rest`, true); anything else is returned unchanged.
-    fn strip_token_prefix<'a>(&self, path: &'a str) -> (&'a str, bool) {
-        let Some(token) = &self.token else { return (path, false) };
-        let Some(rest) = path.strip_prefix('/') else { return (path, false) };
-        let (first, rest) = rest.split_once('/').map_or((rest, ""), |(f, r)| (f, r));
-        if !crate::token::matches(token, first) {
-            return (path, false);
+    fn admitted(&self, uri: &Uri, path: &str, credential: Credential, token_prefix: String) -> Admitted {
+        let stripped = path.len() != uri.path().len();
+        let rewritten = stripped.then(|| {
+            let path = if path.is_empty() { "/" } else { path };
+            let text = match uri.query() {
+                Some(q) => format!("{path}?{q}"),
+                None => path.to_owned(),
+            };
+            text.parse().expect("a suffix of a valid path stays valid")
+        });
+        Admitted { uri: rewritten, credential, token_prefix }
+    }
+
+    /// The owner's or an agent's token, as a client credential.
+    fn client_credential(&self, presented: &str) -> Option<Credential> {
+        if self.token.as_deref().is_some_and(|t| crate::token::matches(t, presented)) {
+            return Some(Credential::Owner);
         }
-        // `rest` is what followed "/<token>/", so re-add its slash by slicing the original.
-        (if rest.is_empty() { "/" } else { &path[1 + first.len()..] }, true)
+        let agents = self.agents.read().unwrap_or_else(|e| e.into_inner());
+        agents.agent_of(presented).map(|name| Credential::Agent(name.to_owned()))
+    }
+
+    fn classify(&self, segment: &str) -> Prefix {
+        if crate::token::matches(&self.extension_secret, segment) {
+            return Prefix::ExtensionSecret;
+        }
+        if crate::token::matches(&self.navigation_key, segment) {
+            return Prefix::NavigationKey;
+        }
+        match self.client_credential(segment) {
+            Some(credential) => Prefix::Client(credential),
+            None => Prefix::None,
+        }
+    }
+}
+
+/// Whether the browser's fetch metadata says a browser made the request (a page, a link, a typed
+/// URL). Chrome sends `Sec-Fetch-Site` and `Sec-Fetch-Dest` on every request to a loopback
+/// address; Node's `fetch` (which CDP clients use) sends only `Sec-Fetch-Mode: cors`.
+fn from_a_browser(headers: &HeaderMap) -> bool {
+    let mode = headers.get("sec-fetch-mode").map(|m| m.as_bytes());
+    headers.contains_key("sec-fetch-site")
+        || headers.contains_key("sec-fetch-dest")
+        || headers.contains_key("sec-fetch-user")
+        || mode.is_some_and(|m| !m.eq_ignore_ascii_case(b"cors"))
+}
+
+/// `/first/rest` into (`first`, `/rest`); `/first` into (`first`, ``).
+fn split_first_segment(path: &str) -> (Option<&str>, &str) {
+    let Some(rest) = path.strip_prefix('/') else { return (None, path) };
+    match rest.find('/') {
+        Some(i) => (Some(&rest[..i]), &rest[i..]),
+        None if rest.is_empty() => (None, path),
+        None => (Some(rest), ""),
     }
 }
 
@@ -113,12 +215,36 @@ impl Gate {
 mod tests {
     use super::*;
     use axum::http::HeaderValue;
+    use std::sync::{Arc, RwLock};
 
     const TOKEN: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    const SECRET: &str = "5ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7";
+    const KEY: &str = "4e74e74e74e74e74e74e74e74e74e74e";
     const EXT: &str = "chrome-extension://jmlcgbpniifikmbmclnhinffofckiihm";
 
+    struct Fixture {
+        gate: Gate,
+        reader: String,
+        _dir: tempfile::TempDir,
+    }
+
+    fn fixture(token: bool) -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let reader = crate::credentials::add(dir.path(), "reader").unwrap();
+        let agents = Arc::new(RwLock::new(crate::credentials::load(dir.path()).unwrap()));
+        let gate = Gate {
+            token: token.then(|| TOKEN.to_owned()),
+            extension_secret: SECRET.into(),
+            navigation_key: KEY.into(),
+            extension_origin: EXT.into(),
+            agents,
+            require_agent_tokens: false,
+        };
+        Fixture { gate, reader, _dir: dir }
+    }
+
     fn gate(token: bool) -> Gate {
-        Gate { token: token.then(|| TOKEN.to_owned()), extension_origin: EXT.to_owned() }
+        fixture(token).gate
     }
 
     fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
@@ -130,8 +256,14 @@ mod tests {
         h
     }
 
-    fn check(g: &Gate, uri: &str, h: &HeaderMap) -> Result<Option<String>, StatusCode> {
-        g.check(&uri.parse().unwrap(), h).map(|u| u.map(|u| u.to_string())).map_err(|r| r.status)
+    fn check(g: &Gate, uri: &str, h: &HeaderMap) -> Result<(Option<String>, Credential), StatusCode> {
+        g.check(&uri.parse().unwrap(), h)
+            .map(|a| (a.uri.map(|u| u.to_string()), a.credential))
+            .map_err(|r| r.status)
+    }
+
+    fn rewritten(g: &Gate, uri: &str, h: &HeaderMap) -> Result<Option<String>, StatusCode> {
+        check(g, uri, h).map(|(u, _)| u)
     }
 
     #[test]
@@ -164,21 +296,29 @@ mod tests {
     fn token_as_path_prefix_is_stripped_for_routing() {
         let g = gate(true);
         let h = headers(&[]);
-        assert_eq!(check(&g, &format!("/{TOKEN}/json/version"), &h), Ok(Some("/json/version".into())));
-        assert_eq!(check(&g, &format!("/{TOKEN}/json/version/"), &h), Ok(Some("/json/version/".into())));
+        assert_eq!(rewritten(&g, &format!("/{TOKEN}/json/version"), &h), Ok(Some("/json/version".into())));
+        assert_eq!(rewritten(&g, &format!("/{TOKEN}/json/version/"), &h), Ok(Some("/json/version/".into())));
         assert_eq!(
-            check(&g, &format!("/{TOKEN}/devtools/browser/B?x=1"), &h),
+            rewritten(&g, &format!("/{TOKEN}/devtools/browser/B?x=1"), &h),
             Ok(Some("/devtools/browser/B?x=1".into()))
         );
-        assert_eq!(check(&g, &format!("/{TOKEN}"), &h), Ok(Some("/".into())));
+        assert_eq!(rewritten(&g, &format!("/{TOKEN}"), &h), Ok(Some("/".into())));
+        let admitted = g.check(&format!("/{TOKEN}/json").parse().unwrap(), &h).unwrap();
+        assert_eq!((admitted.credential, admitted.token_prefix), (Credential::Owner, format!("/{TOKEN}")));
     }
 
     #[test]
     fn token_in_query_or_bearer_header() {
         let g = gate(true);
-        assert_eq!(check(&g, &format!("/json/version?token={TOKEN}"), &headers(&[])), Ok(None));
+        assert_eq!(
+            check(&g, &format!("/json/version?token={TOKEN}"), &headers(&[])),
+            Ok((None, Credential::Owner))
+        );
         let bearer = format!("Bearer {TOKEN}");
-        assert_eq!(check(&g, "/json/version", &headers(&[("authorization", &bearer)])), Ok(None));
+        assert_eq!(
+            check(&g, "/json/version", &headers(&[("authorization", &bearer)])),
+            Ok((None, Credential::Owner))
+        );
     }
 
     #[test]
@@ -192,6 +332,10 @@ mod tests {
             format!("/json/version?token={wrong}"),
             format!("/x/{TOKEN}/json/version"),
             "/devtools/browser/B".to_owned(),
+            // The extension's secret and the navigation key are no client tokens.
+            format!("/{SECRET}/json/version"),
+            format!("/{KEY}/json/version"),
+            format!("/json/version?token={SECRET}"),
         ] {
             assert_eq!(check(&g, &uri, &h), Err(StatusCode::UNAUTHORIZED), "{uri}");
         }
@@ -202,17 +346,31 @@ mod tests {
     }
 
     #[test]
-    fn no_token_mode_keeps_host_and_origin_checks() {
-        let g = gate(false);
-        assert_eq!(check(&g, "/json/version", &headers(&[])), Ok(None));
+    fn an_agent_token_is_its_agent_in_every_form() {
+        let f = fixture(true);
+        let h = headers(&[]);
+        let reader = Credential::Agent("reader".into());
         assert_eq!(
-            check(&g, "/json/version", &headers(&[("origin", "http://evil.example")])),
-            Err(StatusCode::FORBIDDEN)
+            check(&f.gate, &format!("/{}/json/list", f.reader), &h),
+            Ok((Some("/json/list".into()), reader.clone()))
         );
+        assert_eq!(check(&f.gate, &format!("/cdp?token={}", f.reader), &h), Ok((None, reader.clone())));
+        let bearer = format!("Bearer {}", f.reader);
+        assert_eq!(
+            check(&f.gate, "/mcp", &headers(&[("authorization", &bearer)])),
+            Ok((None, reader.clone()))
+        );
+        // Also with --no-token, a presented agent token still makes the request that agent's.
+        let open = Gate { token: None, ..f.gate.clone() };
+        assert_eq!(
+            check(&open, &format!("/{}/json/list", f.reader), &h),
+            Ok((Some("/json/list".into()), reader))
+        );
+        assert_eq!(check(&open, "/json/list", &h), Ok((None, Credential::Open)));
     }
 
     #[test]
-    fn web_origins_are_refused_even_with_the_token() {
+    fn web_pages_are_refused_with_or_without_an_origin() {
         let g = gate(true);
         let uri = format!("/{TOKEN}/json/version");
         for origin in
@@ -224,27 +382,54 @@ mod tests {
                 "{origin}"
             );
         }
-        assert!(check(&g, &uri, &headers(&[("origin", EXT)])).is_ok());
+        // A `no-cors` fetch or a link carries no Origin but the browser's fetch metadata.
+        for metadata in [
+            ("sec-fetch-site", "cross-site"),
+            ("sec-fetch-mode", "no-cors"),
+            ("sec-fetch-site", "none"),
+            ("sec-fetch-dest", "document"),
+            ("sec-fetch-mode", "navigate"),
+        ] {
+            assert_eq!(check(&g, &uri, &headers(&[metadata])), Err(StatusCode::FORBIDDEN), "{metadata:?}");
+        }
+        // Node's fetch, which CDP clients use, says only `Sec-Fetch-Mode: cors`.
+        assert!(check(&g, &uri, &headers(&[("sec-fetch-mode", "cors")])).is_ok());
+        assert!(check(&g, &uri, &headers(&[("origin", EXT), ("sec-fetch-site", "none")])).is_ok());
+        assert_eq!(
+            check(&gate(false), "/json/version", &headers(&[("sec-fetch-mode", "navigate")])),
+            Err(StatusCode::FORBIDDEN),
+            "--no-token keeps the web out too"
+        );
     }
 
     #[test]
-    fn redirected_navigations_need_the_token_in_the_path_but_may_carry_a_page_origin() {
+    fn redirected_navigations_need_the_navigation_key_but_may_carry_a_page_origin() {
         let g = gate(true);
-        let page = [("origin", "https://shop.example.com")];
-        let uri = format!("/{TOKEN}/tabtunnel/navigation/a/5?https://x/");
-        assert_eq!(check(&g, &uri, &headers(&page)), Ok(Some("/tabtunnel/navigation/a/5?https://x/".into())));
-        let query = format!("/tabtunnel/navigation/a/5?token={TOKEN}");
-        assert_eq!(check(&g, &query, &headers(&page)), Err(StatusCode::FORBIDDEN));
-        assert_eq!(check(&g, "/tabtunnel/navigation/a/5?x", &headers(&[])), Err(StatusCode::UNAUTHORIZED));
+        let page = [("origin", "https://shop.example.com"), ("sec-fetch-mode", "navigate")];
+        let uri = format!("/{KEY}/tabtunnel/navigation/a/5?https://x/");
+        assert_eq!(
+            check(&g, &uri, &headers(&page)),
+            Ok((Some("/tabtunnel/navigation/a/5?https://x/".into()), Credential::Browser))
+        );
+        for other in [format!("/{TOKEN}/tabtunnel/navigation/a/5?x"), "/tabtunnel/navigation/a/5?x".into()] {
+            assert_eq!(check(&g, &other, &headers(&[])), Err(StatusCode::FORBIDDEN), "{other}");
+        }
     }
 
     #[test]
-    fn the_extension_socket_needs_our_origin_and_the_token() {
+    fn the_extension_socket_needs_its_own_secret_and_our_origin() {
         let g = gate(true);
-        let uri = format!("/{TOKEN}/extension");
-        assert_eq!(check(&g, &uri, &headers(&[("origin", EXT)])), Ok(Some("/extension".into())));
-        assert_eq!(check(&g, &uri, &headers(&[])), Err(StatusCode::FORBIDDEN));
-        assert_eq!(check(&g, "/extension", &headers(&[("origin", EXT)])), Err(StatusCode::UNAUTHORIZED));
-        assert_eq!(check(&gate(false), "/extension", &headers(&[("origin", EXT)])), Ok(None));
+        let ours = headers(&[("origin", EXT)]);
+        assert_eq!(
+            check(&g, &format!("/{SECRET}/extension"), &ours),
+            Ok((Some("/extension".into()), Credential::Browser))
+        );
+        assert_eq!(check(&g, &format!("/{SECRET}/extension"), &headers(&[])), Err(StatusCode::FORBIDDEN));
+        // A client token, with a forged origin, is not the extension.
+        assert_eq!(check(&g, &format!("/{TOKEN}/extension"), &ours), Err(StatusCode::FORBIDDEN));
+        assert_eq!(check(&g, &format!("/extension?token={TOKEN}"), &ours), Err(StatusCode::FORBIDDEN));
+        assert_eq!(check(&gate(false), "/extension", &ours), Err(StatusCode::FORBIDDEN));
+        // The secret opens nothing else.
+        assert_eq!(check(&g, &format!("/{SECRET}/json/list"), &ours), Err(StatusCode::UNAUTHORIZED));
     }
 }

@@ -93,6 +93,22 @@ pub enum Input {
         url: String,
         reply: oneshot::Sender<bool>,
     },
+    /// The agents' credentials changed on disk: who is registered now, and whose token went.
+    Credentials {
+        registered: Vec<String>,
+        revoked: Vec<String>,
+    },
+    /// A token the side panel asked for was minted (or not).
+    AgentTokenMinted {
+        name: String,
+        outcome: Result<String, String>,
+    },
+}
+
+/// Where the agents' credentials live, for the side panel's mint and revoke.
+pub struct AgentTokens {
+    pub config_dir: std::path::PathBuf,
+    pub credentials: crate::credentials::SharedCredentials,
 }
 
 /// What the HTTP endpoints show.
@@ -100,6 +116,11 @@ pub struct Snapshot {
     pub browser: Option<BrowserInfo>,
     pub extension_connected: bool,
     pub extension_epoch: u64,
+    /// The connected extension's version (`Hello::extension_version`).
+    pub extension_version: Option<String>,
+    /// Client WebSockets open now, every agent's (for the idle exit of a daemon started on
+    /// demand).
+    pub clients: usize,
     /// The agent's tabs.
     pub pages: Vec<TabInfo>,
 }
@@ -142,6 +163,8 @@ struct Extension {
     outbox: mpsc::Sender<Utf8Bytes>,
     /// `Hello::instance_id`: which extension install this is.
     instance: String,
+    /// `Hello::extension_version`.
+    version: String,
 }
 
 /// What the hub shares with the HTTP shell.
@@ -167,6 +190,9 @@ struct Hub {
     welcome: Welcome,
     next_request_conn: ConnId,
     started: Instant,
+    agent_tokens: Option<AgentTokens>,
+    /// The hub's own inbox, for work done off its task that comes back to it.
+    inbox: mpsc::Sender<Input>,
     /// Bytes pushed to clients since memory was last given back, and in the current tick.
     sent_since_trim: usize,
     sent_this_tick: usize,
@@ -179,6 +205,7 @@ pub fn spawn(
     welcome: Welcome,
     shared: Shared,
     audit: Option<AuditLog>,
+    agent_tokens: Option<AgentTokens>,
 ) -> (HubHandle, tokio::task::JoinHandle<()>) {
     let (inbox, mut rx) = mpsc::channel(HUB_INBOX);
     let mut hub = Hub {
@@ -196,6 +223,8 @@ pub fn spawn(
         // Far from the ids sockets get from `next_id`.
         next_request_conn: 1 << 62,
         started: Instant::now(),
+        agent_tokens,
+        inbox: inbox.clone(),
         sent_since_trim: 0,
         sent_this_tick: 0,
     };
@@ -253,10 +282,19 @@ impl Hub {
                     self.core.extension_disconnected();
                 }
                 let instance = hello.instance_id.clone();
+                let version = hello.extension_version.clone();
+                if version != self.welcome.daemon_version {
+                    tracing::warn!(
+                        "the extension is version {version}, this daemon {}: run `tabtunnel install`, then \
+                         reload the extension in chrome://extensions (`tabtunnel doctor` says more)",
+                        self.welcome.daemon_version
+                    );
+                }
                 match self.core.extension_connected(hello) {
                     Ok(()) => {
-                        self.extension = Some(Extension { socket, outbox, instance });
+                        self.extension = Some(Extension { socket, outbox, instance, version });
                         let _ = accepted.send(Ok(self.welcome.clone()));
+                        self.send_agent_credentials();
                     }
                     Err(reason) => {
                         let _ = accepted.send(Err(reason));
@@ -277,6 +315,21 @@ impl Hub {
                 }
             }
             Input::SetPolicy(policy) => self.core.set_policy(policy),
+            Input::Credentials { registered, revoked } => {
+                self.core.set_registered_agents(registered);
+                for agent in revoked {
+                    tracing::warn!(agent, "the agent's token was revoked; its connections are closed");
+                    self.core.cut_off_agent(&AgentId::new(&agent));
+                }
+                self.send_agent_credentials();
+            }
+            Input::AgentTokenMinted { name, outcome } => {
+                let (token, error) = match outcome {
+                    Ok(token) => (Some(token), None),
+                    Err(e) => (None, Some(e)),
+                };
+                self.send_to_extension(&ToExtension::AgentTokenMinted { name, token, error });
+            }
             Input::Navigation { agent, tab, url, reply } => {
                 let id = self.next_navigation;
                 self.next_navigation += 1;
@@ -288,6 +341,8 @@ impl Hub {
                     browser: self.core.browser().cloned(),
                     extension_connected: self.core.is_extension_connected(),
                     extension_epoch: self.core.extension_epoch(),
+                    extension_version: self.extension.as_ref().map(|e| e.version.clone()),
+                    clients: self.clients.len(),
                     pages: self.core.visible_tabs(&agent).map(|t| t.info.clone()).collect(),
                 };
                 let _ = reply.send(snapshot);
@@ -309,6 +364,7 @@ impl Hub {
                 })
             }
             None => match serde_json::from_str::<FromExtension>(text) {
+                Ok(FromExtension::AgentToken(op)) => self.agent_token(op),
                 Ok(frame) => self.core.extension_frame(frame),
                 Err(e) => tracing::warn!(
                     "ignoring a malformed frame from the extension ({e}): {}",
@@ -350,15 +406,49 @@ impl Hub {
         }
     }
 
-    /// One browser at a time: a second one is told so rather than taking turns with the first.
+    /// One browser at a time: a second one is told so rather than taking turns with the first,
+    /// unless the human asked this one to take over (the side panel's "Use this browser").
     fn admit(&self, hello: &Hello) -> Result<(), String> {
         Core::check_hello(hello)?;
         match &self.extension {
-            Some(current) if current.instance != hello.instance_id => Err(
-                "another browser is already connected to this tabtunnel daemon; disconnect it, or start a second daemon on another port for this one".into(),
+            Some(current) if current.instance != hello.instance_id && !hello.take_over => Err(
+                "another browser is already connected to this tabtunnel daemon; use this browser instead (the side panel's button), or start a second daemon on another port for this one".into(),
             ),
             _ => Ok(()),
         }
+    }
+
+    /// The side panel mints or revokes an agent's token. The file changes off the hub's task;
+    /// the watcher then tells the gate and the hub (`Input::Credentials`).
+    fn agent_token(&mut self, op: tabtunnel_wire::AgentTokenOp) {
+        let Some(tokens) = &self.agent_tokens else { return };
+        let config_dir = tokens.config_dir.clone();
+        let inbox = self.inbox.clone();
+        tokio::task::spawn_blocking(move || match op {
+            tabtunnel_wire::AgentTokenOp::Mint { name } => {
+                let outcome = crate::credentials::add(&config_dir, &name);
+                let _ = inbox.blocking_send(Input::AgentTokenMinted { name, outcome });
+            }
+            tabtunnel_wire::AgentTokenOp::Revoke { name } => {
+                if let Err(e) = crate::credentials::revoke(&config_dir, &name) {
+                    tracing::warn!("could not revoke agent {name}'s token: {e}");
+                }
+            }
+        });
+    }
+
+    /// The side panel's list of agents with their own tokens.
+    fn send_agent_credentials(&mut self) {
+        let Some(tokens) = &self.agent_tokens else { return };
+        let agents = tokens
+            .credentials
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .agents()
+            .iter()
+            .map(|a| tabtunnel_wire::AgentCredential { name: a.name.clone(), created: a.created.clone() })
+            .collect();
+        self.send_to_extension(&ToExtension::AgentCredentials { agents });
     }
 
     fn is_current(&self, socket: u64) -> bool {

@@ -70,10 +70,7 @@ pub fn find_on_path(names: &[&str]) -> Option<PathBuf> {
 /// Creates the profile directory, readable by its owner only: it holds the user's logins (and
 /// our pairing with its token).
 pub fn prepare_profile_dir(profile: &Path) -> Result<(), String> {
-    use std::os::unix::fs::PermissionsExt;
-    fs::create_dir_all(profile).map_err(|e| format!("cannot create {}: {e}", profile.display()))?;
-    fs::set_permissions(profile, fs::Permissions::from_mode(0o700))
-        .map_err(|e| format!("cannot restrict {}: {e}", profile.display()))
+    crate::token::create_private_dir(profile)
 }
 
 pub fn default_profile_dir() -> PathBuf {
@@ -169,18 +166,13 @@ pub fn chromium_args(profile: &Path, extension: &Path, headless: bool, extra: &[
     if headless {
         args.extend(["--headless=new".into(), "--disable-gpu".into()]);
     }
-    if running_as_root() {
+    if crate::platform::running_as_root() {
         // Chromium refuses to run its sandbox as root.
         args.push("--no-sandbox".into());
     }
     args.extend(extra.iter().cloned());
     args.push("about:blank".into());
     args
-}
-
-fn running_as_root() -> bool {
-    use std::os::unix::fs::MetadataExt;
-    fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
 }
 
 #[cfg(test)]
@@ -208,8 +200,7 @@ mod tests {
         assert_eq!(pairing["daemonUrl"], "ws://127.0.0.1:1/t/extension");
         assert_eq!(pairing["shareStartupTabs"], true);
         assert_eq!(pairing["openUrls"], serde_json::json!(["http://a/"]));
-        use std::os::unix::fs::PermissionsExt;
-        assert_eq!(fs::metadata(staged.join("pairing.json")).unwrap().permissions().mode() & 0o777, 0o600);
+        assert!(!crate::platform::readable_by_others(&staged.join("pairing.json")).unwrap());
         // Staging again replaces the old copy.
         fs::remove_file(src.path().join("pkg/x.wasm")).unwrap();
         let staged =

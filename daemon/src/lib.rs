@@ -3,15 +3,21 @@
 mod accept;
 pub mod agent_path;
 pub mod audit;
+pub mod credentials;
 pub mod gate;
 pub mod hub;
+pub mod install;
 pub mod launch;
 pub mod mcp;
+pub mod native_host;
+pub mod on_demand;
 pub mod outbox;
+pub mod platform;
 pub mod policy_file;
 pub mod server;
 pub mod token;
 mod trim;
+mod watch;
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
@@ -38,16 +44,28 @@ pub struct ServeOptions {
     pub data_dir: PathBuf,
     /// How much may wait for one client before it is disconnected as too slow.
     pub client_outbox: outbox::Limits,
+    /// The owner token may not name agents: agents must use their own tokens.
+    pub require_agent_tokens: bool,
+    /// Started on demand (`serve --on-demand`): a busy port falls back to a free one, and
+    /// `daemon.json` says so.
+    pub on_demand: bool,
 }
 
 /// A daemon that is listening.
 pub struct Running {
     pub port: u16,
     pub token: Option<String>,
+    /// What the extension's socket takes (see `gate`).
+    pub extension_secret: String,
+    /// What the navigation endpoint takes (see `gate`).
+    pub navigation_key: String,
     pub browser_target_id: String,
     shutdown: Option<oneshot::Sender<()>>,
     server: tokio::task::JoinHandle<std::io::Result<()>>,
     hub: tokio::task::JoinHandle<()>,
+    /// Held while serving: one daemon per config dir.
+    _lock: on_demand::DaemonLock,
+    hub_handle: hub::HubHandle,
 }
 
 impl Running {
@@ -60,9 +78,10 @@ impl Running {
         self.url("ws", &format!("/devtools/browser/{}", self.browser_target_id))
     }
 
-    /// What the extension is paired with.
+    /// What the extension is paired with: its socket, with its own secret (never the client
+    /// token).
     pub fn extension_url(&self) -> String {
-        self.url("ws", gate::EXTENSION_PATH)
+        url(self.port, Some(&self.extension_secret), "ws", gate::EXTENSION_PATH)
     }
 
     fn url(&self, scheme: &str, path: &str) -> String {
@@ -77,6 +96,10 @@ impl Running {
             "wsEndpoint": self.ws_endpoint(),
             "extensionUrl": self.extension_url(),
         })
+    }
+
+    pub fn hub(&self) -> hub::HubHandle {
+        self.hub_handle.clone()
     }
 
     /// Serves until the server fails or [`Running::stop`] is called. Should the hub ever stop
@@ -101,21 +124,39 @@ impl Running {
 
 /// Binds 127.0.0.1 and starts serving.
 pub async fn start(options: ServeOptions) -> Result<Running, String> {
+    let lock = on_demand::lock(&options.config_dir)?;
     let token = if options.require_token { Some(token::load_or_create(&options.config_dir)?) } else { None };
-    let listener = tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, options.port)))
-        .await
-        .map_err(|e| format!("cannot listen on 127.0.0.1:{}: {e}", options.port))?;
+    let extension_secret = token::load_or_create_extension_secret(&options.config_dir)?;
+    // Made anew at every start: its URL passes through the browser's network stack.
+    let navigation_key = token::generate()[..32].to_owned();
+    let agents = credentials::load(&options.config_dir)?;
+    let listener =
+        match tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, options.port))).await {
+            Ok(listener) => listener,
+            // Started on demand, any port will do: daemon.json tells clients which.
+            Err(e) if options.on_demand && e.kind() == std::io::ErrorKind::AddrInUse => {
+                tracing::warn!("port {} is busy; listening on a free one", options.port);
+                tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
+                    .await
+                    .map_err(|e| format!("cannot listen on 127.0.0.1: {e}"))?
+            }
+            Err(e) => return Err(format!("cannot listen on 127.0.0.1:{}: {e}", options.port)),
+        };
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
     let browser_target_id = token::generate()[..32].to_ascii_uppercase();
     let salt = u64::from_str_radix(&token::generate()[..16], 16).expect("hex");
     let policy = options.policy.as_deref().map(policy_file::load).transpose()?;
+    let secrets = [token.clone(), Some(extension_secret.clone()), Some(navigation_key.clone())];
     let mut core = Core::new(Config {
         browser_target_id: browser_target_id.clone(),
         session_id_salt: salt,
         limits: options.limits,
-        navigation_url: url(port, token.as_deref(), "http", server::NAVIGATION_PATH),
+        navigation_url: url(port, Some(&navigation_key), "http", server::NAVIGATION_PATH),
+        secrets: secrets.into_iter().flatten().collect(),
     });
     core.set_policy(policy);
+    core.set_registered_agents(agents.names().map(str::to_owned));
+    let agents = std::sync::Arc::new(std::sync::RwLock::new(agents));
     let audit = audit::AuditLog::start(&options.data_dir)?;
     let (shutdown, shutdown_rx) = oneshot::channel::<()>();
     let welcome = Welcome {
@@ -123,7 +164,10 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
         client_endpoint: url(port, token.as_deref(), "http", ""),
     };
     let shared = hub::Shared::default();
-    let (hub, hub_task) = hub::spawn(core, welcome, shared.clone(), Some(audit));
+    let agent_tokens =
+        hub::AgentTokens { config_dir: options.config_dir.clone(), credentials: agents.clone() };
+    let (hub, hub_task) = hub::spawn(core, welcome, shared.clone(), Some(audit), Some(agent_tokens));
+    let hub_handle = hub.clone();
     if let Some(path) = options.policy.clone() {
         let hub = hub.clone();
         tokio::spawn(policy_file::watch(path, move |policy| {
@@ -131,11 +175,16 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
             tokio::spawn(async move { hub.send(hub::Input::SetPolicy(Some(policy))).await });
         }));
     }
+    tokio::spawn(watch_credentials(options.config_dir.clone(), agents.clone(), hub.clone()));
     let state = server::AppState {
         hub,
         gate: gate::Gate {
             token: token.clone(),
+            extension_secret: extension_secret.clone(),
+            navigation_key: navigation_key.clone(),
             extension_origin: format!("chrome-extension://{}", options.extension_id),
+            agents,
+            require_agent_tokens: options.require_agent_tokens,
         },
         browser_target_id: browser_target_id.clone(),
         shared,
@@ -145,7 +194,54 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
     let server = tokio::spawn(server::serve(listener, state, async move {
         let _ = shutdown_rx.await;
     }));
-    Ok(Running { port, token, browser_target_id, shutdown: Some(shutdown), server, hub: hub_task })
+    let running = Running {
+        port,
+        token,
+        extension_secret,
+        navigation_key,
+        browser_target_id,
+        shutdown: Some(shutdown),
+        server,
+        hub: hub_task,
+        _lock: lock,
+        hub_handle,
+    };
+    on_demand::write(
+        &options.config_dir,
+        &on_demand::DaemonFile {
+            port,
+            pid: std::process::id(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            client_endpoint: running.client_endpoint(),
+            extension_url: running.extension_url(),
+            on_demand: options.on_demand,
+        },
+    )?;
+    Ok(running)
+}
+
+/// Reads the agents' credentials again whenever `tabtunnel agent add|revoke` (or the side panel)
+/// changes them: the gate takes the new ones at once, and the connections of agents whose token
+/// was revoked are closed.
+async fn watch_credentials(config_dir: PathBuf, shared: credentials::SharedCredentials, hub: hub::HubHandle) {
+    watch::watch(
+        credentials::path(&config_dir),
+        "agents' credentials",
+        credentials::load_file,
+        move |fresh| {
+            let revoked: Vec<String> = {
+                let old = shared.read().unwrap_or_else(|e| e.into_inner());
+                old.agents().iter().filter(|a| !fresh.agents().contains(a)).map(|a| a.name.clone()).collect()
+            };
+            let names: Vec<String> = fresh.names().map(str::to_owned).collect();
+            *shared.write().unwrap_or_else(|e| e.into_inner()) = fresh;
+            let hub = hub.clone();
+            tokio::spawn(
+                async move { hub.send(hub::Input::Credentials { registered: names, revoked }).await },
+            );
+        },
+    )
+    .await
 }
 
 /// `scheme://127.0.0.1:PORT[/<token>]path`

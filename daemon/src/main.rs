@@ -21,9 +21,40 @@ enum Command {
     Launch(LaunchArgs),
     /// An MCP server (stdio) for one agent: a browser tool server in your real browser.
     Mcp(tabtunnel::mcp::McpArgs),
-    /// Print the client token (creating it on first use).
+    /// Put tabtunnel on PATH, write the extension, register the native host for every browser
+    /// found, and (--mcp) add tabtunnel to MCP clients. No root needed.
+    Install(tabtunnel::install::InstallArgs),
+    /// Take out everything `install` put in (and the daemon's files, unless --keep-data).
+    Uninstall(tabtunnel::install::UninstallArgs),
+    /// Check each link from an agent to a tab, and say how to fix a broken one.
+    Doctor {
+        /// The checks as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop this user's running daemon (the next start is on demand).
+    Stop {
+        #[arg(long, value_name = "DIR")]
+        config_dir: Option<PathBuf>,
+    },
+    /// Chrome's native messaging host (Chrome starts it for the extension; see `install`).
+    NativeHost {
+        /// The caller's origin, `chrome-extension://<id>/`, and what else Chrome passes.
+        #[arg(allow_hyphen_values = true, num_args = 0..)]
+        chrome_args: Vec<String>,
+        #[arg(long, value_name = "DIR")]
+        config_dir: Option<PathBuf>,
+    },
+    /// Print the owner token (creating it on first use): the human's own clients' credential.
     Token {
         #[arg(long, value_name = "DIR")]
+        config_dir: Option<PathBuf>,
+    },
+    /// Agents' own tokens: each acts as its agent only, with that agent's policy.
+    Agent {
+        #[command(subcommand)]
+        command: AgentCommand,
+        #[arg(long, value_name = "DIR", global = true)]
         config_dir: Option<PathBuf>,
     },
     /// Print the audit trail: every step of every agent, with what the policy made of it.
@@ -41,6 +72,16 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Subcommand)]
+enum AgentCommand {
+    /// Mint a token for a new agent and print it (once: only its hash is kept).
+    Add { name: String },
+    /// The agents that have a token of their own.
+    List,
+    /// Revoke an agent's token: it stops working at once and the agent's connections close.
+    Revoke { name: String },
 }
 
 #[derive(Args)]
@@ -85,9 +126,33 @@ struct ServeArgs {
     /// 1 MiB waiting, after 10 s without taking anything, less the more waits (2 s from 5 MiB).
     #[arg(long, value_name = "BYTES", default_value_t = outbox::Limits::default().max_bytes)]
     client_outbox_bytes: usize,
+    /// The owner token may not name agents (`/agent/<name>`): every agent must use its own token
+    /// (`tabtunnel agent add NAME`), so none can pick its name.
+    #[arg(long)]
+    require_agent_tokens: bool,
+    /// Started on demand (by the native messaging host or `tabtunnel mcp`): a busy --port
+    /// falls back to a free one, and the daemon exits when idle (--exit-when-idle, default
+    /// 300 s).
+    #[arg(long)]
+    on_demand: bool,
+    /// Exit after this many seconds with no extension and no client connected.
+    #[arg(long, value_name = "SECS")]
+    exit_when_idle: Option<f64>,
 }
 
 impl ServeArgs {
+    /// How long this daemon may sit idle before it exits, if it exits when idle at all.
+    fn idle_exit(&self) -> Result<Option<std::time::Duration>, String> {
+        match (self.exit_when_idle, self.on_demand) {
+            (Some(secs), _) if secs.is_finite() && secs >= 0.0 => {
+                Ok(Some(std::time::Duration::from_secs_f64(secs)))
+            }
+            (Some(_), _) => Err("--exit-when-idle takes a number of seconds".into()),
+            (None, true) => Ok(Some(tabtunnel::on_demand::DEFAULT_IDLE_EXIT)),
+            (None, false) => Ok(None),
+        }
+    }
+
     fn limits(&self) -> Result<Limits, String> {
         let ms = |secs: f64, what: &str| {
             if secs.is_finite() && secs >= 0.0 {
@@ -141,7 +206,14 @@ fn main() -> std::process::ExitCode {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    let cli = Cli::parse();
+    // Chrome starts a native messaging host as `<path> chrome-extension://<id>/ [...]`: the
+    // manifest's path is this binary itself, so no wrapper script is needed.
+    let raw: Vec<String> = std::env::args().skip(1).collect();
+    let cli = if tabtunnel::native_host::started_by_chrome(&raw) {
+        Cli { command: Command::NativeHost { chrome_args: raw, config_dir: None } }
+    } else {
+        Cli::parse()
+    };
     // One thread: the hub is one task that every frame passes through anyway, and with worker
     // threads each frame cost a cross-thread wake-up (futex, eventfd). Measured in `./dev bench`:
     // ~27% less daemon CPU per command and a lower p50 (BENCHMARKS.md). File and process work
@@ -161,10 +233,29 @@ async fn run(command: Command) -> Result<(), String> {
         Command::Serve(args) => serve(args).await,
         Command::Launch(args) => launch(args).await,
         Command::Mcp(args) => tabtunnel::mcp::run(args).await,
+        Command::Install(args) => tokio::task::spawn_blocking(move || tabtunnel::install::install(args))
+            .await
+            .map_err(|e| e.to_string())?,
+        Command::Uninstall(args) => tokio::task::spawn_blocking(move || tabtunnel::install::uninstall(args))
+            .await
+            .map_err(|e| e.to_string())?,
+        Command::Doctor { json } => tabtunnel::install::doctor::run(json).await,
+        Command::Stop { config_dir } => {
+            let dir = config_dir.unwrap_or_else(tabtunnel::token::default_config_dir);
+            tabtunnel::on_demand::stop(&dir).await
+        }
+        Command::NativeHost { chrome_args, config_dir } => {
+            let dir = config_dir.unwrap_or_else(tabtunnel::token::default_config_dir);
+            tabtunnel::native_host::run(&chrome_args, dir).await
+        }
         Command::Token { config_dir } => {
             let dir = config_dir.unwrap_or_else(tabtunnel::token::default_config_dir);
             println!("{}", tabtunnel::token::load_or_create(&dir)?);
             Ok(())
+        }
+        Command::Agent { command, config_dir } => {
+            let dir = config_dir.unwrap_or_else(tabtunnel::token::default_config_dir);
+            agent_command(command, &dir)
         }
         Command::Audit { config_dir, agent, follow, json } => {
             let data_dir = tabtunnel::token::data_dir(config_dir.as_deref());
@@ -177,6 +268,36 @@ async fn run(command: Command) -> Result<(), String> {
     }
 }
 
+fn agent_command(command: AgentCommand, dir: &std::path::Path) -> Result<(), String> {
+    use tabtunnel::credentials;
+    match command {
+        AgentCommand::Add { name } => {
+            let token = credentials::add(dir, &name)?;
+            println!("{token}");
+            eprintln!(
+                "Agent {name}'s token (shown only now). Its endpoint: http://127.0.0.1:<port>/{token}, \
+                 or `tabtunnel mcp --token {token}`; it acts as {name} only, whatever the path says."
+            );
+        }
+        AgentCommand::List => {
+            let creds = credentials::load(dir)?;
+            if creds.agents().is_empty() {
+                eprintln!("no agent has a token of its own yet: `tabtunnel agent add NAME` mints one");
+            }
+            for agent in creds.agents() {
+                println!("{}\tminted {}", agent.name, agent.created);
+            }
+        }
+        AgentCommand::Revoke { name } => {
+            if !credentials::revoke(dir, &name)? {
+                return Err(format!("agent {name:?} has no token"));
+            }
+            eprintln!("agent {name}'s token is revoked; a running daemon closes its connections");
+        }
+    }
+    Ok(())
+}
+
 async fn start(args: &ServeArgs) -> Result<Running, String> {
     tabtunnel::start(ServeOptions {
         port: args.port,
@@ -187,6 +308,8 @@ async fn start(args: &ServeArgs) -> Result<Running, String> {
         policy: args.policy.clone(),
         data_dir: tabtunnel::token::data_dir(args.config_dir.as_deref()),
         client_outbox: outbox::Limits { max_bytes: args.client_outbox_bytes, ..outbox::Limits::default() },
+        require_agent_tokens: args.require_agent_tokens,
+        on_demand: args.on_demand,
     })
     .await
 }
@@ -210,13 +333,22 @@ fn write_ready_file(path: Option<&PathBuf>, info: &serde_json::Value) -> Result<
 }
 
 async fn serve(args: ServeArgs) -> Result<(), String> {
+    let idle_exit = args.idle_exit()?;
     let mut running = start(&args).await?;
     announce(&running);
-    println!("Open the tabtunnel side panel in Chrome and paste the pairing URL, then share a tab.");
+    println!("The extension pairs by itself when `tabtunnel install` registered its native host; else paste the pairing URL into its side panel.");
     write_ready_file(args.ready_file.as_ref(), &running.describe())?;
+    let hub = running.hub();
+    let idle = async move {
+        match idle_exit {
+            Some(delay) => tabtunnel::on_demand::exit_when_idle(hub, delay).await,
+            None => std::future::pending().await,
+        }
+    };
     tokio::select! {
         result = running.wait() => result.map_err(|e| e.to_string()),
-        _ = terminate() => Ok(()),
+        _ = idle => Ok(()),
+        _ = tabtunnel::platform::terminate() => Ok(()),
     }
 }
 
@@ -271,19 +403,9 @@ async fn launch(args: LaunchArgs) -> Result<(), String> {
             Err(e) => Err(format!("lost Chromium: {e}")),
         },
         result = running.wait() => result.map_err(|e| e.to_string()),
-        _ = terminate() => Ok(()),
+        _ = tabtunnel::platform::terminate() => Ok(()),
     };
     let _ = child.start_kill();
     let _ = child.wait().await;
     outcome
-}
-
-/// Ctrl-C or SIGTERM (what test harnesses and service managers send).
-async fn terminate() {
-    let mut term =
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-    }
 }

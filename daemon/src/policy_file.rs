@@ -2,11 +2,7 @@
 //! changes. A file that does not parse keeps the last good policy in force, and says why.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
 use tabtunnel_core::policy::{PolicyFile, PolicySet};
-
-/// How often the file is looked at for changes.
-const POLL: Duration = Duration::from_millis(500);
 
 /// Reads and compiles a policy file.
 pub fn load(path: &Path) -> Result<PolicySet, String> {
@@ -19,30 +15,9 @@ pub fn parse(text: &str) -> Result<PolicySet, String> {
     PolicySet::compile(&file)
 }
 
-fn modified(path: &Path) -> Option<SystemTime> {
-    std::fs::metadata(path).and_then(|m| m.modified()).ok()
-}
-
 /// Watches `path` and calls `apply` with each new policy that compiles.
-pub async fn watch(path: PathBuf, mut apply: impl FnMut(PolicySet)) {
-    let mut seen = modified(&path);
-    let mut interval = tokio::time::interval(POLL);
-    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        interval.tick().await;
-        let now = modified(&path);
-        if now == seen {
-            continue;
-        }
-        seen = now;
-        match load(&path) {
-            Ok(policy) => {
-                tracing::info!(path = %path.display(), "policy reloaded");
-                apply(policy);
-            }
-            Err(e) => tracing::warn!("the policy file changed but is not valid; keeping the last one: {e}"),
-        }
-    }
+pub async fn watch(path: PathBuf, apply: impl FnMut(PolicySet)) {
+    crate::watch::watch(path, "policy", load, apply).await
 }
 
 #[cfg(test)]
@@ -82,6 +57,8 @@ preset = "read-only"
             assert!(error.to_lowercase().contains(says), "{bad}: {error}");
         }
     }
+
+    use std::time::Duration;
 
     #[tokio::test]
     async fn a_changed_file_is_read_again_and_a_broken_one_ignored() {

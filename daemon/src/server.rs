@@ -50,13 +50,10 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// `ws://<host>[/<token>][/agent/<name>]<path>`: the host the client used, so its URLs keep
-    /// working, and the agent it named.
+    /// `ws://<host>[/<token>][/agent/<name>]<path>`: the host and the token the client used, so
+    /// its URLs keep working and hold no other credential than its own, and the agent it named.
     fn ws_url(&self, host: &str, route: &AgentRoute, path: &str) -> String {
-        match &self.gate.token {
-            Some(token) => format!("ws://{host}/{token}{}{path}", route.prefix),
-            None => format!("ws://{host}{}{path}", route.prefix),
-        }
+        format!("ws://{host}{}{}{path}", route.token_prefix, route.prefix)
     }
 }
 
@@ -68,7 +65,7 @@ pub fn router(state: AppState) -> Router {
         .route("/json/", get(list))
         .route("/json/list", get(list))
         .route("/json/list/", get(list))
-        .route("/json/new", get(new_target).put(new_target))
+        .route("/json/new", get(new_target_needs_put).put(new_target))
         .route("/json/close/{id}", get(close_target).put(close_target))
         .route("/json/activate/{id}", get(activate_target).put(activate_target))
         .route("/devtools/browser/{id}", get(browser_socket))
@@ -106,13 +103,17 @@ fn state_stopped(req: &Request<Body>) -> bool {
 }
 
 async fn admit(gate: Gate, mut req: Request<Body>, next: Next) -> Response {
-    match gate.check(req.uri(), req.headers()) {
-        Ok(Some(uri)) => *req.uri_mut() = uri,
-        Ok(None) => {}
+    let admitted = match gate.check(req.uri(), req.headers()) {
+        Ok(admitted) => admitted,
         Err(refusal) => {
-            tracing::info!(uri = %req.uri().path(), status = %refusal.status, reason = refusal.reason, "refused");
+            // The path may hold a token: the log gets it redacted.
+            let path = crate::token::redact(req.uri().path());
+            tracing::info!(uri = %path, status = %refusal.status, reason = refusal.reason, "refused");
             return (refusal.status, format!("tabtunnel: {}\n", refusal.reason)).into_response();
         }
+    };
+    if let Some(uri) = admitted.uri.clone() {
+        *req.uri_mut() = uri;
     }
     let path = req.uri().path();
     if state_stopped(&req) && path != EXTENSION_PATH && !path.starts_with(NAVIGATION_PATH) {
@@ -122,7 +123,9 @@ async fn admit(gate: Gate, mut req: Request<Body>, next: Next) -> Response {
         )
             .into_response();
     }
-    match agent_path::split(req.uri()) {
+    let route = agent_path::split(req.uri())
+        .and_then(|(route, rewritten)| Ok((route.apply(&admitted, gate.require_agent_tokens)?, rewritten)));
+    match route {
         Ok((route, rewritten)) => {
             if let Some(uri) = rewritten {
                 *req.uri_mut() = uri;
@@ -222,8 +225,17 @@ async fn run_request(
     }
 }
 
-/// `/json/new?<url>`: a new tab for the agent (Chrome takes `PUT`; `GET` is accepted too, as the
-/// token, Host and Origin checks already stand in front of it).
+/// `GET /json/new`: refused as Chrome's own endpoint refuses it (a state change needs `PUT`).
+async fn new_target_needs_put() -> Response {
+    (
+        StatusCode::METHOD_NOT_ALLOWED,
+        [(header::ALLOW, "PUT")],
+        "Using unsafe HTTP verb GET to invoke /json/new. This action supports only PUT verb.\n",
+    )
+        .into_response()
+}
+
+/// `PUT /json/new?<url>`: a new tab for the agent.
 async fn new_target(
     State(state): State<AppState>,
     Extension(route): Extension<AgentRoute>,
@@ -339,6 +351,8 @@ async fn status(State(state): State<AppState>, Extension(route): Extension<Agent
         "daemonVersion": env!("CARGO_PKG_VERSION"),
         "extensionConnected": snapshot.extension_connected,
         "extensionEpoch": snapshot.extension_epoch,
+        "extensionVersion": snapshot.extension_version,
+        "browser": snapshot.browser.as_ref().map(|b| &b.product),
         "agent": route.agent.as_str(),
         "tabs": tabs,
     }))

@@ -1,8 +1,9 @@
-//! The client token: generated once, kept in the user's config dir, readable by its owner only.
+//! The daemon's secrets, generated once and kept in the user's config dir, readable by their
+//! owner only: the owner token (`token`, the human's own clients) and the extension's secret
+//! (`extension-secret`, which only the extension's socket takes: a client token never opens it).
 
 use std::fs;
 use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 type Result<T> = std::result::Result<T, String>;
@@ -22,10 +23,23 @@ pub fn data_dir(config_dir: Option<&Path>) -> PathBuf {
     }
 }
 
-/// Loads the token from `<dir>/token`, creating dir (0700) and file (0600) on first use. A
-/// token file others can read is tightened rather than trusted silently.
+/// The file beside the token that holds the extension's secret.
+pub const EXTENSION_SECRET_FILE: &str = "extension-secret";
+
+/// Loads the owner token from `<dir>/token`, creating dir (0700) and file (0600) on first use.
 pub fn load_or_create(dir: &Path) -> Result<String> {
-    let path = dir.join("token");
+    load_or_create_secret(dir, "token")
+}
+
+/// Loads the extension's secret from `<dir>/extension-secret`, creating it on first use.
+pub fn load_or_create_extension_secret(dir: &Path) -> Result<String> {
+    load_or_create_secret(dir, EXTENSION_SECRET_FILE)
+}
+
+/// Loads a secret from `<dir>/<file>`, creating dir (0700) and file (0600) on first use. A file
+/// others can read is tightened rather than trusted silently.
+fn load_or_create_secret(dir: &Path, file: &str) -> Result<String> {
+    let path = dir.join(file);
     match fs::read_to_string(&path) {
         Ok(text) => {
             let token = text.trim().to_owned();
@@ -35,10 +49,10 @@ pub fn load_or_create(dir: &Path) -> Result<String> {
                     path.display()
                 ));
             }
-            let mode = fs::metadata(&path).map_err(|e| e.to_string())?.permissions().mode();
-            if mode & 0o077 != 0 {
+            if crate::platform::readable_by_others(&path).map_err(|e| e.to_string())? {
                 tracing::warn!("{} was readable by others; restricting it to its owner", path.display());
-                fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).map_err(|e| e.to_string())?;
+                let file = fs::File::open(&path).map_err(|e| e.to_string())?;
+                crate::platform::restrict_file(&file).map_err(|e| e.to_string())?;
             }
             Ok(token)
         }
@@ -50,19 +64,15 @@ pub fn load_or_create(dir: &Path) -> Result<String> {
 /// Creates a directory (and its parents) readable by its owner only.
 pub fn create_private_dir(dir: &Path) -> Result<()> {
     fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
-        .map_err(|e| format!("cannot restrict {}: {e}", dir.display()))
+    crate::platform::restrict_dir(dir).map_err(|e| format!("cannot restrict {}: {e}", dir.display()))
 }
 
 fn create(dir: &Path, path: &Path) -> Result<String> {
     create_private_dir(dir)?;
     let token = generate();
-    let mut file = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    let mut file =
+        crate::platform::open_owner_only(fs::OpenOptions::new().write(true).create_new(true), path)
+            .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
     writeln!(file, "{token}").map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     Ok(token)
 }
@@ -71,7 +81,8 @@ fn create(dir: &Path, path: &Path) -> Result<String> {
 pub fn write_owner_only(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     let tmp = path.with_extension("tmp");
     let _ = fs::remove_file(&tmp);
-    let mut file = fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
+    let mut file =
+        crate::platform::open_owner_only(fs::OpenOptions::new().write(true).create_new(true), &tmp)?;
     file.write_all(contents)?;
     drop(file);
     fs::rename(&tmp, path)
@@ -88,15 +99,33 @@ fn is_valid(token: &str) -> bool {
     token.len() == TOKEN_BYTES * 2 && token.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
+/// `url` with every path segment that is a secret of ours (the owner token, the extension's
+/// secret, the navigation key: 32 or more hex digits; an agent's token) replaced by `<token>`,
+/// for logs and tool results.
+pub fn redact(url: &str) -> String {
+    url.split('/')
+        .map(|segment| {
+            let hex = segment.len() >= 32 && segment.bytes().all(|b| b.is_ascii_hexdigit());
+            if hex || crate::credentials::looks_like_agent_token(segment) {
+                "<token>"
+            } else {
+                segment
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
 /// Compares in time independent of where the strings differ.
 pub fn matches(expected: &str, presented: &str) -> bool {
     expected.len() == presented.len()
         && expected.bytes().zip(presented.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn creates_once_with_owner_only_permissions_then_reuses() {

@@ -18,7 +18,7 @@ fn agent_tab(tab_id: i32, agent: &str) -> TabInfo {
 /// An HTTP request to the navigation endpoint, as the browser's redirect makes it (a page's
 /// Origin included): (status, Location).
 async fn navigation(d: &Daemon, agent: &str, tab: i32, url: &str) -> (u16, String) {
-    let path = format!("/{}/tabtunnel/navigation/{agent}/{tab}?{url}", d.token());
+    let path = format!("/{}/tabtunnel/navigation/{agent}/{tab}?{url}", d.running.navigation_key);
     let (status, _, location) =
         get_with_location(d.running.port, &path, &[("Origin", "https://shop.example.com")]).await;
     (status, location)
@@ -36,7 +36,7 @@ async fn navigations_the_page_starts_are_blocked_let_through_or_asked() {
     // Allowed (the rules were late, say): let through once, then redirected back.
     let allowed = tokio::spawn({
         let port = d.running.port;
-        let path = format!("/{}/tabtunnel/navigation/a/4?http://127.0.0.1:1/ok", d.token());
+        let path = format!("/{}/tabtunnel/navigation/a/4?http://127.0.0.1:1/ok", d.running.navigation_key);
         async move { request(port, "GET", &path, "").await }
     });
     let (id, op) = next_browser_op(&mut ext).await;
@@ -46,7 +46,8 @@ async fn navigations_the_page_starts_are_blocked_let_through_or_asked() {
     // Asked: the side panel hears of it; a refusal leaves the tab where it was.
     let asked = tokio::spawn({
         let port = d.running.port;
-        let path = format!("/{}/tabtunnel/navigation/a/4?https://mail.example.com/inbox", d.token());
+        let path =
+            format!("/{}/tabtunnel/navigation/a/4?https://mail.example.com/inbox", d.running.navigation_key);
         async move { request(port, "GET", &path, "").await }
     });
     let question = match next_ext(&mut ext).await {

@@ -95,6 +95,8 @@ extern "C" {
     fn runtime_get_manifest() -> JsValue;
     #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = sendMessage, catch)]
     async fn runtime_send_message(message: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = sendNativeMessage, catch)]
+    fn runtime_send_native_message(host: &str, message: &JsValue) -> Result<js_sys::Promise, JsValue>;
     /// `(message, sender, sendResponse) -> keepChannelOpen`
     #[wasm_bindgen(js_namespace = ["chrome", "runtime", "onMessage"], js_name = addListener)]
     pub fn on_runtime_message(cb: &Closure<dyn FnMut(JsValue, JsValue, js_sys::Function) -> bool>);
@@ -332,6 +334,12 @@ pub fn manifest_version() -> String {
 /// Sends to the extension's other pages (or, from a page, to the worker) and awaits the reply.
 pub async fn send_message(message: &JsValue) -> Result<JsValue> {
     runtime_send_message(message).await.map_err(|e| error_message(&e))
+}
+
+/// Sends one message to a native messaging host (Chrome starts it, and stops it after its
+/// answer) and awaits the answer.
+pub async fn send_native_message(host: &str, message: &serde_json::Value) -> Result<JsValue> {
+    settle(runtime_send_native_message(host, &to_js(message))).await.map_err(|e| error_message(&e))
 }
 
 pub async fn local_get(keys: &[&str]) -> Result<JsValue> {

@@ -49,6 +49,18 @@ pub enum PanelRequest {
     KillSwitch {
         engaged: bool,
     },
+    /// Mint a token for a new agent (shown once in the panel, then only its hash is kept).
+    MintAgentToken {
+        name: String,
+    },
+    /// Revoke an agent's token: it stops working and the agent's connections close.
+    RevokeAgentToken {
+        name: String,
+    },
+    /// The human has copied the token just minted: stop showing it.
+    DismissMintedToken,
+    /// Another browser holds the daemon: take it over for this one.
+    UseThisBrowser,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -100,6 +112,26 @@ pub struct PanelState {
     /// Every agent is stopped.
     #[serde(default)]
     pub kill_switch: bool,
+    /// The daemon's version is not this extension's: what to do.
+    #[serde(default)]
+    pub version_warning: Option<String>,
+    /// Agents with a token of their own.
+    #[serde(default)]
+    pub agent_credentials: Vec<tabtunnel_wire::AgentCredential>,
+    /// A token just minted, shown until the human dismisses it (it is never stored).
+    #[serde(default)]
+    pub minted_token: Option<MintedToken>,
+}
+
+/// The answer to a [`PanelRequest::MintAgentToken`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MintedToken {
+    pub name: String,
+    #[serde(default)]
+    pub token: Option<String>,
+    #[serde(default)]
+    pub error: Option<String>,
 }
 
 /// One agent as the panel shows it. Times are this browser's (`Date.now()`), converted from

@@ -17,6 +17,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -119,7 +120,7 @@ function sessionOf(req) {
  * `extraPages` adds routes for one harness (the benchmark's pages): a path maps to a body like
  * PAGES, or to a `(req, res, url)` handler.
  */
-function startPageServer(extraPages = {}) {
+export function startPageServer(extraPages = {}) {
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://localhost');
     const extra = extraPages[url.pathname];
@@ -176,6 +177,19 @@ function startPageServer(extraPages = {}) {
 // Small helpers
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** A port free right now on 127.0.0.1. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
 
 /** puppeteer-core `connect({browserURL})` to the harness's tabtunnel endpoint, bounded. */
 export function connectPuppeteer(h, what = 'puppeteer.connect through tabtunnel') {
@@ -605,6 +619,27 @@ class Harness {
     this.ready = { ...this.ready, ...(await this.readyFileWritten()) };
     // The browser target id (in wsEndpoint) is new with every daemon.
     this.wsEndpoint = this.ready.wsEndpoint;
+  }
+
+  /**
+   * Stops the extension's service worker as Chrome does when it idles, through the browser's own
+   * debugging port. The harness's puppeteer connection would auto-attach the restarted worker
+   * paused, so it leaves first: `h.browser` is null afterwards (use `realBrowserWsEndpoint`).
+   */
+  async stopWorker() {
+    const worker = await this.browser.waitForTarget(
+      (t) => t.type() === 'service_worker' && t.url().startsWith(`${EXTENSION_ORIGIN}/`),
+    );
+    const workerId = worker._targetId;
+    await this.browser.disconnect();
+    this.browser = null;
+    const raw = await RawCdp.open(this.realBrowserWsEndpoint);
+    try {
+      const closed = await raw.send(1, 'Target.closeTarget', { targetId: workerId });
+      if (!closed.result?.success) throw new Error(`could not stop the worker: ${JSON.stringify(closed)}`);
+    } finally {
+      raw.close();
+    }
   }
 
   /** Evaluates `fn(...args)` in the extension's service worker. */

@@ -3,12 +3,11 @@
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { FORM_TITLE, connectPuppeteer, greetingFor, pollFor, sharedPageUrls, startHarness } from './harness.mjs';
+import { FORM_TITLE, connectPuppeteer, freePort, greetingFor, pollFor, sharedPageUrls, startHarness } from './harness.mjs';
 
 describe('tabtunnel launch --share-startup-tabs yes --open URL', { timeout: 240_000 }, () => {
   let h;
@@ -45,18 +44,6 @@ describe('tabtunnel launch --share-startup-tabs yes --open URL', { timeout: 240_
     }
   });
 });
-
-/** A port free right now on 127.0.0.1. */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 describe('tabtunnel launch again on the same profile, port and token', { timeout: 240_000 }, () => {
   const persistDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tabtunnel-relaunch-'));

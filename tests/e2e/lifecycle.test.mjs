@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, describe, test } from 'node:test';
 
-import { EXTENSION_ID, FORM_TITLE, RawCdp, connectPuppeteer, pollFor, sharedPageUrls, sleep, startHarness, withTimeout } from './harness.mjs';
+import { FORM_TITLE, RawCdp, connectPuppeteer, pollFor, sharedPageUrls, sleep, startHarness, withTimeout } from './harness.mjs';
 
 const WAIT_MS = 20_000;
 
@@ -76,16 +76,11 @@ describe('shared tabs coming and going', { timeout: 240_000 }, () => {
     assert.equal(await page.evaluate(() => 1 + 1), 2);
     const gone = pageGone(first, h.pageUrl);
 
-    // The harness's own puppeteer connection auto-attaches new workers paused; stop the worker
-    // over a plain CDP socket instead, so it restarts exactly as it would for a user.
-    const worker = await h.browser.waitForTarget((t) => t.type() === 'service_worker' && t.url().includes(EXTENSION_ID));
-    const workerId = worker._targetId;
+    // Stopped as it would be for a user (see `stopWorker`).
     const pageTargetId = h.testPage.target()._targetId;
-    await h.browser.disconnect();
-    h.browser = null;
+    await h.stopWorker();
     const raw = await RawCdp.open(h.realBrowserWsEndpoint);
     try {
-      assert.deepEqual((await raw.send(1, 'Target.closeTarget', { targetId: workerId })).result, { success: true });
       await withTimeout(gone, WAIT_MS, 'clients hearing that the extension went away', h.detail);
 
       // Any extension event wakes the worker again; a reload of the shared tab is one.

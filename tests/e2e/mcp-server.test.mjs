@@ -14,7 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
-import { EXTENSION_ID, RawCdp, daemonBinary, pollFor, sleep, startHarness, withTimeout } from './harness.mjs';
+import { RawCdp, daemonBinary, pollFor, sleep, startHarness, withTimeout } from './harness.mjs';
 import { startMcpServer, textOf } from './mcp.mjs';
 
 const OWN_TOOLS = ['tabtunnel_status', 'tabtunnel_tabs', 'tabtunnel_request_tab'];
@@ -455,16 +455,12 @@ describe("the extension's service worker restarting mid-session", { timeout: 300
     const statusUrl = `${h.clientEndpoint}/agent/W/tabtunnel/status`;
     const before = await (await fetch(statusUrl)).json();
 
-    // Stop the worker over a plain CDP socket (the harness's puppeteer would hold it paused),
-    // then wake it with an extension event: a reload of the human's tab.
-    const worker = await h.browser.waitForTarget((t) => t.type() === 'service_worker' && t.url().includes(EXTENSION_ID));
-    const workerId = worker._targetId;
+    // Stop the worker (see `stopWorker`), then wake it with an extension event: a reload of the
+    // human's tab.
     const humanTab = h.testPage.target()._targetId;
-    await h.browser.disconnect();
-    h.browser = null;
+    await h.stopWorker();
     const raw = await RawCdp.open(h.realBrowserWsEndpoint);
     try {
-      assert.deepEqual((await raw.send(1, 'Target.closeTarget', { targetId: workerId })).result, { success: true });
       await pollFor(async () => !(await (await fetch(statusUrl)).json()).extensionConnected, 15_000, 'the daemon losing the extension', h.detail);
       const attached = await raw.send(2, 'Target.attachToTarget', { targetId: humanTab, flatten: true });
       await raw.send(3, 'Page.reload', {}, attached.result.sessionId);

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 
-import { EXTENSION_ID, RawCdp, pollFor, rawGet, sharedPageUrls, sleep, startHarness, withTimeout } from './harness.mjs';
+import { RawCdp, pollFor, rawGet, sharedPageUrls, sleep, startHarness, withTimeout } from './harness.mjs';
 
 const MiB = 1 << 20;
 
@@ -215,16 +215,7 @@ describe('nothing lost, nothing held', { timeout: 600_000 }, () => {
   test('(6) a stopped worker comes back on its own and shares its tab again', async () => {
     // Stop the worker the way Chrome does, through the browser's own debugging port; the
     // harness's puppeteer connection would auto-attach (and pause) the restarted worker.
-    const worker = await h.browser.waitForTarget((t) => t.type() === 'service_worker' && t.url().includes(EXTENSION_ID));
-    const workerId = worker._targetId;
-    await h.browser.disconnect();
-    h.browser = null;
-    const raw = await RawCdp.open(h.realBrowserWsEndpoint);
-    try {
-      assert.deepEqual((await raw.send(1, 'Target.closeTarget', { targetId: workerId })).result, { success: true });
-    } finally {
-      raw.close();
-    }
+    await h.stopWorker();
 
     // While it is away, discovery and browser-level requests say why there is nothing.
     const version = await pollFor(

@@ -24,7 +24,7 @@ pub type RequestId = u64;
 
 /// Version of this wire protocol; bumped on any incompatible change. The daemon refuses an
 /// extension that speaks another one, with a message the side panel shows.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// How often each side sends [`ToExtension::Heartbeat`] / [`FromExtension::Heartbeat`]. A data
 /// message (not a WebSocket ping) is what keeps an MV3 service worker alive past ~30 s idle.
@@ -78,6 +78,17 @@ pub enum ToExtension {
         /// are redirected to `<navigation_url>/<agent>/<tabId>?<url>`, which decides them.
         #[serde(rename = "navigationUrl")]
         navigation_url: String,
+    },
+    /// The agents that have a token of their own; sent at connection and when they change.
+    AgentCredentials { agents: Vec<AgentCredential> },
+    /// The answer to [`FromExtension::AgentToken`]'s `mint`: the token, which the side panel
+    /// shows once (it is stored nowhere but as a hash), or why there is none.
+    AgentTokenMinted {
+        name: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        token: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
     },
     /// Keeps the service worker alive; no answer expected.
     Heartbeat,
@@ -150,14 +161,24 @@ pub struct WindowBounds {
     pub window_state: Option<String>,
 }
 
-/// Origin rules for one agent's tabs, as RE2 regular expressions over whole URLs.
+/// The browser's rules for one agent's tabs; URL patterns are RE2 regular expressions over
+/// whole URLs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OriginRules {
     /// Top-level documents may load only from URLs matching one of these; `None`: from any.
     pub allow: Option<Vec<String>>,
-    /// URLs matching one of these are asked of the human first.
+    /// URLs matching one of these are asked of the human first (top level); refused in frames.
     pub ask: Vec<String>,
+    /// With `allow`: frames may load documents from `allow` and from these, nothing else; and
+    /// only requests to `allow` or these carry the user's cookies (to any other origin they
+    /// go without, and their `Set-Cookie` is dropped).
+    #[serde(default)]
+    pub frames: Option<Vec<String>>,
+    /// The `read-only` preset: no top-level navigation at all, no request but GET, HEAD and
+    /// OPTIONS, no WebSocket or WebTransport.
+    #[serde(default)]
+    pub read_only: bool,
 }
 
 /// The origin rules of every agent: `default` for agents without a section of their own.
@@ -317,8 +338,27 @@ pub enum FromExtension {
     /// The human pressed (or released) the kill switch: while engaged, every client connection
     /// is closed and new ones are refused; the extension has detached every tab.
     KillSwitch { engaged: bool },
+    /// The human, in the side panel, mints a token for a new agent or revokes one; answered by
+    /// [`ToExtension::AgentTokenMinted`] (mint) and a new [`ToExtension::AgentCredentials`].
+    AgentToken(AgentTokenOp),
     /// Keeps the connection observably alive; no answer expected.
     Heartbeat,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum AgentTokenOp {
+    Mint { name: String },
+    Revoke { name: String },
+}
+
+/// An agent with a token of its own, as the side panel lists it (never the token).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentCredential {
+    pub name: String,
+    /// When the token was minted (RFC 3339).
+    pub created: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -336,6 +376,10 @@ pub struct Hello {
     /// The kill switch is engaged in this browser.
     #[serde(default)]
     pub kill_switch: bool,
+    /// The human asked this browser to take the daemon over from another one connected now
+    /// (the side panel's "Use this browser"); otherwise a second browser is refused.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub take_over: bool,
 }
 
 /// What `Browser.getVersion` and `/json/version` report; read by the extension from the real
@@ -377,6 +421,10 @@ pub struct TabInfo {
 
 /// The agent of the plain endpoint, and of the tabs the human shares without naming an agent.
 pub const DEFAULT_AGENT: &str = "default";
+
+/// How an agent's own credential starts (`tta_` and 64 hex digits): recognisable in a URL, so it
+/// can be kept out of logs and the audit trail, and by secret scanners.
+pub const AGENT_TOKEN_PREFIX: &str = "tta_";
 
 /// Whether `name` can name an agent: 1-64 of `[A-Za-z0-9._-]`, and not `.` or `..`, which
 /// clients would resolve away as URL path segments.

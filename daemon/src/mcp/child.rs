@@ -38,34 +38,47 @@ impl ToolKind {
         }
     }
 
-    /// Arguments after the script: point it at `endpoint` (an HTTP endpoint whose
-    /// `/json/version` names the browser WebSocket) and keep it offline and quiet.
-    fn args(self, endpoint: &str) -> Vec<String> {
-        match self {
+    /// Arguments after the script: keep it offline and quiet, and (chrome-devtools-mcp) read
+    /// its endpoint from `config`. The endpoint holds a token, so it is never an argument: any
+    /// local user can read a process's command line, not its environment or an owner-only file.
+    fn args(self, config: Option<&Path>) -> Vec<std::ffi::OsString> {
+        match (self, config) {
             // No usage statistics, no CrUX lookups of the pages it traces.
-            ToolKind::ChromeDevtools => {
-                vec![
-                    "--browserUrl".into(),
-                    endpoint.into(),
-                    "--usageStatistics=false".into(),
-                    "--no-performance-crux".into(),
-                ]
-            }
-            // With a CDP endpoint it connects instead of launching a browser of its own.
-            ToolKind::Playwright => vec!["--cdp-endpoint".into(), endpoint.into()],
+            (ToolKind::ChromeDevtools, Some(config)) => vec![
+                "--config".into(),
+                config.into(),
+                "--usageStatistics=false".into(),
+                "--no-performance-crux".into(),
+            ],
+            _ => Vec::new(),
         }
     }
 
-    /// Environment that keeps it from phoning home or reading config files of its own.
-    fn env(self) -> &'static [(&'static str, &'static str)] {
+    /// Environment that keeps it from phoning home or reading config files of its own, and
+    /// (Playwright's) points it at `endpoint` (an HTTP endpoint whose `/json/version` names the
+    /// browser WebSocket): with a CDP endpoint it connects instead of launching a browser.
+    fn env(self, endpoint: &str) -> Vec<(&'static str, String)> {
         match self {
-            ToolKind::ChromeDevtools => &[
-                ("CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS", "1"),
-                ("CHROME_DEVTOOLS_MCP_NO_UPDATE_CHECKS", "1"),
-                ("CHROME_DEVTOOLS_MCP_NO_CONFIG_DISCOVERY", "1"),
+            ToolKind::ChromeDevtools => vec![
+                ("CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS", "1".into()),
+                ("CHROME_DEVTOOLS_MCP_NO_UPDATE_CHECKS", "1".into()),
+                ("CHROME_DEVTOOLS_MCP_NO_CONFIG_DISCOVERY", "1".into()),
             ],
-            ToolKind::Playwright => &[],
+            ToolKind::Playwright => vec![("PLAYWRIGHT_MCP_CDP_ENDPOINT", endpoint.to_owned())],
         }
+    }
+
+    /// chrome-devtools-mcp's configuration file (its `--config`): the endpoint, owner-only,
+    /// removed with the child.
+    fn config_file(self, endpoint: &str) -> Result<Option<PathBuf>, String> {
+        if self != ToolKind::ChromeDevtools {
+            return Ok(None);
+        }
+        let path = std::env::temp_dir().join(format!("tabtunnel-child-{}.json", &crate::token::generate()[..16]));
+        let text = json!({ "browserUrl": endpoint }).to_string();
+        crate::token::write_owner_only(&path, text.as_bytes())
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        Ok(Some(path))
     }
 }
 
@@ -142,18 +155,25 @@ pub async fn spawn(
             script.display()
         ));
     }
-    let mut process = tokio::process::Command::new(&command.node)
+    let config = command.kind.config_file(&command.endpoint)?;
+    let spawned = tokio::process::Command::new(&command.node)
         .arg(&script)
-        .args(command.kind.args(&command.endpoint))
-        .envs(command.kind.env().iter().copied())
+        .args(command.kind.args(config.as_deref()))
+        .envs(command.kind.env(&command.endpoint))
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| {
-            format!("cannot start {} with {}: {e}", command.kind.package(), command.node.display())
-        })?;
+        .spawn();
+    let mut process = match spawned {
+        Ok(process) => process,
+        Err(e) => {
+            if let Some(config) = &config {
+                let _ = std::fs::remove_file(config);
+            }
+            return Err(format!("cannot start {} with {}: {e}", command.kind.package(), command.node.display()));
+        }
+    };
     let pid = process.id().unwrap_or(0);
     let stdin = process.stdin.take().expect("piped");
     let stdout = process.stdout.take().expect("piped");
@@ -177,9 +197,46 @@ pub async fn spawn(
                 let _ = process.wait().await;
             }
         }
+        if let Some(config) = config {
+            let _ = std::fs::remove_file(config);
+        }
     });
     tracing::info!("started {label} (pid {pid}) on {}", super::endpoint::redact(&command.endpoint));
     let (peer, notifications) = RpcPeer::start(stdout, stdin);
     let child = Child::handshake(peer, protocol_version, Some(kill)).await?;
     Ok((child, notifications))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ENDPOINT: &str = "http://127.0.0.1:9/tta_0123/agent/a";
+
+    #[test]
+    fn the_endpoint_and_its_token_are_never_on_the_command_line() {
+        for kind in [ToolKind::ChromeDevtools, ToolKind::Playwright] {
+            let config = kind.config_file(ENDPOINT).unwrap();
+            let args: Vec<String> =
+                kind.args(config.as_deref()).iter().map(|a| a.to_string_lossy().into_owned()).collect();
+            assert!(!args.iter().any(|a| a.contains("tta_")), "{kind:?}: {args:?}");
+            match (kind, config) {
+                (ToolKind::ChromeDevtools, Some(config)) => {
+                    let written: Value = serde_json::from_slice(&std::fs::read(&config).unwrap()).unwrap();
+                    assert_eq!(written["browserUrl"], ENDPOINT);
+                    assert_eq!(args[..2], ["--config".to_owned(), config.display().to_string()]);
+                    #[cfg(unix)]
+                    {
+                        use std::os::unix::fs::PermissionsExt;
+                        assert_eq!(std::fs::metadata(&config).unwrap().permissions().mode() & 0o777, 0o600);
+                    }
+                    std::fs::remove_file(config).unwrap();
+                }
+                (ToolKind::Playwright, None) => {
+                    assert!(kind.env(ENDPOINT).contains(&("PLAYWRIGHT_MCP_CDP_ENDPOINT", ENDPOINT.to_owned())));
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
 }

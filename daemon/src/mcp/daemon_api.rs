@@ -143,7 +143,7 @@ impl Daemon {
 
 /// One HTTP/1.1 request on its own loopback connection (these are rare: one per browser tool
 /// call at most), bounded by `bound`.
-async fn send(
+pub(crate) async fn send(
     authority: &str,
     method: &str,
     url: &str,

@@ -43,6 +43,17 @@ impl ClientEndpoint {
         ClientEndpoint { base: crate::url(port, token, "http", "") }
     }
 
+    /// The same daemon with another credential: `prefix` is `/<token>` (or `""` for none).
+    pub fn with_token_prefix(&self, prefix: &str) -> ClientEndpoint {
+        ClientEndpoint { base: format!("http://{}{prefix}", self.authority()) }
+    }
+
+    /// The token in the endpoint's path, if any.
+    pub fn token(&self) -> Option<&str> {
+        let after_scheme = self.base.strip_prefix("http://")?;
+        after_scheme.split_once('/').map(|(_, path)| path.split('/').next().unwrap_or(path))
+    }
+
     pub fn as_str(&self) -> &str {
         &self.base
     }
@@ -69,20 +80,7 @@ impl ClientEndpoint {
     }
 }
 
-/// `url` with its token (a path segment of 64 hex characters) replaced by `<token>`, for logs
-/// and tool results.
-pub fn redact(url: &str) -> String {
-    url.split('/')
-        .map(|segment| {
-            if segment.len() == 64 && segment.bytes().all(|b| b.is_ascii_hexdigit()) {
-                "<token>"
-            } else {
-                segment
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("/")
-}
+pub use crate::token::redact;
 
 #[cfg(test)]
 mod tests {
@@ -132,11 +130,26 @@ mod tests {
     }
 
     #[test]
+    fn another_credential_on_the_same_daemon() {
+        let (e, _) = ClientEndpoint::parse(&format!("http://127.0.0.1:9722/{TOKEN}")).unwrap();
+        assert_eq!(e.token(), Some(TOKEN));
+        let agent = e.with_token_prefix("/tta_x");
+        assert_eq!(agent.as_str(), "http://127.0.0.1:9722/tta_x");
+        assert_eq!(agent.token(), Some("tta_x"));
+        assert_eq!(ClientEndpoint::loopback(1, None).token(), None);
+    }
+
+    #[test]
     fn redacts_tokens() {
         assert_eq!(
             redact(&format!("http://127.0.0.1:9722/{TOKEN}/agent/A")),
             "http://127.0.0.1:9722/<token>/agent/A"
         );
         assert_eq!(redact("http://127.0.0.1:9722"), "http://127.0.0.1:9722");
+        let agent = format!("tta_{}", "ab".repeat(32));
+        assert_eq!(
+            redact(&format!("http://127.0.0.1:1/{agent}/agent/x")),
+            "http://127.0.0.1:1/<token>/agent/x"
+        );
     }
 }

@@ -103,7 +103,7 @@ async fn install_into(staging: &Path, node: &Path, npm: &Path) -> Result<(), Str
     std::fs::write(staging.join(MARKER), marker.to_string()).map_err(|e| e.to_string())
 }
 
-async fn check_node_version(node: &Path) -> Result<(), String> {
+pub(crate) async fn check_node_version(node: &Path) -> Result<(), String> {
     let output = tokio::process::Command::new(node)
         .arg("--version")
         .output()

@@ -17,10 +17,10 @@
 
 mod agent_name;
 mod child;
-mod daemon_api;
+pub(crate) mod daemon_api;
 mod endpoint;
 mod http;
-mod install;
+pub(crate) mod install;
 mod own_tools;
 mod patches;
 mod proxy;
@@ -37,12 +37,17 @@ use std::sync::Arc;
 #[derive(clap::Args)]
 pub struct McpArgs {
     /// The client endpoint, `http://127.0.0.1:PORT/<token>` as `tabtunnel serve` prints it
-    /// (default: the daemon on this machine's port 9722, with the token from --config-dir).
+    /// (default: this user's daemon, `<config dir>/daemon.json`, started when none answers).
     #[arg(long, value_name = "URL")]
     endpoint: Option<String>,
     /// Where the token is kept (default: the user's config dir, `tabtunnel/`), as for `serve`.
     #[arg(long, value_name = "DIR")]
     config_dir: Option<PathBuf>,
+    /// The token to use (default: $TABTUNNEL_TOKEN, else the owner token from the config dir).
+    /// An agent's own token (`tabtunnel agent add NAME`) makes this MCP server that agent.
+    /// Prefer $TABTUNNEL_TOKEN: other local users can read a command line, not an environment.
+    #[arg(long, value_name = "TOKEN")]
+    token: Option<String>,
     /// The agent's name, 1-64 of A-Z a-z 0-9 . _ - (default: $TABTUNNEL_AGENT, else the MCP
     /// client's own name plus a short unique suffix).
     #[arg(long, value_name = "NAME")]
@@ -62,16 +67,51 @@ pub async fn run(args: McpArgs) -> Result<(), String> {
         eprintln!("tabtunnel: browser tool servers installed in {}", installed.modules.display());
         return Ok(());
     }
-    let (endpoint, endpoint_agent) = match &args.endpoint {
-        Some(url) => endpoint::ClientEndpoint::parse(url)?,
+    let config_dir = args.config_dir.clone().unwrap_or_else(crate::token::default_config_dir);
+    let token =
+        args.token.clone().or_else(|| std::env::var("TABTUNNEL_TOKEN").ok().filter(|t| !t.is_empty()));
+    let (mut endpoint, mut endpoint_agent, on_demand) = match &args.endpoint {
+        Some(url) => {
+            let (endpoint, agent) = endpoint::ClientEndpoint::parse(url)?;
+            (endpoint, agent, None)
+        }
         None => {
-            let config_dir = args.config_dir.clone().unwrap_or_else(crate::token::default_config_dir);
-            (endpoint::ClientEndpoint::local(&config_dir, crate::DEFAULT_PORT)?, None)
+            // This user's own daemon, started if none answers (its port from daemon.json).
+            let options = crate::on_demand::StartOptions::this_binary(config_dir.clone())?;
+            let endpoint = match crate::on_demand::ensure_running(&options).await {
+                Ok(daemon) => endpoint::ClientEndpoint::parse(&daemon.client_endpoint)?.0,
+                Err(e) => {
+                    tracing::warn!("could not start the tabtunnel daemon: {e}");
+                    endpoint::ClientEndpoint::local(&config_dir, crate::DEFAULT_PORT)?
+                }
+            };
+            (endpoint, None, Some(options))
         }
     };
+    if let Some(token) = &token {
+        endpoint = endpoint.with_token_prefix(&format!("/{token}"));
+    }
+    // An agent's own token is that agent: its name comes with it.
+    if let Some(own) = endpoint.token().filter(|t| crate::credentials::looks_like_agent_token(t)) {
+        let creds = crate::credentials::load(&config_dir)?;
+        let name = creds.agent_of(own).ok_or_else(|| {
+            format!(
+                "this agent token is not one of {}'s (revoked, or minted with another --config-dir)",
+                crate::credentials::path(&config_dir).display()
+            )
+        })?;
+        if endpoint_agent.as_deref().is_some_and(|named| named != name) {
+            return Err(format!(
+                "the endpoint names agent {} but the token is agent {name}'s",
+                endpoint_agent.unwrap()
+            ));
+        }
+        endpoint_agent = Some(name.to_owned());
+    }
     let agent = fixed_agent(args.agent, std::env::var("TABTUNNEL_AGENT").ok(), endpoint_agent)?;
     let session = proxy::Session::Stdio { agent, kind: args.tools };
-    let proxy = Arc::new(proxy::Proxy::new(proxy::RealBackend::new(data_dir, endpoint), session));
+    let backend = proxy::RealBackend::new(data_dir, endpoint).starting_daemons(on_demand);
+    let proxy = Arc::new(proxy::Proxy::new(backend, session));
     let running = proxy::McpServer { proxy }
         .serve(rmcp::transport::stdio())
         .await

@@ -58,10 +58,7 @@ fn apply_one(patch: &FilePatch<'_>, modules: &Path) -> Result<(), String> {
     let patched = patched_text(&original, patch.original_sha256, patch.diff)
         .map_err(|e| format!("{}@{} {}: {e}", patch.package, patch.version, patch.file))?;
     crate::token::write_owner_only(&path, patched.as_bytes())
-        .and_then(|()| {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644))
-        })
+        .and_then(|()| crate::platform::set_public_mode(&path, false))
         .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     tracing::info!("patched {}@{} {}", patch.package, patch.version, patch.file);
     Ok(())

@@ -35,6 +35,8 @@ pub struct RealBackend {
     kind: OnceLock<ToolKind>,
     daemon: OnceLock<Daemon>,
     protocol_version: OnceLock<String>,
+    /// Set when the daemon is this user's own: one that stopped is started again.
+    on_demand: Option<crate::on_demand::StartOptions>,
 }
 
 impl RealBackend {
@@ -45,7 +47,14 @@ impl RealBackend {
             kind: OnceLock::new(),
             daemon: OnceLock::new(),
             protocol_version: OnceLock::new(),
+            on_demand: None,
         }
+    }
+
+    /// Starts the daemon again (as the native host does) when it does not answer.
+    pub fn starting_daemons(mut self, options: Option<crate::on_demand::StartOptions>) -> RealBackend {
+        self.on_demand = options;
+        self
     }
 
     pub fn daemon(&self) -> Result<&Daemon, String> {
@@ -59,7 +68,23 @@ impl RealBackend {
 
 impl Backend for RealBackend {
     async fn extension(&self) -> Result<Extension, String> {
-        self.daemon()?.extension().await
+        let daemon = self.daemon()?;
+        match (daemon.extension().await, &self.on_demand) {
+            (Err(e), Some(options)) => {
+                tracing::info!("the daemon does not answer ({e}); starting it");
+                let started = crate::on_demand::ensure_running(options).await?;
+                // The same daemon again: the same port (an agent's own token stays as it is).
+                let back = ClientEndpoint::parse(&started.client_endpoint)?.0;
+                if back.authority() != self.endpoint.authority() {
+                    return Err(format!(
+                        "the daemon came back on another port ({}): restart this MCP server",
+                        started.port
+                    ));
+                }
+                daemon.extension().await
+            }
+            (outcome, _) => outcome,
+        }
     }
 
     async fn launch(&self) -> Result<(Child, mpsc::Receiver<Notification>), String> {
@@ -73,6 +98,10 @@ impl Backend for RealBackend {
     }
 }
 
+/// A session's agent (`None`: from the client's name), tool server, and the `/<token>` its
+/// child uses instead of the backend's own.
+type Chosen = (Option<String>, ToolKind, Option<String>);
+
 /// Who names the session's agent and tool server.
 pub enum Session {
     /// `tabtunnel mcp`: the command line (an agent or none: the client's name).
@@ -84,6 +113,9 @@ pub enum Session {
 pub struct Proxy {
     pub(super) supervisor: Supervisor<RealBackend>,
     session: Session,
+    /// Over HTTP: the sessions running, and this one's place among them (freed with it).
+    slots: Option<super::http::Slots>,
+    slot: Mutex<Option<super::http::Slot>>,
     notifications: Mutex<Option<mpsc::Receiver<Notification>>>,
     pub(super) tool_router: ToolRouter<Proxy>,
 }
@@ -94,21 +126,35 @@ impl Proxy {
         Proxy {
             supervisor,
             session,
+            slots: None,
+            slot: Mutex::new(None),
             notifications: Mutex::new(Some(notifications)),
             tool_router: Proxy::own_tools(),
         }
     }
 
-    /// The session's agent (`None`: from the client's name) and tool server.
-    fn choose(&self, context: &RequestContext<RoleServer>) -> Result<(Option<String>, ToolKind), McpError> {
+    /// A session over HTTP, counted among `slots`.
+    pub fn over_http(backend: RealBackend, slots: super::http::Slots) -> Proxy {
+        Proxy { slots: Some(slots), ..Proxy::new(backend, Session::Http) }
+    }
+
+    /// The session's agent (`None`: from the client's name), tool server, and the credential
+    /// its child uses (`None`: the backend's own).
+    fn choose(&self, context: &RequestContext<RoleServer>) -> Result<Chosen, McpError> {
         match &self.session {
-            Session::Stdio { agent, kind } => Ok((agent.clone(), *kind)),
+            Session::Stdio { agent, kind } => Ok((agent.clone(), *kind, None)),
             Session::Http => {
                 let parts = context.extensions.get::<axum::http::request::Parts>();
                 let route = parts.and_then(|p| p.extensions.get::<crate::agent_path::AgentRoute>());
-                let from_path = route.filter(|r| !r.prefix.is_empty()).map(|r| r.agent.as_str().to_owned());
-                super::http::choose(from_path, parts.and_then(|p| p.uri.query()))
-                    .map_err(|e| McpError::invalid_params(e, None))
+                // An agent's own token is its agent, path or not; and its child uses that token,
+                // never the owner's.
+                let own = route.filter(|r| matches!(r.credential, crate::gate::Credential::Agent(_)));
+                let from_path = route
+                    .filter(|r| !r.prefix.is_empty() || own.is_some())
+                    .map(|r| r.agent.as_str().to_owned());
+                let (agent, kind) = super::http::choose(from_path, parts.and_then(|p| p.uri.query()))
+                    .map_err(|e| McpError::invalid_params(e, None))?;
+                Ok((agent, kind, own.map(|r| r.token_prefix.clone())))
             }
         }
     }
@@ -117,18 +163,20 @@ impl Proxy {
     /// background), with the protocol version agreed with the client. Once per session.
     fn begin(
         &self,
-        agent: Option<String>,
-        kind: ToolKind,
+        agent: String,
+        (_, kind, token_prefix): Chosen,
         client_name: &str,
         protocol_version: String,
         peer: rmcp::Peer<RoleServer>,
     ) {
         let backend = self.supervisor.backend();
-        let agent =
-            agent.unwrap_or_else(|| agent_name::from_client_name(client_name, &agent_name::unique_suffix()));
         let _ = backend.protocol_version.set(protocol_version);
         let _ = backend.kind.set(kind);
-        if backend.daemon.set(Daemon::new(backend.endpoint.clone(), agent.clone())).is_ok() {
+        let endpoint = match &token_prefix {
+            Some(prefix) => backend.endpoint.with_token_prefix(prefix),
+            None => backend.endpoint.clone(),
+        };
+        if backend.daemon.set(Daemon::new(endpoint, agent.clone())).is_ok() {
             tracing::info!(
                 "agent {agent} (client {client_name:?}) on {}; tools: {}",
                 super::endpoint::redact(backend.endpoint.as_str()),
@@ -248,11 +296,21 @@ impl ServerHandler for Proxy {
         request: InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
-        let (agent, kind) = self.choose(&context)?;
+        let chosen = self.choose(&context)?;
+        let client_name = &request.client_info.name;
+        let agent = chosen
+            .0
+            .clone()
+            .unwrap_or_else(|| agent_name::from_client_name(client_name, &agent_name::unique_suffix()));
+        if let Some(slots) = &self.slots {
+            // Each session runs a tool server of its own: none may starve the machine.
+            let slot = slots.take(&agent).map_err(|e| McpError::invalid_request(e, None))?;
+            *self.slot.lock().unwrap() = Some(slot);
+        }
         context.peer.set_peer_info(request.clone());
         let result = self.negotiate_initialize(&request)?;
         let version = result.protocol_version.to_string();
-        self.begin(agent, kind, &request.client_info.name, version, context.peer.clone());
+        self.begin(agent, chosen, client_name, version, context.peer.clone());
         Ok(result)
     }
 

@@ -46,13 +46,42 @@ pub async fn daemon_with_outbox(client_outbox: OutboxLimits) -> Daemon {
 }
 
 async fn start(limits: Limits, policy: Option<&str>, client_outbox: OutboxLimits) -> Daemon {
+    start_with(limits, policy, client_outbox, |_| {}).await
+}
+
+/// A daemon whose options `adjust` changes, with a fresh config dir that `prepare` may fill
+/// first (agents' tokens, say).
+pub async fn daemon_configured(
+    prepare: impl FnOnce(&std::path::Path),
+    adjust: impl FnOnce(&mut ServeOptions),
+) -> Daemon {
     let config = tempfile::tempdir().unwrap();
+    prepare(config.path());
+    start_in(config, Limits::default(), None, OutboxLimits::default(), adjust).await
+}
+
+async fn start_with(
+    limits: Limits,
+    policy: Option<&str>,
+    client_outbox: OutboxLimits,
+    adjust: impl FnOnce(&mut ServeOptions),
+) -> Daemon {
+    start_in(tempfile::tempdir().unwrap(), limits, policy, client_outbox, adjust).await
+}
+
+async fn start_in(
+    config: tempfile::TempDir,
+    limits: Limits,
+    policy: Option<&str>,
+    client_outbox: OutboxLimits,
+    adjust: impl FnOnce(&mut ServeOptions),
+) -> Daemon {
     let policy = policy.map(|text| {
         let path = config.path().join("policy.toml");
         std::fs::write(&path, text).unwrap();
         path
     });
-    let running = tabtunnel::start(ServeOptions {
+    let mut options = ServeOptions {
         port: 0,
         require_token: true,
         config_dir: config.path().to_owned(),
@@ -61,9 +90,11 @@ async fn start(limits: Limits, policy: Option<&str>, client_outbox: OutboxLimits
         policy,
         data_dir: config.path().join("data"),
         client_outbox,
-    })
-    .await
-    .unwrap();
+        require_agent_tokens: false,
+        on_demand: false,
+    };
+    adjust(&mut options);
+    let running = tabtunnel::start(options).await.unwrap();
     Daemon { running, _config: config }
 }
 
@@ -109,6 +140,7 @@ pub fn hello(tabs: &[i32]) -> FromExtension {
         },
         tabs: tabs.iter().map(|t| tab(*t)).collect(),
         kill_switch: false,
+        take_over: false,
     })
 }
 
@@ -173,7 +205,7 @@ pub async fn next_text(socket: &mut Socket) -> String {
 }
 
 /// The next frame for the extension, skipping heartbeats, the side panel's agent lists and
-/// navigation rules.
+/// credentials, and navigation rules.
 pub async fn next_ext(socket: &mut ExtSocket) -> ToExtension {
     loop {
         if socket.queued.is_empty() {
@@ -184,9 +216,10 @@ pub async fn next_ext(socket: &mut ExtSocket) -> ToExtension {
             }
         }
         match socket.queued.pop_front().expect("a frame") {
-            ToExtension::Heartbeat | ToExtension::Agents { .. } | ToExtension::NavigationRules { .. } => {
-                continue
-            }
+            ToExtension::Heartbeat
+            | ToExtension::Agents { .. }
+            | ToExtension::AgentCredentials { .. }
+            | ToExtension::NavigationRules { .. } => continue,
             frame => return frame,
         }
     }

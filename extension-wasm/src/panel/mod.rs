@@ -172,6 +172,31 @@ fn wire_dom(view: &View) {
         }
     });
 
+    on(&view.use_this_browser, "click", |_| spawn_local(request(PanelRequest::UseThisBrowser)));
+
+    on(&view.mint, "click", |_| {
+        if let Some(name) = read(|p| p.view.new_agent_name.value()) {
+            read(|p| p.view.new_agent_name.set_value(""));
+            spawn_local(request(PanelRequest::MintAgentToken { name }));
+        }
+    });
+
+    on(&view.agent_tokens, "click", |event| {
+        let Some(button) = clicked_button(&event) else { return };
+        if let Some(name) = button.get_attribute("data-agent") {
+            spawn_local(request(PanelRequest::RevokeAgentToken { name }));
+        }
+    });
+
+    on(&view.dismiss_minted, "click", |_| spawn_local(request(PanelRequest::DismissMintedToken)));
+
+    on(&view.copy_minted, "click", |_| {
+        let Some(Some(token)) = read(|p| p.state.minted_token.as_ref().and_then(|m| m.token.clone())) else {
+            return;
+        };
+        copy_text(token, |p| &p.view.copy_minted);
+    });
+
     on(&view.save, "click", |_| {
         if let Some(url) = read(|p| p.view.url_input.value()) {
             spawn_local(request(PanelRequest::SetDaemonUrl { url }));
@@ -182,14 +207,19 @@ fn wire_dom(view: &View) {
         let Some(Some(endpoint)) = read(|p| p.state.client_endpoint.clone()) else {
             return;
         };
-        let Some(window) = web_sys::window() else { return };
-        let promise = window.navigator().clipboard().write_text(&endpoint);
-        spawn_local(async move {
-            let copied = wasm_bindgen_futures::JsFuture::from(promise).await.is_ok();
-            read(|p| p.view.copy.set_text_content(Some(if copied { "Copied" } else { "Select and copy" })));
-            crate::js::sleep(1500).await;
-            read(|p| p.view.copy.set_text_content(Some("Copy")));
-        });
+        copy_text(endpoint, |p| &p.view.copy);
+    });
+}
+
+/// Copies `text` to the clipboard, saying so on `button` for a moment.
+fn copy_text(text: String, button: fn(&Panel) -> &web_sys::HtmlButtonElement) {
+    let Some(window) = web_sys::window() else { return };
+    let promise = window.navigator().clipboard().write_text(&text);
+    spawn_local(async move {
+        let copied = wasm_bindgen_futures::JsFuture::from(promise).await.is_ok();
+        read(|p| button(p).set_text_content(Some(if copied { "Copied" } else { "Select and copy" })));
+        crate::js::sleep(1500).await;
+        read(|p| button(p).set_text_content(Some("Copy")));
     });
 }
 

@@ -19,6 +19,7 @@ pub struct View {
     doc: Document,
     status: HtmlElement,
     detail: HtmlElement,
+    version_warning: HtmlElement,
     endpoint: HtmlElement,
     pub copy: HtmlButtonElement,
     pub toggle: HtmlInputElement,
@@ -42,6 +43,17 @@ pub struct View {
     approvals_section: HtmlElement,
     pub kill_switch: HtmlButtonElement,
     kill_note: HtmlElement,
+    /// Shown while another browser holds the daemon: take it over for this one.
+    pub use_this_browser: HtmlButtonElement,
+    /// Agents with their own tokens: the list, minting one, the token just minted.
+    pub agent_tokens: HtmlElement,
+    pub new_agent_name: HtmlInputElement,
+    pub mint: HtmlButtonElement,
+    minted: HtmlElement,
+    minted_value: HtmlElement,
+    minted_note: HtmlElement,
+    pub copy_minted: HtmlButtonElement,
+    pub dismiss_minted: HtmlButtonElement,
     /// What each list was last built from, to rebuild only on change.
     built: std::cell::RefCell<std::collections::HashMap<&'static str, String>>,
 }
@@ -65,6 +77,12 @@ impl View {
         let approvals_section = b.section("Asking you");
         approvals_section.append_child(&approvals).unwrap();
         let detail = b.el("p", &[("id", "daemon-detail"), ("class", "detail")], "");
+        let use_this_browser = b.el(
+            "button",
+            &[("id", "use-this-browser"), ("type", "button"), ("hidden", "")],
+            "Use this browser instead",
+        );
+        let version_warning = b.el("p", &[("id", "version-warning"), ("class", "detail")], "");
 
         let endpoint = b.el("code", &[("id", "client-endpoint"), ("class", "endpoint")], "");
         let copy = b.el("button", &[("id", "copy-endpoint"), ("type", "button")], "Copy");
@@ -120,13 +138,44 @@ impl View {
         list_section.append_child(&list).unwrap();
         list_section.append_child(&empty).unwrap();
 
+        let agent_tokens = b.el("ul", &[("id", "agent-tokens"), ("class", "tabs")], "");
+        let new_agent_name = b.el(
+            "input",
+            &[
+                ("id", "new-agent-name"),
+                ("type", "text"),
+                ("spellcheck", "false"),
+                ("placeholder", "new agent's name"),
+            ],
+            "",
+        );
+        let mint = b.el("button", &[("id", "mint-agent-token"), ("type", "button")], "Mint token");
+        let minted_value = b.el("code", &[("id", "minted-token-value"), ("class", "endpoint")], "");
+        let minted_note = b.el("p", &[("id", "minted-token-note"), ("class", "hint")], "");
+        let copy_minted = b.el("button", &[("id", "copy-minted-token"), ("type", "button")], "Copy");
+        let dismiss_minted = b.el("button", &[("id", "dismiss-minted-token"), ("type", "button")], "Done");
+        let minted = b.el("div", &[("id", "minted-token"), ("class", "minted"), ("hidden", "")], "");
+        minted.append_child(&minted_note).unwrap();
+        minted.append_child(&b.row(&[&minted_value, &copy_minted, &dismiss_minted])).unwrap();
+        let tokens_section = b.section("Agent tokens");
+        tokens_section.append_child(&agent_tokens).unwrap();
+        tokens_section.append_child(&b.row(&[&new_agent_name, &mint])).unwrap();
+        tokens_section.append_child(&minted).unwrap();
+        tokens_section
+            .append_child(&b.el(
+                "p",
+                &[("class", "hint")],
+                "An agent given its own token acts as that agent only, with its policy, whatever URL it uses.",
+            ))
+            .unwrap();
+
         let url_input = b.el(
             "input",
             &[
                 ("id", "daemon-url"),
                 ("type", "url"),
                 ("spellcheck", "false"),
-                ("placeholder", "ws://127.0.0.1:9722/<token>/extension"),
+                ("placeholder", "ws://127.0.0.1:9722/<secret>/extension"),
             ],
             "",
         );
@@ -137,6 +186,8 @@ impl View {
         for child in [
             &header,
             &detail,
+            &use_this_browser,
+            &version_warning,
             &kill_row,
             &approvals_section,
             &endpoint_section,
@@ -144,6 +195,7 @@ impl View {
             &share_section,
             &agents_section,
             &list_section,
+            &tokens_section,
             &settings,
         ] {
             body.append_child(child).unwrap();
@@ -153,6 +205,7 @@ impl View {
             doc,
             status: status.unchecked_into(),
             detail: detail.unchecked_into(),
+            version_warning: version_warning.unchecked_into(),
             endpoint: endpoint.unchecked_into(),
             copy: copy.unchecked_into(),
             toggle: toggle.unchecked_into(),
@@ -175,6 +228,15 @@ impl View {
             approvals_section: approvals_section.unchecked_into(),
             kill_switch: kill_switch.unchecked_into(),
             kill_note: kill_note.unchecked_into(),
+            use_this_browser: use_this_browser.unchecked_into(),
+            agent_tokens: agent_tokens.unchecked_into(),
+            new_agent_name: new_agent_name.unchecked_into(),
+            mint: mint.unchecked_into(),
+            minted: minted.unchecked_into(),
+            minted_value: minted_value.unchecked_into(),
+            minted_note: minted_note.unchecked_into(),
+            copy_minted: copy_minted.unchecked_into(),
+            dismiss_minted: dismiss_minted.unchecked_into(),
             built: Default::default(),
         }
     }
@@ -208,6 +270,9 @@ impl View {
         }));
         self.detail.set_text_content(state.detail.as_deref());
         self.detail.set_hidden(state.detail.is_none());
+        self.use_this_browser.set_hidden(daemon != DaemonState::Rejected);
+        self.version_warning.set_text_content(state.version_warning.as_deref());
+        self.version_warning.set_hidden(state.version_warning.is_none());
 
         self.endpoint.set_text_content(Some(state.client_endpoint.as_deref().unwrap_or("—")));
         self.copy.set_disabled(state.client_endpoint.is_none());
@@ -258,6 +323,7 @@ impl View {
         self.render_approvals(state);
         self.render_requests(state, active.is_some());
         self.render_agents(state);
+        self.render_agent_tokens(state);
 
         self.list.set_text_content(None);
         let human_shared: Vec<&SharedTab> =
@@ -276,6 +342,56 @@ impl View {
             self.list.append_child(&item).unwrap();
         }
         self.empty.set_hidden(!human_shared.is_empty());
+    }
+
+    fn render_agent_tokens(&self, state: &PanelState) {
+        let connected = state.daemon == DaemonState::Connected;
+        self.mint.set_disabled(!connected);
+        match &state.minted_token {
+            Some(minted) => {
+                let (note, value) = match (&minted.token, &minted.error) {
+                    (Some(token), _) => (
+                        format!("Agent {}'s token, shown only now: give it to that agent (its endpoint is http://127.0.0.1:PORT/<token>, or tabtunnel mcp --token).", minted.name),
+                        token.as_str(),
+                    ),
+                    (None, error) => (format!("No token for {}: {}", minted.name, error.as_deref().unwrap_or("refused")), ""),
+                };
+                self.minted_note.set_text_content(Some(&note));
+                self.minted_value.set_text_content(Some(value));
+                self.copy_minted.set_hidden(value.is_empty());
+                self.minted.set_hidden(false);
+            }
+            None => {
+                self.minted_value.set_text_content(None);
+                self.minted.set_hidden(true);
+            }
+        }
+        if !self.changed(
+            "agent-tokens",
+            serde_json::to_string(&(&state.agent_credentials, connected)).unwrap_or_default(),
+        ) {
+            return;
+        }
+        let b = Builder(&self.doc);
+        self.agent_tokens.set_text_content(None);
+        for agent in &state.agent_credentials {
+            let item = b.el("li", &[("data-agent", &agent.name)], "");
+            let meta = b.el("div", &[("class", "tab-meta")], "");
+            meta.append_child(&b.el("span", &[("class", "title")], &agent.name)).unwrap();
+            meta.append_child(&b.el("span", &[("class", "url")], &format!("minted {}", agent.created)))
+                .unwrap();
+            item.append_child(&meta).unwrap();
+            let revoke = b.el(
+                "button",
+                &[("class", "revoke"), ("type", "button"), ("data-agent", &agent.name)],
+                "Revoke",
+            );
+            if !connected {
+                revoke.set_attribute("disabled", "").unwrap();
+            }
+            item.append_child(&revoke).unwrap();
+            self.agent_tokens.append_child(&item).unwrap();
+        }
     }
 
     fn render_kill_switch(&self, state: &PanelState) {

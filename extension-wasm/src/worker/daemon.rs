@@ -2,14 +2,14 @@
 //! backoff. Every outgoing frame goes through [`send`] (or [`send_text`], for frames already
 //! written as JSON) into the socket's queue, which [`flush`] sends as one message.
 
-use tabtunnel_wire::{FromExtension, Hello, ToExtension, HEARTBEAT_INTERVAL_MS, PROTOCOL_VERSION};
+use tabtunnel_wire::{FromExtension, Hello, TabId, ToExtension, HEARTBEAT_INTERVAL_MS, PROTOCOL_VERSION};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 use web_sys::{CloseEvent, MessageEvent, WebSocket};
 
 use js_sys::JsString;
 
-use super::{agents, batching, broadcast, browser_ops, navigation, relay, settings, sharing, with};
+use super::{agents, batching, broadcast, browser_ops, navigation, pairing, relay, settings, sharing, with};
 use crate::js::{error_message, from_js, parse_json, send_js, sleep};
 use crate::messages::DaemonState;
 use crate::{browser_info, chrome};
@@ -79,6 +79,15 @@ fn queue(frame: JsString, what: batching::Queued) {
     }
 }
 
+/// Sends a frame the human asked for, or says why it cannot go.
+pub fn send_if_connected(frame: &FromExtension) -> Result<(), String> {
+    if with(|w| w.daemon) != DaemonState::Connected {
+        return Err("The daemon is not connected.".into());
+    }
+    send(frame);
+    Ok(())
+}
+
 /// Like [`send_text`], but only if `generation` is still the current connection: answers to
 /// commands must not reach a later connection, whose request ids mean something else.
 pub fn send_text_on(generation: u64, frame: JsString) {
@@ -140,17 +149,25 @@ async fn connect(generation: u64) {
             return;
         }
     };
+    if !is_current(generation) {
+        return;
+    }
+    // A URL the user pasted (or `tabtunnel launch` paired) is theirs to keep; without one, the
+    // native host starts the daemon if needed and tells us where it is (not shown: it names a
+    // secret the user never needs).
+    with(|w| w.daemon_url = url.clone());
+    let url = match url {
+        Some(url) => url,
+        None => match pairing::ask().await {
+            Ok(url) => url,
+            Err(problem) => return retry_later(generation, problem),
+        },
+    };
     let browser = browser_info::get().await;
     let instance_id = settings::instance_id().await;
     if !is_current(generation) {
         return;
     }
-    with(|w| w.daemon_url = url.clone());
-    let Some(url) = url else {
-        with(|w| w.rejection = None);
-        set_status(DaemonState::Disconnected, Some("No daemon URL set.".into()));
-        return;
-    };
     let ws = match WebSocket::new(&url) {
         Ok(ws) => ws,
         Err(e) => {
@@ -171,6 +188,7 @@ async fn connect(generation: u64) {
                 browser: browser.clone(),
                 tabs: w.shared.values().cloned().collect(),
                 kill_switch: w.kill_switch,
+                take_over: w.take_over,
             }))
         });
         if let Some(hello) = hello {
@@ -246,12 +264,27 @@ fn receive(generation: u64, frame: &JsValue) {
             navigation::rules_changed(rules, navigation_url)
         }
         Ok(ToExtension::Heartbeat) => {}
+        Ok(ToExtension::AgentCredentials { agents }) => {
+            with(|w| w.agent_credentials = agents);
+            broadcast();
+        }
+        Ok(ToExtension::AgentTokenMinted { name, token, error }) => {
+            with(|w| w.minted_token = Some(crate::messages::MintedToken { name, token, error }));
+            broadcast();
+        }
         Ok(ToExtension::Welcome(welcome)) => {
             log!("daemon {} welcomed us", welcome.daemon_version);
+            let version_warning =
+                pairing::version_warning(&chrome::manifest_version(), &welcome.daemon_version);
+            if let Some(warning) = &version_warning {
+                warn!("{warning}");
+            }
             with(|w| {
                 w.backoff.reset();
                 w.rejection = None;
+                w.take_over = false;
                 w.client_endpoint = Some(welcome.client_endpoint);
+                w.version_warning = version_warning;
             });
             set_status(DaemonState::Connected, None);
         }
@@ -275,12 +308,24 @@ fn closed(generation: u64, code: u16, reason: &str) {
         return;
     }
     agents::forget_reports();
-    let (retry_generation, delay, rejection) = with(|w| {
+    let (retry_generation, delay, rejection, was_open) = with(|w| {
         w.generation += 1;
-        drop_later(w.socket.take());
+        let socket = w.socket.take();
+        let was_open = socket.as_ref().is_some_and(|s| s.hello_sent);
+        drop_later(socket);
         w.client_endpoint = None;
-        (w.generation, w.backoff.next_delay(), w.rejection.clone())
+        (w.generation, w.backoff.next_delay(), w.rejection.clone(), was_open)
     });
+    if was_open {
+        // Every client session went with that daemon (a new one knows nothing of what they
+        // enabled): start each shared tab's debugger session afresh, as when a tab's last
+        // client leaves, so the next daemon's clients find Chrome in the state they expect
+        // (a second `Runtime.enable` on a live session reports no execution contexts).
+        let tabs: Vec<TabId> = with(|w| w.shared.keys().copied().collect());
+        for tab_id in tabs {
+            sharing::reset(tab_id);
+        }
+    }
     log!("daemon socket closed (code {code} {reason}); retrying in {delay} ms");
     let retry = format!("retrying in {:.1} s", f64::from(delay) / 1000.0);
     if let Some(reason) = rejection {
@@ -288,12 +333,34 @@ fn closed(generation: u64, code: u16, reason: &str) {
     } else {
         set_status(DaemonState::Disconnected, Some(format!("Not connected; {retry}.")));
     }
+    redial_after(retry_generation, delay);
+}
+
+/// Dials again after `delay`, unless something else dialed meanwhile.
+fn redial_after(retry_generation: u64, delay: u32) {
     spawn_local(async move {
         sleep(delay).await;
         if is_current(retry_generation) {
             connect(retry_generation).await;
         }
     });
+}
+
+/// Nothing to dial yet: says why, and asks again after the backoff's delay (the user may run
+/// `tabtunnel install` meanwhile).
+fn retry_later(generation: u64, problem: String) {
+    let Some((retry_generation, delay)) = with(|w| {
+        (w.generation == generation).then(|| {
+            w.generation += 1;
+            w.rejection = None;
+            (w.generation, w.backoff.next_delay())
+        })
+    }) else {
+        return;
+    };
+    log!("not paired: {problem}; asking again in {delay} ms");
+    set_status(DaemonState::Disconnected, Some(problem));
+    redial_after(retry_generation, delay);
 }
 
 /// A data frame every interval: it keeps the MV3 worker alive, where WebSocket pings do not.

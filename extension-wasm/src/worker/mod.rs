@@ -7,6 +7,7 @@ mod browser_ops;
 mod daemon;
 mod kill_switch;
 mod navigation;
+mod pairing;
 mod placement;
 mod relay;
 mod settings;
@@ -16,7 +17,7 @@ mod wake;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
-use tabtunnel_wire::{ApprovalRequest, HandoverRequest, TabId, TabInfo};
+use tabtunnel_wire::{AgentTokenOp, ApprovalRequest, FromExtension, HandoverRequest, TabId, TabInfo};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
@@ -67,8 +68,17 @@ struct Worker {
     /// Questions the policy asks the human, waiting for an answer.
     approvals: Vec<ApprovalRequest>,
     kill_switch: bool,
+    /// The daemon's version differs from ours: what to do about it.
+    version_warning: Option<String>,
     /// This browser's clock minus the daemon's, from its first report on this connection.
     clock_offset: Option<f64>,
+    /// Agents with a token of their own, as the daemon last listed them.
+    agent_credentials: Vec<tabtunnel_wire::AgentCredential>,
+    /// A token the human just minted, until they dismiss it.
+    minted_token: Option<crate::messages::MintedToken>,
+    /// The human chose this browser over another one the daemon serves: the next `Hello` says
+    /// so (until a `Welcome`).
+    take_over: bool,
 }
 
 thread_local! {
@@ -150,6 +160,25 @@ async fn handle(request: PanelRequest) -> Result<(), String> {
             kill_switch::set(engaged).await;
             Ok(())
         }
+        PanelRequest::MintAgentToken { name } => {
+            let name = name.trim().to_owned();
+            if !tabtunnel_wire::is_valid_agent_name(&name) {
+                return Err("An agent's name is 1-64 letters, digits, '.', '_' or '-'.".into());
+            }
+            daemon::send_if_connected(&FromExtension::AgentToken(AgentTokenOp::Mint { name }))
+        }
+        PanelRequest::RevokeAgentToken { name } => {
+            daemon::send_if_connected(&FromExtension::AgentToken(AgentTokenOp::Revoke { name }))
+        }
+        PanelRequest::DismissMintedToken => {
+            with(|w| w.minted_token = None);
+            Ok(())
+        }
+        PanelRequest::UseThisBrowser => {
+            with(|w| w.take_over = true);
+            daemon::reconnect_now();
+            Ok(())
+        }
     }
 }
 
@@ -175,6 +204,9 @@ fn snapshot() -> PanelState {
         human_window: w.focus.human_window(),
         approvals: w.approvals.clone(),
         kill_switch: w.kill_switch,
+        agent_credentials: w.agent_credentials.clone(),
+        minted_token: w.minted_token.clone(),
+        version_warning: w.version_warning.clone(),
     })
 }
 

@@ -1,12 +1,21 @@
-//! An agent's allowed origins, enforced in the browser for navigations its pages start
-//! themselves (a link, a form, a script): `declarativeNetRequest` session rules scoped to the
-//! agent's tabs. Top-level requests to an origin that is not allowed, or that the policy asks
-//! about, are redirected to the daemon's navigation endpoint, which either answers `204 No
-//! Content` (the tab stays where it was) or, once the human allowed it, lets this one URL through
-//! and redirects back. Navigations clients ask for (`Page.navigate`, `Target.createTarget`) are
-//! checked by the daemon before they reach the tab; these rules are the net under everything else.
+//! An agent's policy, enforced by the browser itself for everything its pages load:
+//! `declarativeNetRequest` session rules scoped to the agent's tabs (one set of rules per agent,
+//! naming all its tabs).
+//!
+//! - Top-level documents: requests to an origin that is not allowed, or that the policy asks
+//!   about, are redirected to the daemon's navigation endpoint, which either answers `204 No
+//!   Content` (the tab stays where it was) or, once the human allowed it, lets this one URL
+//!   through and redirects back. Navigations clients ask for (`Page.navigate`,
+//!   `Target.createTarget`) are checked by the daemon before they reach the tab; these rules are
+//!   the net under everything else (a link, a form, a script).
+//! - Frames load only from the allowed origins and `allow_frame_origins`; any other is blocked
+//!   (a frame cannot wait for the human), so a forbidden site never loads inside an allowed page.
+//! - Requests to any other origin (images, scripts, `fetch` with `no-cors`) go without the
+//!   user's cookies, and their `Set-Cookie` is dropped: what they answer is what anybody gets.
+//! - `read-only`: no top-level navigation at all, nothing but GET, HEAD and OPTIONS, no
+//!   WebSocket or WebTransport.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Value};
 use tabtunnel_wire::{NavigationRules, OriginRules, TabId};
@@ -20,38 +29,66 @@ use crate::js::sleep;
 const CATCH_ALL: i32 = 1;
 const ALLOWED: i32 = 2;
 const ASKED: i32 = 3;
-const ALWAYS_THROUGH: i32 = 4;
+const READ_ONLY: i32 = 4;
+const ALWAYS_THROUGH: i32 = 5;
 /// How long a URL the human allowed stays let through (the navigation it was for happens at
 /// once; a slow redirect chain has this long).
 const ALLOWED_ONCE_MS: u32 = 10_000;
+/// Every resource type but documents.
+const SUBRESOURCES: &[&str] = &[
+    "stylesheet",
+    "script",
+    "image",
+    "font",
+    "object",
+    "xmlhttprequest",
+    "ping",
+    "csp_report",
+    "media",
+    "websocket",
+    "webtransport",
+    "webbundle",
+    "other",
+];
+/// Methods that change something on a server.
+const WRITE_METHODS: &[&str] = &["connect", "delete", "patch", "post", "put", "other"];
 
-/// The rules in force, and which browser rule ids each tab holds.
+/// The rules in force, and which browser rules each agent's tabs hold.
 #[derive(Debug, Default)]
 pub struct Navigation {
     rules: NavigationRules,
-    /// `http://127.0.0.1:PORT/<token>/tabtunnel/navigation`
+    /// `http://127.0.0.1:PORT/<key>/tabtunnel/navigation`
     endpoint: String,
-    installed: BTreeMap<TabId, Vec<i32>>,
+    agents: BTreeMap<String, AgentTabs>,
     next_rule_id: i32,
     /// Session rules outlive the worker: a new worker removes those it did not put in place
     /// (their ids would clash with its own, and their tabs may be the human's again).
     stale_removed: bool,
 }
 
-/// The daemon's rules arrived (at connection, or the policy changed): every shared tab's rules
-/// are put in place again.
+/// One agent's shared tabs and the ids of the browser rules that cover them.
+#[derive(Debug, Default)]
+struct AgentTabs {
+    tabs: BTreeSet<TabId>,
+    installed: Vec<i32>,
+}
+
+/// The daemon's rules arrived (at connection, or the policy changed): every agent's rules are
+/// put in place again.
 pub fn rules_changed(rules: NavigationRules, endpoint: String) {
-    with(|w| {
+    let agents: Vec<String> = with(|w| {
         w.navigation.rules = rules;
         w.navigation.endpoint = endpoint;
+        // Tabs shared before the rules came (a restarted worker) are in `shared` only.
+        let shared: Vec<(TabId, String)> = w.shared.values().map(|t| (t.tab_id, t.agent.clone())).collect();
+        for (tab, agent) in shared {
+            w.navigation.agents.entry(agent).or_default().tabs.insert(tab);
+        }
+        w.navigation.agents.keys().cloned().collect()
     });
-    let tabs: Vec<(TabId, String)> =
-        with(|w| w.shared.values().map(|t| (t.tab_id, t.agent.clone())).collect());
     spawn_local(async move {
         remove_stale_rules().await;
-        for (tab_id, agent) in tabs {
-            apply(tab_id, Some(&agent)).await;
-        }
+        update(agents).await;
     });
 }
 
@@ -66,8 +103,8 @@ async fn remove_stale_rules() {
         Err(e) => return warn!("could not read the navigation rules in place: {e}"),
     };
     let stale: Vec<i32> = with(|w| {
-        let ours = &w.navigation.installed;
-        ids.into_iter().filter(|id| !ours.values().any(|tab| tab.contains(id))).collect()
+        let ours = &w.navigation.agents;
+        ids.into_iter().filter(|id| !ours.values().any(|a| a.installed.contains(id))).collect()
     });
     if !stale.is_empty() {
         if let Err(e) = chrome::update_session_rules(&stale, &[]).await {
@@ -82,19 +119,47 @@ pub fn restricts(agent: &str) -> bool {
     with(|w| w.navigation.rules.for_agent(agent).is_some())
 }
 
-/// Puts a tab's rules in place for its agent (`None`: it is no longer shared; its rules go).
+/// A tab became `agent`'s (`None`: it is no longer shared): the rules of its old and new agent
+/// are put in place again, naming their tabs now.
 pub async fn apply(tab_id: TabId, agent: Option<&str>) {
+    let affected: Vec<String> = with(|w| {
+        let agents = &mut w.navigation.agents;
+        let mut affected: Vec<String> =
+            agents.iter_mut().filter_map(|(name, a)| a.tabs.remove(&tab_id).then(|| name.clone())).collect();
+        if let Some(agent) = agent {
+            agents.entry(agent.to_owned()).or_default().tabs.insert(tab_id);
+            affected.push(agent.to_owned());
+        }
+        affected.dedup();
+        affected
+    });
+    update(affected).await;
+}
+
+/// Replaces the browser rules of these agents by what their rules and tabs say now, in one
+/// update (all or nothing).
+async fn update(agents: Vec<String>) {
     let (remove, add) = with(|w| {
         let nav = &mut w.navigation;
-        let remove = nav.installed.remove(&tab_id).unwrap_or_default();
-        let rules = agent.and_then(|a| nav.rules.for_agent(a).cloned());
-        let add = match (agent, rules) {
-            (Some(agent), Some(rules)) if !nav.endpoint.is_empty() => tab_rules(nav, tab_id, agent, &rules),
-            _ => Vec::new(),
-        };
-        let ids: Vec<i32> = add.iter().filter_map(|r| r["id"].as_i64()).map(|id| id as i32).collect();
-        if !ids.is_empty() {
-            nav.installed.insert(tab_id, ids);
+        let mut remove = Vec::new();
+        let mut add = Vec::new();
+        for agent in &agents {
+            let Some(state) = nav.agents.get_mut(agent) else { continue };
+            remove.append(&mut state.installed);
+            let tabs: Vec<TabId> = state.tabs.iter().copied().collect();
+            let rules = nav.rules.for_agent(agent).cloned();
+            let fresh = match rules {
+                Some(rules) if !tabs.is_empty() && !nav.endpoint.is_empty() => {
+                    agent_rules(&nav.endpoint, &mut nav.next_rule_id, &tabs, agent, &rules)
+                }
+                _ => Vec::new(),
+            };
+            let state = nav.agents.get_mut(agent).expect("looked up above");
+            state.installed = fresh.iter().filter_map(|r| r["id"].as_i64()).map(|id| id as i32).collect();
+            add.extend(fresh);
+            if state.tabs.is_empty() {
+                nav.agents.remove(agent);
+            }
         }
         (remove, add)
     });
@@ -102,13 +167,14 @@ pub async fn apply(tab_id: TabId, agent: Option<&str>) {
         return;
     }
     if let Err(e) = chrome::update_session_rules(&remove, &add).await {
-        warn!("could not set the navigation rules of tab {tab_id}: {e}");
-        // Nothing changed (the update is all or nothing): the old rules are still in place.
+        warn!("could not set the agents' navigation rules: {e}");
+        // Nothing changed (the update is all or nothing): the old rules are still in place. The
+        // next change for these agents tries again.
         with(|w| {
-            if remove.is_empty() {
-                w.navigation.installed.remove(&tab_id);
-            } else {
-                w.navigation.installed.insert(tab_id, remove);
+            for agent in &agents {
+                if let Some(state) = w.navigation.agents.get_mut(agent) {
+                    state.installed.clone_from(&remove);
+                }
             }
         });
     }
@@ -120,7 +186,8 @@ pub async fn allow_once(tab_id: TabId, url: &str) -> Result<(), String> {
         w.navigation.next_rule_id += 1;
         w.navigation.next_rule_id
     });
-    let rule = rule(id, ALWAYS_THROUGH, tab_id, &format!("^{}$", escape(url)), json!({ "type": "allow" }));
+    let condition = json!({ "regexFilter": format!("^{}$", escape(url)), "resourceTypes": ["main_frame"], "tabIds": [tab_id] });
+    let rule = json!({ "id": id, "priority": ALWAYS_THROUGH, "action": { "type": "allow" }, "condition": condition });
     chrome::update_session_rules(&[], &[rule]).await?;
     spawn_local(async move {
         sleep(ALLOWED_ONCE_MS).await;
@@ -129,38 +196,92 @@ pub async fn allow_once(tab_id: TabId, url: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn tab_rules(nav: &mut Navigation, tab_id: TabId, agent: &str, rules: &OriginRules) -> Vec<Value> {
-    let mut next = || {
-        nav.next_rule_id += 1;
-        nav.next_rule_id
-    };
-    let redirect = json!({
-        "type": "redirect",
-        "redirect": { "regexSubstitution": format!("{}/{agent}/{tab_id}?\\0", nav.endpoint) },
-    });
-    let mut out = Vec::new();
+/// One agent's browser rules, covering `tabs`.
+fn agent_rules(
+    endpoint: &str,
+    next_id: &mut i32,
+    tabs: &[TabId],
+    agent: &str,
+    rules: &OriginRules,
+) -> Vec<Value> {
+    let mut b = Rules { endpoint, agent, tabs, next_id, out: Vec::new() };
+    let block = || json!({ "type": "block" });
+    let allow = || json!({ "type": "allow" });
+    let types =
+        |first: &[&'static str]| -> Vec<&'static str> { first.iter().chain(SUBRESOURCES).copied().collect() };
     if let Some(allowed) = &rules.allow {
-        out.push(rule(next(), CATCH_ALL, tab_id, "^.*$", redirect.clone()));
+        b.redirect_each_tab(CATCH_ALL, "^.*$");
+        b.all_tabs(CATCH_ALL, block(), json!({ "resourceTypes": ["sub_frame"] }));
+        let strip_cookies = json!({
+            "type": "modifyHeaders",
+            "requestHeaders": [{ "header": "cookie", "operation": "remove" }],
+            "responseHeaders": [{ "header": "set-cookie", "operation": "remove" }],
+        });
+        b.all_tabs(CATCH_ALL, strip_cookies, json!({ "resourceTypes": SUBRESOURCES }));
         for regex in allowed {
-            out.push(rule(next(), ALLOWED, tab_id, regex, json!({ "type": "allow" })));
+            let condition =
+                json!({ "regexFilter": regex, "resourceTypes": types(&["main_frame", "sub_frame"]) });
+            b.all_tabs(ALLOWED, allow(), condition);
+        }
+        for regex in rules.frames.iter().flatten() {
+            b.all_tabs(
+                ALLOWED,
+                allow(),
+                json!({ "regexFilter": regex, "resourceTypes": types(&["sub_frame"]) }),
+            );
         }
     }
     for regex in &rules.ask {
-        out.push(rule(next(), ASKED, tab_id, regex, redirect.clone()));
+        b.redirect_each_tab(ASKED, regex);
+        b.all_tabs(ASKED, block(), json!({ "regexFilter": regex, "resourceTypes": ["sub_frame"] }));
+    }
+    if rules.read_only {
+        b.redirect_each_tab(READ_ONLY, "^.*$");
+        let writes = json!({ "resourceTypes": types(&["sub_frame"]), "requestMethods": WRITE_METHODS });
+        b.all_tabs(READ_ONLY, block(), writes);
+        b.all_tabs(READ_ONLY, block(), json!({ "resourceTypes": ["websocket", "webtransport"] }));
     }
     // The endpoint itself, or the redirect would loop.
-    let endpoint = format!("^{}/", escape(&nav.endpoint));
-    out.push(rule(next(), ALWAYS_THROUGH, tab_id, &endpoint, json!({ "type": "allow" })));
-    out
+    let endpoint_condition = json!({ "urlFilter": format!("|{endpoint}/"), "resourceTypes": ["main_frame"] });
+    b.all_tabs(ALWAYS_THROUGH, allow(), endpoint_condition);
+    b.out
 }
 
-fn rule(id: i32, priority: i32, tab_id: TabId, regex: &str, action: Value) -> Value {
-    json!({
-        "id": id,
-        "priority": priority,
-        "action": action,
-        "condition": { "regexFilter": regex, "resourceTypes": ["main_frame"], "tabIds": [tab_id] },
-    })
+/// Writes an agent's rules.
+struct Rules<'a> {
+    endpoint: &'a str,
+    agent: &'a str,
+    tabs: &'a [TabId],
+    next_id: &'a mut i32,
+    out: Vec<Value>,
+}
+
+impl Rules<'_> {
+    fn push(&mut self, priority: i32, action: Value, condition: Value) {
+        *self.next_id += 1;
+        self.out.push(
+            json!({ "id": *self.next_id, "priority": priority, "action": action, "condition": condition }),
+        );
+    }
+
+    /// One rule for all the agent's tabs.
+    fn all_tabs(&mut self, priority: i32, action: Value, mut condition: Value) {
+        condition["tabIds"] = json!(self.tabs);
+        self.push(priority, action, condition);
+    }
+
+    /// Top-level requests matching `regex` go to the navigation endpoint, which decides them. A
+    /// redirect names its tab (the endpoint learns the tab from the URL): one rule per tab.
+    fn redirect_each_tab(&mut self, priority: i32, regex: &str) {
+        for &tab in self.tabs {
+            let action = json!({
+                "type": "redirect",
+                "redirect": { "regexSubstitution": format!("{}/{}/{tab}?\\0", self.endpoint, self.agent) },
+            });
+            let condition = json!({ "regexFilter": regex, "resourceTypes": ["main_frame"], "tabIds": [tab] });
+            self.push(priority, action, condition);
+        }
+    }
 }
 
 /// A literal for an RE2 regular expression.
@@ -178,37 +299,77 @@ fn escape(text: &str) -> String {
 mod tests {
     use super::*;
 
+    const ENDPOINT: &str = "http://127.0.0.1:9/k/tabtunnel/navigation";
+
+    fn summary(rules: &[Value]) -> Vec<(i64, &str, Vec<&str>, usize)> {
+        rules
+            .iter()
+            .map(|r| {
+                let types = r["condition"]["resourceTypes"].as_array().unwrap();
+                (
+                    r["priority"].as_i64().unwrap(),
+                    r["action"]["type"].as_str().unwrap(),
+                    types.iter().take(2).map(|t| t.as_str().unwrap()).collect(),
+                    r["condition"]["tabIds"].as_array().unwrap().len(),
+                )
+            })
+            .collect()
+    }
+
     #[test]
-    fn an_agents_tab_gets_a_catch_all_its_allowed_and_asked_origins_and_a_way_back() {
-        let mut nav = Navigation {
-            endpoint: "http://127.0.0.1:9/t/tabtunnel/navigation".into(),
-            ..Navigation::default()
-        };
+    fn an_agent_gets_top_level_frame_and_cookie_rules_over_all_its_tabs() {
         let rules = OriginRules {
             allow: Some(vec!["^https://a\\.test([/?#]|$)".into()]),
             ask: vec!["^https://m\\.test([/?#]|$)".into()],
+            frames: Some(vec!["^https://pay\\.test([/?#]|$)".into()]),
+            read_only: false,
         };
-        let out = tab_rules(&mut nav, 5, "bot", &rules);
-        let summary: Vec<(i64, &str)> = out
-            .iter()
-            .map(|r| (r["priority"].as_i64().unwrap(), r["action"]["type"].as_str().unwrap()))
-            .collect();
-        assert_eq!(summary, [(1, "redirect"), (2, "allow"), (3, "redirect"), (4, "allow")]);
+        let mut next = 0;
+        let out = agent_rules(ENDPOINT, &mut next, &[5, 6], "bot", &rules);
         assert_eq!(
-            out[0]["action"]["redirect"]["regexSubstitution"],
-            "http://127.0.0.1:9/t/tabtunnel/navigation/bot/5?\\0"
+            summary(&out),
+            [
+                (1, "redirect", vec!["main_frame"], 1),
+                (1, "redirect", vec!["main_frame"], 1),
+                (1, "block", vec!["sub_frame"], 2),
+                (1, "modifyHeaders", vec!["stylesheet", "script"], 2),
+                (2, "allow", vec!["main_frame", "sub_frame"], 2),
+                (2, "allow", vec!["sub_frame", "stylesheet"], 2),
+                (3, "redirect", vec!["main_frame"], 1),
+                (3, "redirect", vec!["main_frame"], 1),
+                (3, "block", vec!["sub_frame"], 2),
+                (5, "allow", vec!["main_frame"], 2),
+            ]
         );
-        assert_eq!(out[0]["condition"]["tabIds"], json!([5]));
-        assert_eq!(out[0]["condition"]["resourceTypes"], json!(["main_frame"]));
         assert_eq!(
-            out[3]["condition"]["regexFilter"],
-            "^http\\:\\/\\/127\\.0\\.0\\.1\\:9\\/t\\/tabtunnel\\/navigation/"
+            out[1]["action"]["redirect"]["regexSubstitution"],
+            "http://127.0.0.1:9/k/tabtunnel/navigation/bot/6?\\0"
         );
+        assert_eq!(out[3]["action"]["requestHeaders"][0]["header"], "cookie");
+        assert_eq!(out[3]["action"]["responseHeaders"][0]["header"], "set-cookie");
+        assert_eq!(out[9]["condition"]["urlFilter"], "|http://127.0.0.1:9/k/tabtunnel/navigation/");
         let ids: Vec<i64> = out.iter().map(|r| r["id"].as_i64().unwrap()).collect();
-        assert_eq!(ids, [1, 2, 3, 4]);
-        // Only asked origins: no catch-all.
-        let asked_only = OriginRules { allow: None, ask: vec!["^x".into()] };
-        assert_eq!(tab_rules(&mut nav, 6, "bot", &asked_only).len(), 2);
+        assert_eq!(ids, (1..=10).collect::<Vec<_>>());
+        // Only asked origins: no catch-all, frames and cookies as they are.
+        let asked_only = OriginRules { allow: None, ask: vec!["^x".into()], frames: None, read_only: false };
+        assert_eq!(agent_rules(ENDPOINT, &mut next, &[5], "bot", &asked_only).len(), 3);
         assert_eq!(escape("a.b?c=1&d"), "a\\.b\\?c\\=1\\&d");
+    }
+
+    #[test]
+    fn read_only_holds_the_tab_still() {
+        let rules = OriginRules { allow: None, ask: vec![], frames: None, read_only: true };
+        let mut next = 0;
+        let out = agent_rules(ENDPOINT, &mut next, &[5], "reader", &rules);
+        assert_eq!(
+            summary(&out),
+            [
+                (4, "redirect", vec!["main_frame"], 1),
+                (4, "block", vec!["sub_frame", "stylesheet"], 1),
+                (4, "block", vec!["websocket", "webtransport"], 1),
+                (5, "allow", vec!["main_frame"], 1),
+            ]
+        );
+        assert_eq!(out[1]["condition"]["requestMethods"], json!(WRITE_METHODS));
     }
 }

@@ -120,23 +120,25 @@ pub async fn instance_id() -> String {
     id
 }
 
-/// The daemon's extension socket URL from what the user pasted: the pairing URL itself
-/// (`ws://127.0.0.1:9722/<token>/extension`) or the client endpoint
-/// (`http://127.0.0.1:9722/<token>`). Only loopback hosts: pointing the extension at another
-/// machine would hand that machine the user's tabs.
+/// The daemon's extension socket URL from what the user pasted: the pairing URL
+/// (`ws://127.0.0.1:9722/<secret>/extension`). The secret is the extension's own: a client
+/// endpoint (with the client token) does not open the extension's socket, and is refused here
+/// with that said. Only loopback hosts: pointing the extension at another machine would hand
+/// that machine the user's tabs.
 pub fn daemon_socket_url(given: &str) -> Result<String, String> {
+    let given = given.trim();
     let (scheme, rest) = given
         .split_once("://")
         .ok_or_else(|| format!("{given} is not a URL; paste the pairing URL tabtunnel printed"))?;
     let scheme = match scheme.to_ascii_lowercase().as_str() {
-        "ws" | "http" => "ws",
-        "wss" | "https" => "wss",
+        "ws" => "ws",
+        "wss" => "wss",
+        "http" | "https" => {
+            return Err(
+                "That is the endpoint for clients; paste the extension pairing URL (ws://…/extension) that tabtunnel printed.".into(),
+            )
+        }
         other => return Err(format!("{other}: URLs are not tabtunnel daemon URLs")),
-    };
-    // A `?token=` in the query becomes the path prefix the extension socket expects.
-    let (rest, query_token) = match rest.split_once('?') {
-        Some((before, query)) => (before, query.split('&').find_map(|kv| kv.strip_prefix("token="))),
-        None => (rest, None),
     };
     let (authority, path) = rest.split_once('/').map_or((rest, ""), |(a, p)| (a, p));
     let host = match authority.strip_prefix('[') {
@@ -151,17 +153,14 @@ pub fn daemon_socket_url(given: &str) -> Result<String, String> {
             "the tabtunnel daemon runs on this computer: {host} is not 127.0.0.1 or localhost"
         ));
     }
-    // The browser WebSocket endpoint (`/<token>/devtools/browser/<id>`) names the token too.
-    let path = path.split("devtools/").next().unwrap_or("").trim_end_matches('/');
-    let path = query_token.unwrap_or(path);
-    let path = if path == "extension" || path.ends_with("/extension") {
-        path.to_owned()
-    } else if path.is_empty() {
-        "extension".to_owned()
-    } else {
-        format!("{path}/extension")
-    };
-    Ok(format!("{scheme}://{authority}/{path}"))
+    let secret = path.trim_end_matches('/').strip_suffix("/extension").unwrap_or("");
+    if secret.is_empty() || secret.contains(['/', '?', '#']) {
+        return Err(
+            "paste the extension pairing URL (ws://127.0.0.1:PORT/<secret>/extension) that tabtunnel printed"
+                .into(),
+        );
+    }
+    Ok(format!("{scheme}://{authority}/{secret}/extension"))
 }
 
 pub async fn save_daemon_url(url: Option<&str>) -> Result<(), String> {
@@ -173,15 +172,24 @@ mod tests {
     use super::daemon_socket_url;
 
     #[test]
-    fn accepts_the_pairing_url_or_the_client_endpoint() {
+    fn accepts_the_pairing_url_only() {
         let pairing = "ws://127.0.0.1:9722/abc/extension";
         assert_eq!(daemon_socket_url(pairing).unwrap(), pairing);
-        assert_eq!(daemon_socket_url("http://127.0.0.1:9722/abc").unwrap(), pairing);
-        assert_eq!(daemon_socket_url("http://127.0.0.1:9722/abc/").unwrap(), pairing);
-        assert_eq!(daemon_socket_url("http://localhost:9722").unwrap(), "ws://localhost:9722/extension");
-        assert_eq!(daemon_socket_url("ws://127.0.0.1:9722/abc/devtools/browser/B1").unwrap(), pairing);
-        assert_eq!(daemon_socket_url("http://127.0.0.1:9722/json/version?token=abc").unwrap(), pairing);
-        assert_eq!(daemon_socket_url("ws://127.0.0.1:9722/extension?token=abc").unwrap(), pairing);
+        assert_eq!(daemon_socket_url(" ws://127.0.0.1:9722/abc/extension/ ").unwrap(), pairing);
+        assert_eq!(
+            daemon_socket_url("ws://localhost:9722/abc/extension").unwrap(),
+            "ws://localhost:9722/abc/extension"
+        );
+        // A client endpoint carries the client token, which the extension's socket does not take.
+        for client in [
+            "http://127.0.0.1:9722/abc",
+            "ws://127.0.0.1:9722/abc/devtools/browser/B1",
+            "ws://127.0.0.1:9722/extension",
+            "ws://127.0.0.1:9722/extension?token=abc",
+        ] {
+            assert!(daemon_socket_url(client).is_err(), "{client}");
+        }
+        assert!(daemon_socket_url("http://127.0.0.1:9722/abc").unwrap_err().contains("pairing URL"));
     }
 
     #[test]

@@ -1,0 +1,516 @@
+//! `tabtunnel install`, `uninstall` and `doctor`: everything a user needs so that nothing has
+//! to be started, pasted or kept open. `install` puts this binary on PATH, writes the
+//! extension (built into the binary) to a stable directory, registers the native messaging
+//! host for every Chromium-family browser found, and adds tabtunnel to MCP clients'
+//! configuration files; it records what it wrote in `<data dir>/install.json`, which
+//! `uninstall` takes back out. No root needed.
+//!
+//! | module | job |
+//! |---|---|
+//! | `places` | every OS's paths: browsers' host locations and registry keys, MCP clients' files |
+//! | `mcp_config` | merging our entry into a client's JSON (and out again), with a backup |
+//! | `doctor` | each link of the chain checked, with the fix for a broken one |
+
+pub mod doctor;
+mod mcp_config;
+pub mod places;
+
+use places::{Browser, McpClient, Os, Places, BROWSERS, MCP_CLIENTS};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+include!(concat!(env!("OUT_DIR"), "/extension_files.rs"));
+
+#[derive(clap::Args)]
+pub struct InstallArgs {
+    /// Where the binary goes (default: ~/.local/bin; %LOCALAPPDATA%\tabtunnel\bin on Windows).
+    #[arg(long, value_name = "DIR")]
+    bin_dir: Option<PathBuf>,
+    /// Add tabtunnel to these MCP clients' configuration (repeatable, or comma-separated);
+    /// `all`: every one whose configuration exists.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "CLIENT")]
+    mcp: Vec<McpClient>,
+    /// Copy the extension from this built directory instead of the one built into the binary.
+    #[arg(long, value_name = "DIR")]
+    extension_dir: Option<PathBuf>,
+    /// Also register the native host in this browser user data dir (one started with
+    /// --user-data-dir); repeatable. Not on Windows, where the registry serves every profile.
+    #[arg(long, value_name = "DIR")]
+    browser_dir: Vec<PathBuf>,
+}
+
+#[derive(clap::Args)]
+pub struct UninstallArgs {
+    /// Keep the config and data dirs: the token, agents, policy, audit trail, the launched
+    /// Chromium's profile and the installed tool servers.
+    #[arg(long)]
+    keep_data: bool,
+}
+
+/// What `install` wrote, so that `uninstall` takes exactly that back out.
+#[derive(Serialize, Deserialize, Default, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Record {
+    pub binary: Option<PathBuf>,
+    pub extension_dir: Option<PathBuf>,
+    pub host_manifests: BTreeSet<PathBuf>,
+    pub registry_keys: BTreeSet<String>,
+    /// Client config files we added an entry to, with the key of their servers' map.
+    pub mcp_files: Vec<(PathBuf, String)>,
+    /// Directories that did not exist before we made them (removed again if left empty).
+    pub created_dirs: BTreeSet<PathBuf>,
+}
+
+impl Record {
+    pub fn load(places: &Places) -> Record {
+        std::fs::read_to_string(places.record_file())
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or_default()
+    }
+
+    fn save(&self, places: &Places) -> Result<(), String> {
+        let path = places.record_file();
+        write_if_changed(
+            &path,
+            serde_json::to_string_pretty(self).expect("serializable").as_bytes(),
+            &mut Record::default(),
+        )
+        .map(|_| ())
+    }
+
+    /// Creates `dir` and its missing parents, remembering which were missing.
+    fn create_dir(&mut self, dir: &Path) -> Result<(), String> {
+        let missing: Vec<PathBuf> =
+            dir.ancestors().take_while(|d| !d.exists()).map(Path::to_path_buf).collect();
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        self.created_dirs.extend(missing);
+        Ok(())
+    }
+}
+
+/// Writes `contents` to `path` unless it holds them already; returns whether it wrote.
+fn write_if_changed(path: &Path, contents: &[u8], record: &mut Record) -> Result<bool, String> {
+    if std::fs::read(path).is_ok_and(|old| old == contents) {
+        return Ok(false);
+    }
+    if let Some(parent) = path.parent() {
+        record.create_dir(parent)?;
+    }
+    let tmp = path.with_extension("tabtunnel-tmp");
+    std::fs::write(&tmp, contents)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(true)
+}
+
+/// The native host manifest: this binary (Chrome runs it with the caller's origin), for our
+/// extension only.
+pub fn host_manifest(binary: &Path) -> serde_json::Value {
+    serde_json::json!({
+        "name": crate::native_host::HOST_NAME,
+        "description": "tabtunnel: starts this user's daemon and pairs the extension with it",
+        "path": binary.display().to_string(),
+        "type": "stdio",
+        "allowed_origins": [crate::native_host::allowed_origin(crate::EXTENSION_ID)],
+    })
+}
+
+/// The extension's files: from `dir`, else built into this binary.
+fn extension_files(dir: Option<&Path>) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let Some(dir) = dir else {
+        return Ok(EXTENSION_FILES
+            .iter()
+            .map(|(name, bytes)| ((*name).to_owned(), bytes.to_vec()))
+            .collect());
+    };
+    let dir = crate::launch::find_extension_dir(Some(dir))?;
+    let mut files = Vec::new();
+    let mut stack = vec![dir.clone()];
+    while let Some(current) = stack.pop() {
+        for entry in
+            std::fs::read_dir(&current).map_err(|e| format!("cannot read {}: {e}", current.display()))?
+        {
+            let path = entry.map_err(|e| e.to_string())?.path();
+            let name = path.strip_prefix(&dir).expect("below").to_string_lossy().replace('\\', "/");
+            if path.is_dir() {
+                stack.push(path);
+            } else if name != "pairing.json" && !name.starts_with('.') {
+                files.push((
+                    name,
+                    std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?,
+                ));
+            }
+        }
+    }
+    Ok(files)
+}
+
+/// Makes `dir` hold exactly `files`; returns how many it wrote or removed.
+fn write_tree(dir: &Path, files: &[(String, Vec<u8>)], record: &mut Record) -> Result<usize, String> {
+    let mut changed = 0;
+    for (name, bytes) in files {
+        changed += usize::from(write_if_changed(&dir.join(name), bytes, record)?);
+    }
+    let wanted: BTreeSet<PathBuf> = files.iter().map(|(name, _)| dir.join(name)).collect();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(current) = stack.pop() {
+        for entry in std::fs::read_dir(&current).map_err(|e| e.to_string())? {
+            let path = entry.map_err(|e| e.to_string())?.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if !wanted.contains(&path) {
+                std::fs::remove_file(&path).map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
+                changed += 1;
+            }
+        }
+    }
+    Ok(changed)
+}
+
+pub fn install(args: InstallArgs) -> Result<(), String> {
+    let places = Places::of_this_user()?;
+    let mut record = Record::load(&places);
+    let mut changes = 0usize;
+
+    // 1. The binary, on PATH.
+    let bin_dir = args.bin_dir.clone().unwrap_or_else(|| places.default_bin_dir());
+    let binary = bin_dir.join(places.binary_name());
+    let this = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+    let bytes = std::fs::read(&this).map_err(|e| format!("cannot read {}: {e}", this.display()))?;
+    if write_if_changed(&binary, &bytes, &mut record)? {
+        crate::platform::set_public_mode(&binary, true).map_err(|e| e.to_string())?;
+        println!("installed {}", binary.display());
+        changes += 1;
+    }
+    record.binary = Some(binary.clone());
+    if !doctor::dir_on_path(&bin_dir) {
+        println!(
+            "note: {} is not on your PATH; add it (e.g. in ~/.profile: export PATH=\"{}:$PATH\")",
+            bin_dir.display(),
+            bin_dir.display()
+        );
+    }
+
+    // 2. The extension, in a directory that stays.
+    let files = extension_files(args.extension_dir.as_deref())?;
+    let extension_dir = places.extension_dir();
+    if files.is_empty() {
+        println!(
+            "note: this tabtunnel was built without the extension (extension/pkg/ did not exist when it \
+             was built): the extension was not written. Build it (`cargo run -p xtask -- build-extension`, \
+             then build tabtunnel again: `./dev install` does both), or pass --extension-dir DIR."
+        );
+    } else {
+        let written = write_tree(&extension_dir, &files, &mut record)?;
+        if written > 0 {
+            println!("wrote the extension to {} ({written} files changed)", extension_dir.display());
+            changes += written;
+        }
+        record.extension_dir = Some(extension_dir.clone());
+    }
+
+    // 3. The native host, for every browser found.
+    let manifest = serde_json::to_string_pretty(&host_manifest(&binary)).expect("serializable");
+    let browsers: Vec<&Browser> = BROWSERS.iter().filter(|b| b.is_present(&places)).collect();
+    if places.os == Os::Windows {
+        let path = places.windows_host_manifest();
+        changes += usize::from(write_if_changed(&path, manifest.as_bytes(), &mut record)?);
+        record.host_manifests.insert(path.clone());
+        for browser in BROWSERS {
+            // Every vendor's key: cheap, and a browser installed later finds it.
+            changes += usize::from(windows_registry::set(&browser.registry_key(), &path)?);
+            record.registry_keys.insert(browser.registry_key());
+        }
+    } else {
+        let dirs = browsers
+            .iter()
+            .filter_map(|b| b.native_hosts_dir(&places))
+            .chain(args.browser_dir.iter().map(|d| d.join("NativeMessagingHosts")));
+        for dir in dirs {
+            let path = places::host_manifest_in(&dir);
+            if write_if_changed(&path, manifest.as_bytes(), &mut record)? {
+                println!("registered the native host in {}", path.display());
+                changes += 1;
+            }
+            record.host_manifests.insert(path);
+        }
+    }
+    if browsers.is_empty() && args.browser_dir.is_empty() {
+        println!("note: no Chrome, Chromium, Edge, Brave or Vivaldi found; run `tabtunnel install` again once one is installed");
+    } else {
+        let names: Vec<&str> = browsers.iter().map(|b| b.name).collect();
+        println!("native host registered for: {}", names.join(", "));
+    }
+
+    // 4. MCP clients.
+    let wanted: Vec<McpClient> = if args.mcp.contains(&McpClient::All) {
+        MCP_CLIENTS.iter().copied().filter(|c| c.is_present(&places)).collect()
+    } else {
+        args.mcp.clone()
+    };
+    for client in wanted {
+        let file = client.config_file(&places);
+        match mcp_config::update_file(&file, client.servers_key(), Some(&client.entry(&binary))) {
+            Ok(changed) => {
+                if changed {
+                    println!("added tabtunnel to {} ({}; backup beside it)", client.name(), file.display());
+                    changes += 1;
+                } else {
+                    println!("{} already has tabtunnel ({})", client.name(), file.display());
+                }
+                let key = client.servers_key().to_owned();
+                if !record.mcp_files.iter().any(|(f, _)| f == &file) {
+                    record.mcp_files.push((file, key));
+                }
+            }
+            Err(e) => println!("could not add tabtunnel to {}: {e}", client.name()),
+        }
+    }
+    record.create_dir(&places.data)?;
+    record.save(&places)?;
+    if changes == 0 {
+        println!("everything was in place already");
+    }
+    if record.extension_dir.is_some() {
+        println!();
+        println!("One step left, once per browser: open chrome://extensions, turn on Developer mode,");
+        println!("click Load unpacked and pick {}", extension_dir.display());
+        println!(
+            "(after an update: click the reload arrow on tabtunnel's card there). Then `tabtunnel doctor`."
+        );
+    }
+    Ok(())
+}
+
+pub fn uninstall(args: UninstallArgs) -> Result<(), String> {
+    let places = Places::of_this_user()?;
+    let record = Record::load(&places);
+    let config_dir = crate::token::default_config_dir();
+    if let Some(daemon) = crate::on_demand::read(&config_dir) {
+        if crate::platform::process_alive(daemon.pid) && crate::platform::stop_process(daemon.pid) {
+            println!("stopped the daemon (pid {})", daemon.pid);
+        }
+    }
+    let remove = |path: &Path| {
+        if path.is_file() {
+            match std::fs::remove_file(path) {
+                Ok(()) => println!("removed {}", path.display()),
+                Err(e) => println!("could not remove {}: {e}", path.display()),
+            }
+        }
+    };
+    // Where install writes by default too, in case the record was lost.
+    let mut manifests = record.host_manifests.clone();
+    manifests.extend(
+        BROWSERS.iter().filter_map(|b| b.native_hosts_dir(&places)).map(|d| places::host_manifest_in(&d)),
+    );
+    for path in &manifests {
+        let ours = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .is_some_and(|m| m["name"] == crate::native_host::HOST_NAME);
+        if ours {
+            remove(path);
+        }
+    }
+    for key in &record.registry_keys {
+        if let Err(e) = windows_registry::delete(key) {
+            println!("could not remove {key}: {e}");
+        }
+    }
+    let mut files: Vec<(PathBuf, String)> = record.mcp_files.clone();
+    for client in MCP_CLIENTS {
+        let file = client.config_file(&places);
+        if !files.iter().any(|(f, _)| f == &file) {
+            files.push((file, client.servers_key().to_owned()));
+        }
+    }
+    for (file, key) in &files {
+        match mcp_config::update_file(file, key, None) {
+            Ok(true) => println!("removed tabtunnel from {}", file.display()),
+            Ok(false) => {}
+            Err(e) => println!("could not remove tabtunnel from {}: {e}", file.display()),
+        }
+        remove(&mcp_config::backup_path(file));
+        let _ = std::fs::remove_file(file.with_extension("tabtunnel-tmp"));
+    }
+    if let Some(dir) = record.extension_dir.clone().or_else(|| Some(places.extension_dir())) {
+        if dir.is_dir() && std::fs::remove_dir_all(&dir).is_ok() {
+            println!("removed {}", dir.display());
+        }
+    }
+    let default_binary = places.default_bin_dir().join(places.binary_name());
+    for binary in record.binary.iter().chain(std::iter::once(&default_binary)) {
+        remove(binary);
+    }
+    remove(&places.record_file());
+    if !args.keep_data {
+        for dir in [&config_dir, &places.data] {
+            if dir.is_dir() {
+                match std::fs::remove_dir_all(dir) {
+                    Ok(()) => println!("removed {}", dir.display()),
+                    Err(e) => println!("could not remove {}: {e}", dir.display()),
+                }
+            }
+        }
+    }
+    // Directories we created, deepest first, if nothing else came to live in them.
+    for dir in record.created_dirs.iter().rev() {
+        let _ = std::fs::remove_dir(dir);
+    }
+    println!("tabtunnel is uninstalled. Remove the extension in chrome://extensions too (its card's Remove button).");
+    Ok(())
+}
+
+/// The registry on Windows, through `reg.exe` (no library: four commands, and their command
+/// lines are unit-tested on every OS).
+mod windows_registry {
+    use std::path::Path;
+
+    pub fn set_args(key: &str, manifest: &Path) -> Vec<String> {
+        ["add", key, "/ve", "/t", "REG_SZ", "/d", &manifest.display().to_string(), "/f"]
+            .map(String::from)
+            .to_vec()
+    }
+
+    pub fn delete_args(key: &str) -> Vec<String> {
+        ["delete", key, "/f"].map(String::from).to_vec()
+    }
+
+    pub fn query_args(key: &str) -> Vec<String> {
+        ["query", key, "/ve"].map(String::from).to_vec()
+    }
+
+    #[cfg_attr(not(windows), allow(dead_code))]
+    /// The default value `reg query KEY /ve` printed: `    (Default)    REG_SZ    C:\...`.
+    pub fn parse_query(output: &str) -> Option<String> {
+        output.lines().find_map(|line| line.split_once("REG_SZ").map(|(_, value)| value.trim().to_owned()))
+    }
+
+    #[cfg(windows)]
+    fn reg(args: &[String]) -> Result<String, String> {
+        let output = std::process::Command::new("reg")
+            .args(args)
+            .output()
+            .map_err(|e| format!("cannot run reg: {e}"))?;
+        if output.status.success() {
+            Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+        } else {
+            Err(String::from_utf8_lossy(&output.stderr).trim().to_owned())
+        }
+    }
+
+    /// Points `key` at `manifest`; returns whether it changed.
+    pub fn set(key: &str, manifest: &Path) -> Result<bool, String> {
+        #[cfg(windows)]
+        {
+            if get(key).as_deref() == Some(&manifest.display().to_string()) {
+                return Ok(false);
+            }
+            reg(&set_args(key, manifest)).map(|_| true)
+        }
+        #[cfg(not(windows))]
+        {
+            let _ = set_args(key, manifest);
+            Ok(false)
+        }
+    }
+
+    pub fn delete(key: &str) -> Result<(), String> {
+        #[cfg(windows)]
+        {
+            if get(key).is_some() {
+                reg(&delete_args(key))?;
+            }
+            Ok(())
+        }
+        #[cfg(not(windows))]
+        {
+            let _ = delete_args(key);
+            Ok(())
+        }
+    }
+
+    /// The manifest path `key` names, if it exists.
+    pub fn get(key: &str) -> Option<String> {
+        #[cfg(windows)]
+        {
+            reg(&query_args(key)).ok().and_then(|out| parse_query(&out))
+        }
+        #[cfg(not(windows))]
+        {
+            let _ = query_args(key);
+            None
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn reg_command_lines() {
+            let key = r"HKCU\Software\Google\Chrome\NativeMessagingHosts\dev.tabtunnel.host";
+            let manifest =
+                Path::new(r"C:\Users\u\AppData\Roaming\tabtunnel\native-host\dev.tabtunnel.host.json");
+            assert_eq!(
+                set_args(key, manifest),
+                ["add", key, "/ve", "/t", "REG_SZ", "/d", &manifest.display().to_string(), "/f"]
+            );
+            assert_eq!(delete_args(key), ["delete", key, "/f"]);
+            assert_eq!(query_args(key), ["query", key, "/ve"]);
+            let printed = "\r\nHKEY_CURRENT_USER\\Software\\Google\\Chrome\\NativeMessagingHosts\\dev.tabtunnel.host\r\n    (Default)    REG_SZ    C:\\t\\dev.tabtunnel.host.json\r\n\r\n";
+            assert_eq!(parse_query(printed).as_deref(), Some(r"C:\t\dev.tabtunnel.host.json"));
+            assert_eq!(parse_query("ERROR: not found"), None);
+        }
+    }
+}
+
+pub use windows_registry::get as registry_value;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_host_manifest_names_this_binary_for_our_extension_only() {
+        let manifest = host_manifest(Path::new("/home/u/.local/bin/tabtunnel"));
+        assert_eq!(manifest["name"], "dev.tabtunnel.host");
+        assert_eq!(manifest["type"], "stdio");
+        assert_eq!(manifest["path"], "/home/u/.local/bin/tabtunnel");
+        assert_eq!(
+            manifest["allowed_origins"],
+            serde_json::json!(["chrome-extension://jmlcgbpniifikmbmclnhinffofckiihm/"])
+        );
+    }
+
+    #[test]
+    fn a_tree_is_written_once_and_loses_what_is_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("a/b/extension");
+        let mut record = Record::default();
+        let files =
+            vec![("manifest.json".to_owned(), b"{}".to_vec()), ("pkg/x.js".to_owned(), b"x".to_vec())];
+        assert_eq!(write_tree(&target, &files, &mut record).unwrap(), 2);
+        assert_eq!(write_tree(&target, &files, &mut record).unwrap(), 0);
+        assert!(record.created_dirs.contains(&dir.path().join("a")));
+        assert!(record.created_dirs.contains(&target.join("pkg")));
+        assert!(!record.created_dirs.contains(dir.path()));
+        assert_eq!(write_tree(&target, &files[..1], &mut record).unwrap(), 1);
+        assert!(!target.join("pkg/x.js").exists());
+    }
+
+    #[test]
+    fn the_built_in_extension_is_complete_when_there_is_one() {
+        if EXTENSION_FILES.is_empty() {
+            return; // built without extension/pkg: `install` says so (tested by the e2e suite)
+        }
+        let names: Vec<&str> = EXTENSION_FILES.iter().map(|(n, _)| *n).collect();
+        for needed in ["manifest.json", "sw.js", "sidepanel.html", "pkg/wasm_inline.js"] {
+            assert!(names.contains(&needed), "{needed} missing from {names:?}");
+        }
+        assert!(!names.contains(&"pairing.json"));
+    }
+}

@@ -1,0 +1,376 @@
+// Install once, then nothing to start, paste or keep open. In a fresh HOME with no tabtunnel on
+// PATH: `tabtunnel install --mcp all` (twice: the second changes nothing), then Chromium with the
+// installed extension and no daemon: the extension starts the daemon through the native host,
+// and the official MCP SDK client starts `tabtunnel mcp` (no flags) from PATH and drives a site
+// that needs a login. The daemon is killed mid-session and comes back by itself; `tabtunnel
+// doctor` names each broken link; the daemon started on demand exits when idle; `tabtunnel
+// uninstall` leaves no file of ours.
+
+import assert from 'node:assert/strict';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+
+import puppeteer from 'puppeteer-core';
+
+import { EXTENSION_ORIGIN, REPO_ROOT, chromiumBinary, daemonBinary, freePort, pollFor, startPageServer, withTimeout } from './harness.mjs';
+import { startMcpServer } from './mcp.mjs';
+
+const NO_WAIT = { waitForStableDom: false };
+
+/** The page id chrome-devtools-mcp's `list_pages` gives the app page (`N: <url>`). */
+async function appPageId(mcp) {
+  const pages = await mcp.call('list_pages');
+  const line = pages.split('\n').find((l) => l.includes('/app'));
+  const m = line && /^\s*(\d+):/.exec(line);
+  assert.ok(m, `no /app page in list_pages:\n${pages}`);
+  return Number(m[1]);
+}
+const IDLE_EXIT_SECS = 6;
+
+/** Every file below `dir` (relative paths), with size and mtime. */
+function snapshot(dir) {
+  const out = {};
+  const walk = (d) => {
+    for (const entry of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, entry.name);
+      if (entry.isDirectory()) walk(p);
+      else if (entry.isFile()) {
+        const st = fs.statSync(p);
+        out[path.relative(dir, p)] = `${st.size}:${st.mtimeMs}`;
+      }
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+const home = fs.mkdtempSync(path.join(os.tmpdir(), 'tabtunnel-install-home-'));
+const binDir = path.join(home, '.local', 'bin');
+const configDir = path.join(home, '.config', 'tabtunnel');
+const dataDir = path.join(home, '.local', 'share', 'tabtunnel');
+const extensionDir = path.join(dataDir, 'extension');
+const profile = path.join(home, '.config', 'chromium');
+const hostManifest = path.join(profile, 'NativeMessagingHosts', 'dev.tabtunnel.host.json');
+// PATH: ours first, then the system's, without any directory holding a tabtunnel.
+const systemPath = (process.env.PATH ?? '')
+  .split(path.delimiter)
+  .filter((d) => d && !fs.existsSync(path.join(d, 'tabtunnel')))
+  .join(path.delimiter);
+const clientFiles = {
+  claudeCode: { file: path.join(home, '.claude.json'), key: 'mcpServers', other: { type: 'stdio', command: 'npx', args: ['-y', 'other-server'], env: { A: '1' } } },
+  cursor: { file: path.join(home, '.cursor', 'mcp.json'), key: 'mcpServers', other: { command: 'other-cursor' } },
+  vscode: { file: path.join(home, '.config', 'Code', 'User', 'mcp.json'), key: 'servers', other: { type: 'stdio', command: 'other-vscode' } },
+  claudeDesktop: { file: path.join(home, '.config', 'Claude', 'claude_desktop_config.json'), key: 'mcpServers', other: { command: 'other-desktop' } },
+};
+
+let port;
+let env;
+let pageServer;
+let chromium;
+let browser;
+let chromiumLog = '';
+let mcp;
+
+const detail = () => {
+  let daemonLog = '';
+  try {
+    daemonLog = fs.readFileSync(path.join(configDir, 'daemon.log'), 'utf8').slice(-6000);
+  } catch {
+    /* none yet */
+  }
+  return `--- daemon.log ---\n${daemonLog}\n--- chromium (tail) ---\n${chromiumLog.slice(-3000)}`;
+};
+
+/** Runs the installed (or, before install, the built) tabtunnel in the fresh HOME. */
+function tabtunnel(args, { bin = 'tabtunnel', extraEnv = {}, expectFail = false } = {}) {
+  const run = spawnSync(bin, args, { env: { ...env, ...extraEnv }, encoding: 'utf8', timeout: 60_000 });
+  const out = `${run.stdout}${run.stderr}`;
+  if (!expectFail) assert.equal(run.status, 0, `tabtunnel ${args.join(' ')} failed (${run.status}):\n${out}\n${detail()}`);
+  return { status: run.status, out, stdout: run.stdout };
+}
+
+function doctor(extraEnv = {}) {
+  const { status, stdout, out } = tabtunnel(['doctor', '--json'], { extraEnv, expectFail: true });
+  let checks;
+  try {
+    checks = JSON.parse(stdout);
+  } catch (err) {
+    throw new Error(`doctor --json printed no JSON (${err.message}):\n${out}`);
+  }
+  return { status, checks, failing: (link) => checks.filter((c) => c.link === link && !c.ok) };
+}
+
+function daemonFile() {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(configDir, 'daemon.json'), 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+async function daemonStatus() {
+  const file = daemonFile();
+  if (!file) return null;
+  try {
+    const res = await fetch(`${file.clientEndpoint}/tabtunnel/status`, { signal: AbortSignal.timeout(2000) });
+    return res.ok ? { file, status: await res.json() } : null;
+  } catch {
+    return null;
+  }
+}
+
+const alive = (pid) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** Headless Chromium on `userDataDir` with the unpacked extension in `extension`, in the
+ *  fresh HOME's environment; and the test's puppeteer connection to it (its own port). */
+async function startChromium(userDataDir, extension) {
+  const process_ = spawn(
+    chromiumBinary(),
+    [
+      `--user-data-dir=${userDataDir}`,
+      `--load-extension=${extension}`,
+      '--headless=new',
+      '--disable-gpu',
+      '--no-sandbox',
+      '--no-first-run',
+      '--no-default-browser-check',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--remote-debugging-port=0',
+      'about:blank',
+    ],
+    { env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  process_.stdout.on('data', (d) => (chromiumLog += d));
+  process_.stderr.on('data', (d) => (chromiumLog += d));
+  const [chromePort, chromePath] = await pollFor(
+    () => {
+      try {
+        const lines = fs.readFileSync(path.join(userDataDir, 'DevToolsActivePort'), 'utf8').split('\n');
+        return lines[0] && lines[1] ? lines : null;
+      } catch {
+        return null;
+      }
+    },
+    30_000,
+    'Chromium DevToolsActivePort',
+    detail,
+  );
+  const connected = await puppeteer.connect({ browserWSEndpoint: `ws://127.0.0.1:${chromePort}${chromePath}`, defaultViewport: null });
+  return { chromium: process_, browser: connected };
+}
+
+before(async () => {
+  port = await freePort();
+  env = {
+    ...process.env,
+    HOME: home,
+    PATH: `${binDir}${path.delimiter}${systemPath}`,
+    XDG_CONFIG_HOME: path.join(home, '.config'),
+    XDG_DATA_HOME: path.join(home, '.local', 'share'),
+    // The daemon started on demand listens here (its restart too), and exits soon when idle.
+    TABTUNNEL_PORT: String(port),
+    TABTUNNEL_IDLE_EXIT: String(IDLE_EXIT_SECS),
+    TABTUNNEL_LOG: 'info',
+  };
+  for (const { file, key, other } of Object.values(clientFiles)) {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, JSON.stringify({ keepMe: [1, 2], [key]: { other } }, null, 2));
+  }
+  // The browser tool servers `./dev test` installed, rather than an npm ci inside this test.
+  const installed = path.join(process.env.XDG_DATA_HOME || path.join(os.homedir(), '.local', 'share'), 'tabtunnel', 'mcp-children');
+  assert.ok(fs.existsSync(installed), `no installed tool servers at ${installed} (./dev test runs tabtunnel mcp --install)`);
+  fs.mkdirSync(dataDir, { recursive: true });
+  fs.symlinkSync(installed, path.join(dataDir, 'mcp-children'));
+  pageServer = await startPageServer();
+});
+
+after(async () => {
+  await mcp?.close();
+  await browser?.disconnect().catch(() => {});
+  if (chromium && chromium.exitCode === null) chromium.kill('SIGKILL');
+  const file = daemonFile();
+  if (file && alive(file.pid)) process.kill(file.pid, 'SIGKILL');
+  pageServer?.close();
+  fs.rmSync(home, { recursive: true, force: true });
+});
+
+test('without the native host, the side panel says what to run', async () => {
+  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tabtunnel-no-host-'));
+  const extension = process.env.TABTUNNEL_EXTENSION_DIR || path.join(REPO_ROOT, 'extension');
+  const started = await startChromium(userDataDir, extension);
+  try {
+    const panel = await started.browser.newPage();
+    await panel.goto(`${EXTENSION_ORIGIN}/sidepanel.html`, { waitUntil: 'load' });
+    const text = await pollFor(
+      () => panel.$eval('#daemon-detail', (el) => el.textContent).catch(() => null).then((t) => (/tabtunnel install/.test(t ?? '') ? t : null)),
+      30_000,
+      "the side panel's #daemon-detail naming `tabtunnel install`",
+      detail,
+    );
+    assert.match(text, /native host is not registered/, text);
+    assert.equal(await panel.$eval('#daemon-status', (el) => el.dataset.state), 'disconnected');
+  } finally {
+    await started.browser.disconnect().catch(() => {});
+    started.chromium.kill('SIGKILL');
+    fs.rmSync(userDataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+  }
+  assert.equal(daemonFile(), null, 'something started a daemon');
+});
+
+test('install --mcp all: tabtunnel on PATH, every client keeps its servers and gains ours, the host registered; twice changes nothing', () => {
+  assert.notEqual(spawnSync('sh', ['-c', 'command -v tabtunnel'], { env }).status, 0, 'tabtunnel is on PATH before install');
+  const first = tabtunnel(['install', '--mcp', 'all'], { bin: daemonBinary() });
+  const onPath = execFileSync('sh', ['-c', 'command -v tabtunnel'], { env, encoding: 'utf8' }).trim();
+  assert.equal(onPath, path.join(binDir, 'tabtunnel'), first.out);
+  for (const [name, { file, key, other }] of Object.entries(clientFiles)) {
+    const config = JSON.parse(fs.readFileSync(file, 'utf8'));
+    assert.deepEqual(config[key].other, other, `${name} lost its other server`);
+    assert.deepEqual(config.keepMe, [1, 2], `${name} lost its other keys`);
+    assert.equal(config[key].tabtunnel.command, onPath, `${name}: ${JSON.stringify(config)}`);
+    assert.deepEqual(config[key].tabtunnel.args, ['mcp']);
+    assert.ok(fs.existsSync(`${file}.tabtunnel-backup`), `${name}: no backup`);
+  }
+  const manifest = JSON.parse(fs.readFileSync(hostManifest, 'utf8'));
+  assert.equal(manifest.name, 'dev.tabtunnel.host');
+  assert.equal(manifest.path, onPath);
+  assert.deepEqual(manifest.allowed_origins, [`${EXTENSION_ORIGIN}/`]);
+  assert.ok(fs.existsSync(path.join(extensionDir, 'manifest.json')) && fs.existsSync(path.join(extensionDir, 'pkg', 'wasm_inline.js')), first.out);
+  assert.match(first.out, /Load unpacked/);
+
+  const before = snapshot(home);
+  const second = tabtunnel(['install', '--mcp', 'all']);
+  assert.match(second.out, /everything was in place already/);
+  assert.deepEqual(snapshot(home), before, 'the second install changed files');
+});
+
+test('doctor before any browser: the daemon is down (it starts on demand), and tabtunnel not on PATH is named', () => {
+  const down = doctor();
+  assert.notEqual(down.status, 0);
+  assert.equal(down.failing('daemon').length, 1, JSON.stringify(down.checks));
+  assert.match(down.failing('daemon')[0].fix, /starts when the extension loads/);
+  assert.equal(down.failing('on-path').length, 0);
+  assert.equal(down.failing('native-host').length, 0, JSON.stringify(down.checks));
+  const run = spawnSync(path.join(binDir, 'tabtunnel'), ['doctor', '--json'], { env: { ...env, PATH: systemPath }, encoding: 'utf8' });
+  const offPath = JSON.parse(run.stdout).filter((c) => c.link === 'on-path' && !c.ok);
+  assert.equal(offPath.length, 1, run.stdout);
+  assert.match(offPath[0].fix, new RegExp(`export PATH="${binDir.replaceAll('.', '\\.')}`));
+});
+
+test('Chromium with the installed extension starts the daemon through the native host; tabtunnel mcp from PATH drives a login-protected page, across a daemon killed mid-session', async () => {
+  assert.equal(daemonFile(), null, 'a daemon ran before the browser');
+  ({ chromium, browser } = await startChromium(profile, extensionDir));
+
+  // No pairing step: the extension asks the native host, which starts the daemon.
+  const first = await pollFor(async () => {
+    const s = await daemonStatus();
+    return s?.status.extensionConnected ? s : null;
+  }, 30_000, 'the daemon started by the native host, with the extension connected', detail);
+  assert.equal(first.file.onDemand, true);
+  assert.equal(first.file.port, port);
+  assert.equal(first.status.extensionVersion, first.status.daemonVersion);
+
+  // The human signs in once, in their own tab.
+  const page = await browser.newPage();
+  await page.goto(`${pageServer.url ?? `http://127.0.0.1:${pageServer.address().port}`}/login`, { waitUntil: 'load' });
+  await page.type('#user', 'human');
+  await Promise.all([page.waitForNavigation({ waitUntil: 'load' }), page.click('#signin')]);
+  const appUrl = `http://127.0.0.1:${pageServer.address().port}/app`;
+
+  const h = { detail };
+  mcp = await startMcpServer(h, { name: 'tabtunnel mcp (from PATH)', command: 'tabtunnel', args: ['mcp'], env });
+  await mcp.call('new_page', { url: appUrl });
+  const who = await mcp.call('evaluate_script', {
+    pageId: await appPageId(mcp),
+    function: "() => document.querySelector('#who').textContent",
+    ...NO_WAIT,
+  });
+  assert.match(who, /human/, who);
+
+  // The daemon dies: the extension's next dial asks the native host, which starts it again.
+  process.kill(first.file.pid, 'SIGKILL');
+  await pollFor(() => !alive(first.file.pid), 5000, 'the killed daemon gone', detail);
+  const second = await pollFor(async () => {
+    const s = await daemonStatus();
+    return s && s.file.pid !== first.file.pid && s.status.extensionConnected ? s : null;
+  }, 30_000, 'a new daemon with the extension back', detail);
+  assert.equal(second.file.port, port);
+  const agent = JSON.parse(await mcp.call('tabtunnel_status')).agent;
+  await pollFor(async () => {
+    const res = await fetch(`${second.file.clientEndpoint}/agent/${agent}/tabtunnel/status`);
+    return (await res.json()).tabs.some((t) => t.url === appUrl);
+  }, 30_000, "the agent's tab back on the new daemon", detail);
+  // The agent's next tool call: its tab is still its own, still signed in.
+  const again = await mcp.call('evaluate_script', {
+    pageId: await appPageId(mcp),
+    function: "() => document.querySelector('#who').textContent + ' ' + location.pathname",
+    ...NO_WAIT,
+  });
+  assert.match(again, /human \/app/, again);
+  const tabs = await mcp.call('tabtunnel_tabs');
+  assert.match(tabs, /\/app/, tabs);
+  // The human's own signed-in tab stays theirs: the agent does not see it.
+  assert.equal((tabs.match(/\/app/g) ?? []).length, 1, tabs);
+});
+
+test('doctor: all links good, then it names a version mismatch, an unregistered host, an extension not connected; the daemon started on demand exits when idle', async () => {
+  const good = doctor();
+  assert.equal(good.status, 0, JSON.stringify(good.checks, null, 2));
+
+  const manifestPath = path.join(extensionDir, 'manifest.json');
+  const original = fs.readFileSync(manifestPath, 'utf8');
+  fs.writeFileSync(manifestPath, original.replace(/"version":\s*"[^"]+"/, '"version": "0.0.1"'));
+  const mismatch = doctor().failing('extension-files');
+  fs.writeFileSync(manifestPath, original);
+  assert.equal(mismatch.length, 1);
+  assert.match(mismatch[0].detail, /version mismatch/);
+  assert.match(mismatch[0].fix, /tabtunnel install/);
+
+  fs.renameSync(hostManifest, `${hostManifest}.away`);
+  const unregistered = doctor().failing('native-host');
+  fs.renameSync(`${hostManifest}.away`, hostManifest);
+  assert.equal(unregistered.length, 1);
+  assert.match(unregistered[0].detail, /Chromium: the native host is not registered/);
+  assert.match(unregistered[0].fix, /tabtunnel install/);
+
+  await mcp.close();
+  mcp = null;
+  await browser.disconnect();
+  browser = null;
+  chromium.kill('SIGTERM');
+  await withTimeout(new Promise((r) => (chromium.exitCode !== null ? r() : chromium.once('exit', r))), 10_000, 'Chromium exit');
+  const running = daemonFile();
+  const gone = await pollFor(() => {
+    const d = doctor();
+    return d.failing('extension-connected').length === 1 && d.failing('daemon').length === 0 ? d : null;
+  }, 5000, 'doctor naming the extension as not connected (the daemon still up)', detail);
+  assert.match(gone.failing('extension-connected')[0].fix, /Load unpacked/);
+  // Nobody left: it exits after its idle delay.
+  await pollFor(() => !alive(running.pid), (IDLE_EXIT_SECS + 10) * 1000, 'the idle daemon exiting by itself', detail);
+  assert.match(fs.readFileSync(path.join(configDir, 'daemon.log'), 'utf8'), /no extension and no client/);
+});
+
+test('uninstall leaves no file of ours behind', () => {
+  const { out } = tabtunnel(['uninstall']);
+  const ours = Object.keys(snapshot(home)).filter(
+    (f) => /tabtunnel/i.test(f) || f.includes('NativeMessagingHosts') || f.startsWith(path.join('.local', 'bin')),
+  );
+  assert.deepEqual(ours, [], `left behind:\n${ours.join('\n')}\n${out}`);
+  for (const [name, { file, key, other }] of Object.entries(clientFiles)) {
+    const config = JSON.parse(fs.readFileSync(file, 'utf8'));
+    assert.deepEqual(config[key], { other }, `${name} after uninstall: ${JSON.stringify(config)}`);
+    assert.deepEqual(config.keepMe, [1, 2]);
+  }
+  assert.notEqual(spawnSync('sh', ['-c', 'command -v tabtunnel'], { env }).status, 0, 'tabtunnel still on PATH');
+});

@@ -1,0 +1,537 @@
+// Agents cannot pretend to be each other or peek past their policy: each route of the outside
+// tester's probe (issue "Agents cannot pretend, peek past the policy, or starve each other"),
+// end to end in real Chromium with the built extension. A "mail" site the human is signed in to
+// (HttpOnly cookie) lives on an origin no agent may load; the allowed site has the human's
+// signed-in app, a shop with an order form, and a page that embeds whatever it is told.
+//
+// (Fairness under floods, the issue's last item, has tests of its own.)
+
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+
+import puppeteer from 'puppeteer-core';
+
+import { EXTENSION_ID, RawCdp, daemonBinary, pollFor, startHarness, tryWebSocket, withTimeout } from './harness.mjs';
+import { startMcpServer, textOf } from './mcp.mjs';
+
+const WAIT_MS = 30_000;
+const MAIL_SECRET = `mail-${crypto.randomBytes(8).toString('hex')}`;
+const INBOX_TEXT = 'INBOX: the human private mail';
+const HUMAN = `human${crypto.randomBytes(4).toString('hex')}`;
+
+/** The forbidden site: signs the human in with an HttpOnly cookie, shows the inbox with it. */
+function startMailSite() {
+  const seen = [];
+  const server = http.createServer((req, res) => {
+    const cookie = req.headers.cookie ?? '';
+    seen.push({ path: req.url, method: req.method, withCookie: cookie.includes(MAIL_SECRET) });
+    if (req.url.startsWith('/login')) {
+      res.writeHead(200, { 'content-type': 'text/html', 'set-cookie': `mail=${MAIL_SECRET}; Path=/; HttpOnly` });
+      res.end('<!doctype html><title>mail</title><p>signed in to mail</p>');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html', 'cache-control': 'no-store' });
+    res.end(cookie.includes(MAIL_SECRET) ? `<!doctype html><title>inbox</title><p id="secret">${INBOX_TEXT}</p>` : '<!doctype html><p>please sign in</p>');
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, seen })));
+}
+
+/** The allowed site's extra pages: an embedder, a shop whose orders are counted. */
+function allowedPages(orders) {
+  return {
+    '/embed.html': (req, res, url) => {
+      const src = (url.searchParams.get('src') ?? '').replace(/[^A-Za-z0-9:/?&=._%@\\-]/g, '');
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+      res.end(`<!doctype html><title>embed</title><p>embedding</p><iframe id="f" src="${src}"></iframe>`);
+    },
+    '/shop.html': `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>shop</title></head><body>
+<form id="order" method="post" action="/order"><input id="card" name="card" value="4111"><button id="buy" type="submit">Buy</button></form>
+<button id="note" type="button" onclick="localStorage.setItem('clicked','yes'); document.title='clicked'">Note</button>
+<p id="total">Total: 12.00</p></body></html>`,
+    '/order': (req, res) => {
+      if (req.method === 'POST') orders.count += 1;
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<!doctype html><title>ordered</title><p>ordered</p>');
+    },
+  };
+}
+
+/** A raw CDP connection that keeps every frame it receives as text, to look for leaks. */
+async function recordingCdp(url) {
+  const raw = await RawCdp.open(url);
+  raw.all = [];
+  raw.ws.on('message', (data) => raw.all.push(data.toString()));
+  return raw;
+}
+
+let nextId = 100;
+const call = (raw, method, params = {}, sessionId) => raw.send(nextId++, method, params, sessionId);
+
+/** A new tab of the connection's agent on `url`: its page session and target id. */
+async function newPage(raw, url) {
+  await call(raw, 'Target.setAutoAttach', { autoAttach: true, flatten: true, waitForDebuggerOnStart: false });
+  const created = await call(raw, 'Target.createTarget', { url: 'about:blank' });
+  assert.ok(created.result, JSON.stringify(created));
+  const { targetId } = created.result;
+  const attached = await raw.next((m) => m.method === 'Target.attachedToTarget' && m.params.targetInfo.targetId === targetId, 'the new page attached');
+  const session = attached.params.sessionId;
+  await call(raw, 'Page.enable', {}, session);
+  if (url) await navigate(raw, session, url);
+  return { session, targetId };
+}
+
+async function navigate(raw, session, url) {
+  const loaded = raw.next((m) => m.method === 'Page.loadEventFired' && m.sessionId === session, `${url} loaded`, WAIT_MS);
+  const answer = await call(raw, 'Page.navigate', { url }, session);
+  assert.ok(answer.result && !answer.result.errorText, `navigate ${url}: ${JSON.stringify(answer)}`);
+  await loaded;
+}
+
+async function evaluate(raw, session, expression, extra = {}) {
+  return call(raw, 'Runtime.evaluate', { expression, returnByValue: true, awaitPromise: true, ...extra }, session);
+}
+
+describe('agents cannot pretend or peek past their policy', { timeout: 900_000 }, () => {
+  let h;
+  let mail;
+  let mailOrigin;
+  let allowedOrigin;
+  let policyFile;
+  const orders = { count: 0 };
+  const tokens = {};
+
+  const run = promisify(execFile);
+  const tabtunnel = (...args) =>
+    run(daemonBinary(), args, { env: { ...process.env, XDG_CONFIG_HOME: h.configHome, XDG_DATA_HOME: h.dataHome } });
+  const auditLines = async () =>
+    (await tabtunnel('audit', '--json')).stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const ws = (pathAndQuery) => `ws://127.0.0.1:${h.port}${pathAndQuery}`;
+
+  before(async () => {
+    mail = await startMailSite();
+    mailOrigin = `http://localhost:${mail.server.address().port}`;
+    const dir = fs.mkdtempSync(path.join(process.env.TMPDIR ?? '/tmp', 'tabtunnel-trust-'));
+    policyFile = path.join(dir, 'policy.toml');
+    fs.writeFileSync(policyFile, '[default]\n');
+    h = await startHarness({
+      name: 'trust',
+      share: false,
+      daemonArgs: ['--policy', policyFile, '--max-tabs-per-agent', '3'],
+      extraPages: allowedPages(orders),
+    });
+    allowedOrigin = h.pageServerUrl;
+    fs.writeFileSync(
+      policyFile,
+      `[default]
+allow_origins = ["${allowedOrigin}"]
+
+[agent.hidden]
+deny_methods = ["Network.getCookies", "Network.getAllCookies", "Storage.getCookies"]
+
+[agent.reader]
+preset = "read-only"
+`,
+    );
+    await pollFor(() => h.logs().includes('policy reloaded'), WAIT_MS, 'the daemon reading the policy', h.detail);
+    for (const name of ['alice', 'reader']) tokens[name] = (await tabtunnel('agent', 'add', name)).stdout.trim();
+    await pollFor(() => h.logs().includes("agents' credentials reloaded"), WAIT_MS, 'the daemon reading the tokens', h.detail);
+    // The human signs in to the app (allowed site) and to mail (forbidden site).
+    const human = await h.browser.newPage();
+    await human.goto(`${allowedOrigin}/login`);
+    await human.type('#user', HUMAN);
+    await Promise.all([human.waitForNavigation(), human.click('#signin')]);
+    assert.match(await human.content(), new RegExp(`Signed in as <span id="who">${HUMAN}`));
+    await human.goto(`${mailOrigin}/login`);
+    await human.goto(`${mailOrigin}/inbox`);
+    assert.match(await human.content(), /INBOX/);
+    await human.close();
+  });
+
+  after(async () => {
+    await h?.close();
+    mail?.server.close();
+  });
+
+  test('(1) an agent token is its agent: another agent, or the plain endpoint, is not a way out', async () => {
+    const alice = await puppeteer.connect({ browserURL: `http://127.0.0.1:${h.port}/${tokens.alice}`, defaultViewport: null });
+    try {
+      const page = await alice.newPage();
+      await page.goto(h.pageUrl);
+      const mine = await (await fetch(`http://127.0.0.1:${h.port}/${tokens.alice}/json/list`)).json();
+      const asOwnerSees = await (await fetch(`${h.agentEndpoint('alice')}/json/list`)).json();
+      assert.deepEqual(mine.map((p) => p.id), asOwnerSees.map((p) => p.id), 'the plain endpoint with her token is alice');
+      assert.equal(mine.length, 1);
+      assert.ok(mine[0].webSocketDebuggerUrl.includes(`/${tokens.alice}/devtools/page/`), 'URLs carry her own token');
+      assert.ok(!JSON.stringify(mine).includes(h.token), 'never the owner token');
+      for (const other of ['reader', 'default', 'someone-new']) {
+        const r = await fetch(`http://127.0.0.1:${h.port}/${tokens.alice}/agent/${other}/json/list`);
+        assert.equal(r.status, 403, `alice as ${other}`);
+      }
+    } finally {
+      await alice.disconnect();
+    }
+    // The reader is read-only whichever path it takes.
+    const reader = await RawCdp.open(ws(`/${tokens.reader}/cdp`));
+    try {
+      const created = await call(reader, 'Target.createTarget', { url: h.pageUrl });
+      assert.match(created.error?.message ?? '', /read-only/);
+      assert.equal((await tryWebSocket(ws(`/${tokens.reader}/agent/free/cdp`))).status, 403);
+    } finally {
+      reader.close();
+    }
+  });
+
+  test('(1) the human mints and revokes an agent\'s token in the side panel; it is shown once and works at once', async () => {
+    const panel = await h.openPanel();
+    await panel.type('#new-agent-name', 'panelist');
+    await panel.click('#mint-agent-token');
+    await panel.waitForSelector('#minted-token:not([hidden])', { timeout: WAIT_MS });
+    const token = await panel.$eval('#minted-token-value', (el) => el.textContent.trim());
+    assert.match(token, /^tta_[0-9a-f]{64}$/);
+    assert.ok(!fs.readFileSync(path.join(h.configHome, 'tabtunnel', 'agents.json'), 'utf8').includes(token.slice(4)), 'only its hash is kept');
+    await panel.waitForSelector('#agent-tokens li[data-agent="panelist"]', { timeout: WAIT_MS });
+    await pollFor(async () => (await fetch(`http://127.0.0.1:${h.port}/${token}/json/version`)).status === 200, WAIT_MS, 'the new token working', h.detail);
+    await panel.click('#dismiss-minted-token');
+    await panel.waitForSelector('#minted-token', { hidden: true, timeout: WAIT_MS });
+    assert.equal(await panel.$eval('#minted-token-value', (el) => el.textContent), '', 'shown once');
+    await panel.click('#agent-tokens li[data-agent="panelist"] button.revoke');
+    await pollFor(async () => (await fetch(`http://127.0.0.1:${h.port}/${token}/json/version`)).status === 401, WAIT_MS, 'the revoked token refused', h.detail);
+    await panel.waitForSelector('#agent-tokens li[data-agent="panelist"]', { hidden: true, timeout: WAIT_MS });
+  });
+
+  test('(2) hidden cookies are hidden on every route; other agents never see the forbidden site\'s', async () => {
+    const texts = {};
+    const seenBefore = mail.seen.length;
+    for (const agent of ['hidden', 'control']) {
+      const raw = await recordingCdp(`${h.agentEndpoint(agent).replace('http:', 'ws:')}/cdp`);
+      try {
+        const { session, targetId } = await newPage(raw, 'about:blank');
+        await call(raw, 'Network.enable', {}, session);
+        // Interception pauses every request; the test lets each go on.
+        raw.ws.on('message', (data) => {
+          const m = JSON.parse(data.toString());
+          if (m.method === 'Fetch.requestPaused') raw.sendRaw(JSON.stringify({ id: nextId++, method: 'Fetch.continueRequest', params: { requestId: m.params.requestId }, sessionId: m.sessionId }));
+        });
+        await call(raw, 'Fetch.enable', { patterns: [{ urlPattern: '*' }] }, session);
+        await navigate(raw, session, `${allowedOrigin}/app`);
+        // A no-cors fetch to the forbidden site, with the user's credentials if it could.
+        const fetched = await evaluate(raw, session, `fetch('${mailOrigin}/inbox', { mode: 'no-cors', credentials: 'include' }).then(() => 'done', (e) => 'failed ' + e.message)`);
+        assert.ok(fetched.result, JSON.stringify(fetched));
+        const loaded = await call(raw, 'Network.loadNetworkResource', { frameId: targetId, url: `${allowedOrigin}/app`, options: { disableCache: true, includeCredentials: true } }, session);
+        assert.ok(loaded.result, JSON.stringify(loaded));
+        // Every ExtraInfo event of the three requests is in.
+        await pollFor(() => raw.all.filter((t) => t.includes('responseReceivedExtraInfo')).length >= 2, WAIT_MS, `${agent}: the ExtraInfo events`, h.detail);
+        await call(raw, 'Fetch.disable', {}, session);
+        texts[agent] = raw.all.join('\n');
+      } finally {
+        raw.close();
+      }
+    }
+    assert.ok(texts.control.includes(`session=${HUMAN}`), 'the same steps show the cookie to an agent whose policy does not hide it');
+    assert.ok(!texts.hidden.includes(HUMAN), 'no route shows the hidden agent the session cookie');
+    assert.ok(texts.hidden.includes('hidden by tabtunnel'), 'its cookies are shown as hidden');
+    for (const agent of ['hidden', 'control']) {
+      assert.ok(!texts[agent].includes(MAIL_SECRET), `${agent} saw the forbidden site's cookie`);
+    }
+    const fromAgents = mail.seen.slice(seenBefore).filter((r) => r.path !== '/favicon.ico');
+    assert.ok(fromAgents.length >= 2, `the agents' fetches reached the forbidden site: ${JSON.stringify(mail.seen)}`);
+    assert.ok(!fromAgents.some((r) => r.withCookie), `an agent's request carried the human's cookie: ${JSON.stringify(fromAgents)}`);
+  });
+
+  test('(3) origin rules hold for frames, child sessions, loadNetworkResource and URLs as Chrome reads them', async () => {
+    const mailRequests = mail.seen.length;
+    const raw = await recordingCdp(`${h.agentEndpoint('a').replace('http:', 'ws:')}/cdp`);
+    try {
+      const { session, targetId } = await newPage(raw, 'about:blank');
+      await call(raw, 'Target.setAutoAttach', { autoAttach: true, flatten: true, waitForDebuggerOnStart: false }, session);
+      await navigate(raw, session, `${allowedOrigin}/embed.html?src=${encodeURIComponent(`${mailOrigin}/inbox`)}`);
+      // The agent's own script adds another.
+      await evaluate(raw, session, `new Promise((r) => { const f = document.createElement('iframe'); f.onload = f.onerror = () => r(1); f.src = '${mailOrigin}/inbox?again'; document.body.append(f); setTimeout(() => r(0), 5000); })`);
+      const documentTree = await call(raw, 'DOM.getDocument', { depth: -1, pierce: true }, session);
+      const snapshot = await call(raw, 'Page.captureSnapshot', {}, session);
+      const frames = await call(raw, 'Page.getFrameTree', {}, session);
+      const readings = [JSON.stringify(documentTree), JSON.stringify(snapshot)];
+      for (const child of frames.result.frameTree.childFrames ?? []) {
+        const world = await call(raw, 'Page.createIsolatedWorld', { frameId: child.frame.id, worldName: 'peek' }, session);
+        if (world.result) readings.push(JSON.stringify(await evaluate(raw, session, 'document.documentElement.outerHTML', { contextId: world.result.executionContextId })));
+      }
+      for (const text of readings) assert.ok(!text.includes(INBOX_TEXT), `the forbidden page was read: ${text.slice(0, 500)}`);
+      assert.ok(!raw.all.some((t) => t.includes('attachedToTarget') && t.includes(mailOrigin)), 'no child session of the forbidden site');
+      const loaded = await call(raw, 'Network.loadNetworkResource', { frameId: targetId, url: `${mailOrigin}/inbox`, options: { disableCache: true, includeCredentials: true } }, session);
+      assert.match(loaded.error?.message ?? '', /allow_origins/, JSON.stringify(loaded));
+      // A backslash is a slash to Chrome: this URL is the forbidden host, not the allowed one.
+      const sneaky = `http://localhost:${new URL(mailOrigin).port}\\@127.0.0.1:${new URL(allowedOrigin).port}/`;
+      const navigated = await call(raw, 'Page.navigate', { url: sneaky }, session);
+      assert.equal(navigated.result?.errorText, 'net::ERR_BLOCKED_BY_CLIENT', JSON.stringify(navigated));
+      assert.equal(mail.seen.length, mailRequests, `the forbidden site got requests: ${JSON.stringify(mail.seen.slice(mailRequests))}`);
+    } finally {
+      raw.close();
+    }
+  });
+
+  /** A tab of the human's on `url`, handed to `agent` from the side panel; its tab id. */
+  async function handToAgent(url, agent) {
+    const page = await h.browser.newPage();
+    await page.goto(url);
+    const tabId = await h.sw(async (u) => (await chrome.tabs.query({ url: u }))[0].id, url);
+    const panel = await h.openPanel();
+    await h.sw(async (id) => {
+      const tab = await chrome.tabs.get(id);
+      await chrome.tabs.update(id, { active: true });
+      await chrome.windows.update(tab.windowId, { focused: true });
+    }, tabId);
+    await panel.waitForSelector(`#share-toggle[data-tab-id="${tabId}"]`, { timeout: WAIT_MS });
+    await panel.$eval('#handover-agent', (el) => (el.value = ''));
+    await panel.type('#handover-agent', agent);
+    await panel.click('#handover-button');
+    await pollFor(async () => (await (await fetch(`${h.agentEndpoint(agent)}/json/list`)).json()).length === 1, WAIT_MS, `${agent} getting the tab`, h.detail);
+    return { page, tabId };
+  }
+
+  test('(4) read-only: the page, its storage and its place do not change, and reading still works', async () => {
+    const shop = `${allowedOrigin}/shop.html`;
+    const { page: human } = await handToAgent(shop, 'reader');
+    const raw = await RawCdp.open(ws(`/${tokens.reader}/cdp`));
+    try {
+      await call(raw, 'Target.setAutoAttach', { autoAttach: true, flatten: true, waitForDebuggerOnStart: false });
+      const { params } = await raw.next((m) => m.method === 'Target.attachedToTarget', 'the handed tab');
+      const session = params.sessionId;
+      // (V8 lets through what Chrome marks free of side effects: querySelector, textContent...)
+      const reading = await evaluate(raw, session, "document.querySelector('#total').textContent");
+      assert.equal(reading.result?.result?.value, 'Total: 12.00', 'a reading script works');
+      for (const write of [
+        "document.getElementById('note').click()",
+        "localStorage.setItem('x', 'y')",
+        "document.getElementById('card').value = '5555'",
+        "document.getElementById('order').submit()",
+        "document.getElementById('order').requestSubmit()",
+        "window.someGlobal = 1",
+      ]) {
+        const answer = await evaluate(raw, session, write);
+        const description = answer.result?.exceptionDetails?.exception?.description ?? '';
+        assert.match(description, /read-only/, `${write}: ${JSON.stringify(answer)}`);
+      }
+      for (const [method, methodParams] of [
+        ['Page.reload', {}],
+        ['Page.close', {}],
+        ['Emulation.setUserAgentOverride', { userAgent: 'x' }],
+        ['Emulation.setGeolocationOverride', { latitude: 1, longitude: 1, accuracy: 1 }],
+        ['Page.addScriptToEvaluateOnNewDocument', { source: "localStorage.setItem('x','y')" }],
+        ['Network.setExtraHTTPHeaders', { headers: { 'x-a': 'b' } }],
+        ['Network.emulateNetworkConditions', { offline: true, latency: 0, downloadThroughput: -1, uploadThroughput: -1 }],
+        ['Input.dispatchKeyEvent', { type: 'keyDown', key: 'a' }],
+      ]) {
+        const answer = await call(raw, method, methodParams, session);
+        assert.match(answer.error?.message ?? '', /read-only/, `${method}: ${JSON.stringify(answer)}`);
+      }
+      // A script in an isolated world of the agent's own (clients keep their snapshot code there)
+      // shares the DOM: a click there submits the form, which the browser keeps from leaving.
+      // (With Runtime on, as clients have it, tabtunnel knows the world for the client's own.)
+      await call(raw, 'Runtime.enable', {}, session);
+      const frameTree = await call(raw, 'Page.getFrameTree', {}, session);
+      const world = await call(raw, 'Page.createIsolatedWorld', { frameId: frameTree.result.frameTree.frame.id, worldName: 'mine' }, session);
+      const contextId = world.result.executionContextId;
+      const posted = await evaluate(raw, session, "fetch('/order', { method: 'POST' }).then(() => 'sent', () => 'blocked')", { contextId });
+      assert.equal(posted.result?.result?.value, 'blocked', JSON.stringify(posted));
+      const before = (await auditLines()).length;
+      await evaluate(raw, session, "document.getElementById('buy').click(); 1", { contextId });
+      await pollFor(async () => (await auditLines()).slice(before).some((l) => l.agent === 'reader' && l.method === 'navigation' && l.outcome === 'denied'), WAIT_MS, 'the browser refusing the read-only tab\'s form post', h.detail);
+      assert.equal(orders.count, 0, 'no order reached the server');
+      assert.equal(human.url(), shop, 'the tab stayed');
+      assert.equal(await human.evaluate(() => localStorage.getItem('x')), null, 'storage unchanged');
+      assert.equal(await human.evaluate(() => document.title), 'shop');
+    } finally {
+      raw.close();
+    }
+    // Snapshots, screenshots and reading scripts through both MCP tool servers, as the reader
+    // (its token in the environment: no process's command line holds it).
+    const mcpArgs = ['mcp', '--endpoint', h.clientEndpoint, '--config-dir', path.join(h.configHome, 'tabtunnel')];
+    const env = { TABTUNNEL_TOKEN: tokens.reader };
+    const commandLinesWithToken = () =>
+      fs.readdirSync('/proc').filter((pid) => /^\d+$/.test(pid)).filter((pid) => {
+        try {
+          return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(tokens.reader);
+        } catch {
+          return false;
+        }
+      });
+    const devtools = await startMcpServer(h, { name: 'tabtunnel mcp (reader)', command: daemonBinary(), args: mcpArgs, env });
+    try {
+      const pages = await devtools.call('list_pages');
+      const pageId = Number(/^\s*(\d+): .*shop\.html/m.exec(pages)?.[1]);
+      assert.ok(Number.isInteger(pageId), `the reader's page in:\n${pages}`);
+      assert.match(await devtools.call('take_snapshot', { pageId }), /Buy/);
+      assert.deepEqual(commandLinesWithToken(), [], 'a command line holds the token (readable by any local user)');
+      const shot = await devtools.callRaw('take_screenshot', { pageId });
+      assert.ok(shot.content.some((c) => c.type === 'image'), 'a screenshot');
+      // chrome-devtools-mcp awaits every script's result, and V8 counts an `await` as a side
+      // effect: its evaluate_script says why it is refused (README, "Policy").
+      const script = await devtools.client.callTool({ name: 'evaluate_script', arguments: { pageId, function: "() => document.querySelector('#total').textContent", waitForStableDom: false } });
+      assert.match(textOf(script), /read-only/, textOf(script));
+    } finally {
+      await devtools.close();
+    }
+    const playwright = await startMcpServer(h, { name: 'tabtunnel mcp --tools playwright (reader)', command: daemonBinary(), args: [...mcpArgs, '--tools', 'playwright'], env });
+    try {
+      await playwright.call('browser_tabs', { action: 'select', index: 0 }).catch(() => {});
+      assert.match(await playwright.call('browser_snapshot'), /Buy/);
+      assert.deepEqual(commandLinesWithToken(), [], 'a command line holds the token');
+      const shot = await playwright.callRaw('browser_take_screenshot');
+      assert.ok(shot.content.some((c) => c.type === 'image') || /screenshot/i.test(textOf(shot)), 'a screenshot');
+    } finally {
+      await playwright.close();
+    }
+    assert.equal(orders.count, 0);
+    await human.close();
+  });
+
+  test('(5) a handed tab is given back, never closed, however the agent closes it', async () => {
+    const { tabId } = await handToAgent(`${allowedOrigin}/other.html`, 'closer');
+    const raw = await RawCdp.open(`${h.agentEndpoint('closer').replace('http:', 'ws:')}/cdp`);
+    try {
+      await call(raw, 'Target.setAutoAttach', { autoAttach: true, flatten: true, waitForDebuggerOnStart: false });
+      const { params } = await raw.next((m) => m.method === 'Target.attachedToTarget', 'the handed tab');
+      const closed = await call(raw, 'Page.close', {}, params.sessionId);
+      assert.deepEqual(closed.result, {}, JSON.stringify(closed));
+      await pollFor(async () => (await (await fetch(`${h.agentEndpoint('closer')}/json/list`)).json()).length === 0, WAIT_MS, 'the tab leaving the agent', h.detail);
+      const tab = await h.sw((id) => chrome.tabs.get(id).then((t) => t.url, () => null), tabId);
+      assert.equal(tab, `${allowedOrigin}/other.html`, 'the human still has the tab');
+    } finally {
+      raw.close();
+    }
+  });
+
+  test('(6) a web page that learns the token cannot use it', async () => {
+    const tabsBefore = await h.sw(async () => (await chrome.tabs.query({})).length);
+    const page = await h.browser.newPage();
+    await page.goto(h.pageUrl);
+    const endpoint = h.agentEndpoint('web');
+    const outcomes = await page.evaluate(async (base, target) => {
+      const tries = [
+        fetch(`${base}/json/new?${target}`, { mode: 'no-cors' }),
+        fetch(`${base}/json/new?${target}`, { mode: 'no-cors', method: 'POST' }),
+        fetch(`${base}/json/new?${target}`, { method: 'PUT' }),
+        fetch(`${base}/json/version`),
+      ];
+      navigator.sendBeacon(`${base}/json/new?${target}`);
+      const img = new Image();
+      img.src = `${base}/json/new?${target}`;
+      return Promise.all(tries.map((p) => p.then((r) => `${r.type} ${r.status}`, (e) => `error ${e.message}`)));
+    }, endpoint, `${h.pageServerUrl}/other.html`);
+    assert.ok(!outcomes.some((o) => /^(basic|cors) 2/.test(o)), `a page got an answer: ${outcomes}`);
+    await pollFor(() => h.logs().includes('requests from web pages are refused'), WAIT_MS, 'the daemon refusing the page', h.detail);
+    assert.deepEqual(await (await fetch(`${endpoint}/json/list`)).json(), [], 'no tab was opened for the page');
+    await page.close();
+    assert.equal(await h.sw(async () => (await chrome.tabs.query({})).length), tabsBefore);
+    // Chrome's own endpoint takes PUT for /json/new, and so do we.
+    assert.equal((await fetch(`${endpoint}/json/new?about:blank`)).status, 405);
+  });
+
+  test('(8) the trail holds no token, and its plain output no control character', async () => {
+    const raw = await RawCdp.open(`${h.agentEndpoint('a').replace('http:', 'ws:')}/cdp`);
+    try {
+      const { session } = await newPage(raw, 'about:blank');
+      await call(raw, 'Page.navigate', { url: `${h.pageUrl}?t=${h.token}&a=${tokens.alice}` }, session);
+      await call(raw, 'Page.navigate', { url: `${h.pageUrl}?forged\n2026-01-01T00:00:00.000Z  admin  tab 1  ok\u001b[2J` }, session);
+    } finally {
+      raw.close();
+    }
+    await pollFor(async () => (await auditLines()).some((l) => l.url?.includes('forged')), WAIT_MS, 'the steps in the trail', h.detail);
+    const file = fs.readFileSync(path.join(h.dataHome, 'tabtunnel', 'audit', 'audit.jsonl'), 'utf8');
+    assert.ok(!file.includes(h.token) && !file.includes(tokens.alice), 'the trail holds a token');
+    assert.ok(file.includes('<secret>'));
+    const plain = (await tabtunnel('audit', '--agent', 'a')).stdout;
+    assert.ok(!plain.includes('\u001b'), 'an escape sequence reached the terminal');
+    const forged = plain.split('\n').filter((l) => l.includes('forged'));
+    assert.equal(forged.length, 1, 'one step, one line');
+    assert.ok(forged[0].includes('\\n2026') && forged[0].includes('\\u{1b}'), forged[0]);
+  });
+
+  test('(9) popups count toward the tab limit: one past it closes, and the client sees it go', async () => {
+    const raw = await RawCdp.open(`${h.agentEndpoint('popper').replace('http:', 'ws:')}/cdp`);
+    try {
+      await call(raw, 'Target.setDiscoverTargets', { discover: true });
+      const { session } = await newPage(raw, `${allowedOrigin}/popup.html`);
+      // Four popups from the page (a user gesture lets window.open through the popup blocker).
+      for (let i = 0; i < 4; i += 1) {
+        await evaluate(raw, session, `window.open('/other.html?${i}'); 1`, { userGesture: true });
+      }
+      await pollFor(
+        () => raw.messages.filter((m) => m.method === 'Target.targetDestroyed').length >= 4,
+        WAIT_MS,
+        'the two popups past the limit going (a page and a tab target each)',
+        h.detail,
+      );
+      const list = await (await fetch(`${h.agentEndpoint('popper')}/json/list`)).json();
+      assert.equal(list.length, 3, `the agent holds ${list.map((p) => p.url)}`);
+      const trail = await auditLines();
+      assert.equal(trail.filter((l) => l.agent === 'popper' && l.method === 'popup' && l.rule?.includes('max-tabs-per-agent')).length, 2);
+    } finally {
+      raw.close();
+    }
+  });
+});
+
+describe('the extension socket and the agent limit', { timeout: 300_000 }, () => {
+  let h;
+  let alice;
+
+  before(async () => {
+    h = await startHarness({ name: 'trust-limits', share: false, daemonArgs: ['--max-agents', '2'] });
+    const run = promisify(execFile);
+    alice = (await run(daemonBinary(), ['agent', 'add', 'alice'], { env: { ...process.env, XDG_CONFIG_HOME: h.configHome } })).stdout.trim();
+    await pollFor(() => h.logs().includes("agents' credentials reloaded"), WAIT_MS, 'the daemon reading the token', h.detail);
+  });
+
+  after(async () => {
+    await h?.close();
+  });
+
+  test('(1) made-up names cannot lock out a registered agent or the plain endpoint', async () => {
+    const made = [];
+    try {
+      for (const name of ['x1', 'x2', 'x3']) {
+        const raw = await RawCdp.open(`${h.agentEndpoint(name).replace('http:', 'ws:')}/cdp`);
+        made.push(raw);
+        made[name] = await raw.send(1, 'Browser.getVersion');
+      }
+      assert.match(made.x3.error?.message ?? '', /at most 2 agents/);
+      for (const url of [`ws://127.0.0.1:${h.port}/${alice}/cdp`, h.wsEndpoint]) {
+        const raw = await RawCdp.open(url);
+        try {
+          assert.ok((await raw.send(1, 'Browser.getVersion')).result, `${url} got in`);
+        } finally {
+          raw.close();
+        }
+      }
+    } finally {
+      for (const raw of made) raw.close();
+    }
+  });
+
+  test('(7) a local process with the client token is never the extension, even while the worker is away', async () => {
+    const forged = { Origin: `chrome-extension://${EXTENSION_ID}` };
+    const tries = [`ws://127.0.0.1:${h.port}/${h.token}/extension`, `ws://127.0.0.1:${h.port}/extension?token=${h.token}`];
+    const refused = async () => {
+      for (const url of tries) {
+        const attempt = await tryWebSocket(url, forged);
+        if (attempt.opened) attempt.ws.terminate();
+        assert.equal(attempt.status, 403, `${url}: ${JSON.stringify({ opened: attempt.opened, status: attempt.status })}`);
+      }
+    };
+    await refused();
+    // Chrome stops the worker: the daemon is without an extension for a while.
+    await h.stopWorker();
+    await pollFor(async () => (await fetch(`${h.clientEndpoint}/json/version`)).status === 503, WAIT_MS, 'the daemon without its extension', h.detail);
+    await refused();
+    // The real extension comes back and is taken.
+    await pollFor(async () => (await fetch(`${h.clientEndpoint}/json/version`)).status === 200, 60_000, 'the real extension back', h.detail);
+    assert.ok(!h.logs().includes('extension rejected'), h.detail());
+  });
+});
