@@ -234,6 +234,17 @@ async fn a_second_browser_is_told_no_while_the_first_is_connected() {
     assert!(matches!(next_ext(&mut second).await, ToExtension::Welcome(_)));
 }
 
+/// A client with a session on tab 1 and `Network` enabled there (the fake extension answers).
+async fn network_client(d: &Daemon, ext: &mut ExtSocket) -> Socket {
+    let mut c = client(d).await;
+    let pages = attach_pages(&mut c).await;
+    send(&mut c, json!({"id": 2, "sessionId": pages[0], "method": "Network.enable"})).await;
+    let ToExtension::Command(enable) = next_ext(ext).await else { panic!("expected Network.enable") };
+    ext_send(ext, FromExtension::CommandResult(CommandResult::ok(enable.id, raw("{}")))).await;
+    until_reply(&mut c, 2).await;
+    c
+}
+
 /// Events of `bytes` each on tab 1, from the fake extension.
 async fn flood(ext: &mut Socket, count: usize, bytes: usize) {
     let params = format!(r#"{{"data":"{}"}}"#, "x".repeat(bytes));
@@ -252,16 +263,7 @@ async fn flood(ext: &mut Socket, count: usize, bytes: usize) {
 async fn a_client_over_its_byte_limit_is_disconnected_at_once_while_others_carry_on() {
     let d = daemon_with_outbox(OutboxLimits { max_bytes: 4 << 20, ..OutboxLimits::default() }).await;
     let mut ext = extension(&d, &[1]).await;
-    let (mut slow, mut fast) = (client(&d).await, client(&d).await);
-    for c in [&mut slow, &mut fast] {
-        let pages = attach_pages(c).await;
-        send(c, json!({"id": 2, "sessionId": pages[0], "method": "Network.enable"})).await;
-        let ToExtension::Command(enable) = next_ext(&mut ext).await else {
-            panic!("expected Network.enable")
-        };
-        ext_send(&mut ext, FromExtension::CommandResult(CommandResult::ok(enable.id, raw("{}")))).await;
-        until_reply(c, 2).await;
-    }
+    let (mut slow, mut fast) = (network_client(&d, &mut ext).await, network_client(&d, &mut ext).await);
     // 64 MiB of events, in steps the fast client reads as they come; the slow one reads nothing.
     for _ in 0..128 {
         flood(&mut ext, 16, 32 << 10).await;
@@ -290,16 +292,7 @@ async fn a_client_that_stops_reading_is_dropped_once_it_stalls_while_a_slow_read
         OutboxLimits { max_bytes: 64 << 20, stall_bytes: 256 << 10, stall_timeout: Duration::from_secs(1) };
     let d = daemon_with_outbox(limits).await;
     let mut ext = extension(&d, &[1]).await;
-    let (mut stopped, mut slow) = (client(&d).await, client(&d).await);
-    for c in [&mut stopped, &mut slow] {
-        let pages = attach_pages(c).await;
-        send(c, json!({"id": 2, "sessionId": pages[0], "method": "Network.enable"})).await;
-        let ToExtension::Command(enable) = next_ext(&mut ext).await else {
-            panic!("expected Network.enable")
-        };
-        ext_send(&mut ext, FromExtension::CommandResult(CommandResult::ok(enable.id, raw("{}")))).await;
-        until_reply(c, 2).await;
-    }
+    let (mut stopped, mut slow) = (network_client(&d, &mut ext).await, network_client(&d, &mut ext).await);
     // The slow one reads every event, a little behind and at its own pace.
     for _ in 0..32 {
         flood(&mut ext, 16, 32 << 10).await;
