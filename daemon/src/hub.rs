@@ -32,8 +32,9 @@ const TICK: Duration = Duration::from_millis(250);
 /// After this much has gone out to clients, the first quiet tick gives freed memory back to
 /// the system (`crate::trim`): a flood's many small frames otherwise stay resident.
 const TRIM_AFTER_BYTES: usize = 4 << 20;
-/// A tick that sends clients less than this is quiet.
-const QUIET_TICK_BYTES: usize = 256 << 10;
+/// A tick is quiet when it sends clients less than this and less than this waits for them
+/// (a queue still full holds what a trim would free once it has drained).
+const QUIET_BYTES: usize = 256 << 10;
 /// The answer of a one-shot request whose connection the core closed first.
 const REQUEST_CLOSED: &str = r#"{"error":{"code":-32000,"message":"the request was cut off: the kill switch is on or the agent was disconnected"}}"#;
 
@@ -376,15 +377,19 @@ impl Hub {
 
     fn tick(&mut self) {
         let now = Instant::now();
-        let stalled: Vec<(ConnId, Overflow)> = self
-            .clients
-            .iter()
-            .filter_map(|(conn, outbox)| outbox.check_stalled(now).map(|overflow| (*conn, overflow)))
-            .collect();
+        let mut queued = 0;
+        let mut stalled = Vec::new();
+        for (conn, outbox) in &self.clients {
+            match outbox.check_stalled(now) {
+                Some(overflow) => stalled.push((*conn, overflow)),
+                None => queued += outbox.queued_bytes(),
+            }
+        }
         for (conn, overflow) in stalled {
             self.drop_slow_client(conn, overflow);
         }
-        if self.sent_since_trim >= TRIM_AFTER_BYTES && self.sent_this_tick < QUIET_TICK_BYTES {
+        let quiet = self.sent_this_tick < QUIET_BYTES && queued < QUIET_BYTES;
+        if self.sent_since_trim >= TRIM_AFTER_BYTES && quiet {
             crate::trim::release_free_memory_soon();
             self.sent_since_trim = 0;
         }

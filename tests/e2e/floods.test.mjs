@@ -90,13 +90,13 @@ describe('bursts and floods', { timeout: 900_000 }, () => {
           `${(t.daemon.after_rss_bytes / MiB).toFixed(1)} MiB after`,
       ].join('\n'),
     );
-    assert.equal(t.all_delivered, true, `the flooding agent got ${t.events} of ${f.messages} events`);
-    assert.equal(t.flooder_connected, true, 'the flooding agent is still connected');
+    assert.equal(t.all_delivered, true, `the flooding agent got ${t.events} of ${f.messages} events (${t.flood_error ?? 'answered'})\n${h.detail()}`);
+    assert.equal(t.flooder_connected, true, `the flooding agent is still connected\n${h.detail()}`);
     assert.equal(t.wrong_answers, 0, "every one of the other agent's commands got its own answer");
     assert.ok(t.victim.during.samples > 0);
     assert.ok(
       t.daemon.after_rss_bytes < t.daemon.rest_rss_bytes + 16 * MiB,
-      `the daemon holds ${(t.daemon.after_rss_bytes / MiB).toFixed(1)} MiB after the flood (${(t.daemon.rest_rss_bytes / MiB).toFixed(1)} at rest)`,
+      `the daemon holds ${(t.daemon.after_rss_bytes / MiB).toFixed(1)} MiB after the flood (${(t.daemon.rest_rss_bytes / MiB).toFixed(1)} at rest)\n${h.detail()}`,
     );
   });
 });

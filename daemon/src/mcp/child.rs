@@ -74,7 +74,8 @@ impl ToolKind {
         if self != ToolKind::ChromeDevtools {
             return Ok(None);
         }
-        let path = std::env::temp_dir().join(format!("tabtunnel-child-{}.json", &crate::token::generate()[..16]));
+        let path =
+            std::env::temp_dir().join(format!("tabtunnel-child-{}.json", &crate::token::generate()[..16]));
         let text = json!({ "browserUrl": endpoint }).to_string();
         crate::token::write_owner_only(&path, text.as_bytes())
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
@@ -171,7 +172,11 @@ pub async fn spawn(
             if let Some(config) = &config {
                 let _ = std::fs::remove_file(config);
             }
-            return Err(format!("cannot start {} with {}: {e}", command.kind.package(), command.node.display()));
+            return Err(format!(
+                "cannot start {} with {}: {e}",
+                command.kind.package(),
+                command.node.display()
+            ));
         }
     };
     let pid = process.id().unwrap_or(0);
@@ -233,7 +238,9 @@ mod tests {
                     std::fs::remove_file(config).unwrap();
                 }
                 (ToolKind::Playwright, None) => {
-                    assert!(kind.env(ENDPOINT).contains(&("PLAYWRIGHT_MCP_CDP_ENDPOINT", ENDPOINT.to_owned())));
+                    assert!(kind
+                        .env(ENDPOINT)
+                        .contains(&("PLAYWRIGHT_MCP_CDP_ENDPOINT", ENDPOINT.to_owned())));
                 }
                 other => panic!("{other:?}"),
             }
