@@ -2,12 +2,12 @@
 //! feeds the core, then hands each output to the bounded outbox of the socket it is for. It
 //! also gives the core the time, a few times a second ([`TICK`]).
 //!
-//! A client whose outbox is full is too slow to keep up: it is disconnected at once (see
-//! `outbox`) rather than allowed to stall the hub, and with it every other client, or to pile
-//! up memory. The same goes for a stuck extension.
+//! A client whose outbox is full, or that has stopped taking frames off it, is not reading: it
+//! is disconnected (see `outbox`) rather than allowed to stall the hub, and with it every other
+//! client, or to pile up memory. The same goes for a stuck extension.
 
 use crate::audit::AuditLog;
-use crate::outbox::Outbox;
+use crate::outbox::{Outbox, Overflow};
 use axum::extract::ws::Utf8Bytes;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
@@ -29,6 +29,12 @@ const INPUTS_PER_FLUSH: usize = 64;
 /// How often the core learns the time: the resolution of command timeouts and grace periods,
 /// and how often the side panel may hear about agents.
 const TICK: Duration = Duration::from_millis(250);
+/// After this much has gone out to clients, the first quiet tick gives freed memory back to
+/// the system (`crate::trim`): a flood's many small frames otherwise stay resident.
+const TRIM_AFTER_BYTES: usize = 4 << 20;
+/// A tick is quiet when it sends clients less than this and less than this waits for them
+/// (a queue still full holds what a trim would free once it has drained).
+const QUIET_BYTES: usize = 256 << 10;
 /// The answer of a one-shot request whose connection the core closed first.
 const REQUEST_CLOSED: &str = r#"{"error":{"code":-32000,"message":"the request was cut off: the kill switch is on or the agent was disconnected"}}"#;
 
@@ -188,6 +194,9 @@ struct Hub {
     agent_tokens: Option<AgentTokens>,
     /// The hub's own inbox, for work done off its task that comes back to it.
     inbox: mpsc::Sender<Input>,
+    /// Bytes pushed to clients since memory was last given back, and in the current tick.
+    sent_since_trim: usize,
+    sent_this_tick: usize,
 }
 
 /// Starts the hub task. `welcome` is what every accepted extension is told. The task only
@@ -217,6 +226,8 @@ pub fn spawn(
         started: Instant::now(),
         agent_tokens,
         inbox: inbox.clone(),
+        sent_since_trim: 0,
+        sent_this_tick: 0,
     };
     let task = tokio::spawn(async move {
         let mut tick = tokio::time::interval(TICK);
@@ -365,6 +376,24 @@ impl Hub {
     }
 
     fn tick(&mut self) {
+        let now = Instant::now();
+        let mut queued = 0;
+        let mut stalled = Vec::new();
+        for (conn, outbox) in &self.clients {
+            match outbox.check_stalled(now) {
+                Some(overflow) => stalled.push((*conn, overflow)),
+                None => queued += outbox.queued_bytes(),
+            }
+        }
+        for (conn, overflow) in stalled {
+            self.drop_slow_client(conn, overflow);
+        }
+        let quiet = self.sent_this_tick < QUIET_BYTES && queued < QUIET_BYTES;
+        if self.sent_since_trim >= TRIM_AFTER_BYTES && quiet {
+            crate::trim::release_free_memory_soon();
+            self.sent_since_trim = 0;
+        }
+        self.sent_this_tick = 0;
         // Requests whose asker went away (or gave up waiting) are withdrawn from the panel.
         let abandoned: Vec<u64> =
             self.handovers.iter().filter(|(_, r)| r.is_closed()).map(|(id, _)| *id).collect();
@@ -431,6 +460,19 @@ impl Hub {
         self.extension.as_ref().is_some_and(|e| e.socket == socket)
     }
 
+    /// A client that is not reading (its outbox overflowed or stalled): its queue is already
+    /// freed and its writer stopped.
+    fn drop_slow_client(&mut self, conn: ConnId, overflow: Overflow) {
+        tracing::warn!(
+            conn,
+            queued_bytes = overflow.bytes,
+            queued_frames = overflow.frames,
+            stalled_ms = overflow.stalled_for.map(|d| d.as_millis() as u64),
+            "client disconnected: it is not reading fast enough"
+        );
+        self.drop_client(conn);
+    }
+
     fn drop_client(&mut self, conn: ConnId) {
         // Dropping the outbox ends the client's writer, which closes its socket.
         self.clients.remove(&conn);
@@ -450,14 +492,13 @@ impl Hub {
                         }
                     }
                     let Some(outbox) = self.clients.get(&conn) else { continue };
-                    if let Err(overflow) = outbox.push(frame.into()) {
-                        tracing::warn!(
-                            conn,
-                            queued_bytes = overflow.bytes,
-                            queued_frames = overflow.frames,
-                            "client disconnected: it is not reading fast enough"
-                        );
-                        self.drop_client(conn);
+                    let len = frame.len();
+                    match outbox.push(frame.into()) {
+                        Ok(()) => {
+                            self.sent_since_trim += len;
+                            self.sent_this_tick += len;
+                        }
+                        Err(overflow) => self.drop_slow_client(conn, overflow),
                     }
                 }
                 Output::ToExtension(frame) => self.send_to_extension(&frame),

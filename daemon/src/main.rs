@@ -120,13 +120,12 @@ struct ServeArgs {
     /// Seconds a command may wait for its tab (a frozen or hung tab) before it gets an error.
     #[arg(long, value_name = "SECS", default_value_t = Limits::default().command_timeout_ms as f64 / 1000.0)]
     command_timeout: f64,
-    /// Bytes that may wait for one client before it counts as too slow and is disconnected
-    /// (one larger frame alone always fits).
+    /// Bytes that may wait for one client (each frame counted with a small overhead) before it
+    /// is disconnected (one larger frame alone always fits); Chrome's own endpoint allows the
+    /// same. A client that has stopped reading is disconnected long before: with more than
+    /// 1 MiB waiting, after 10 s without taking anything, less the more waits (5 s from 2 MiB).
     #[arg(long, value_name = "BYTES", default_value_t = outbox::Limits::default().max_bytes)]
     client_outbox_bytes: usize,
-    /// Frames that may wait for one client before it counts as too slow and is disconnected.
-    #[arg(long, value_name = "FRAMES", default_value_t = outbox::Limits::default().max_frames)]
-    client_outbox_frames: usize,
     /// The owner token may not name agents (`/agent/<name>`): every agent must use its own token
     /// (`tabtunnel agent add NAME`), so none can pick its name.
     #[arg(long)]
@@ -313,10 +312,7 @@ async fn start(args: &ServeArgs) -> Result<Running, String> {
         limits: args.limits()?,
         policy: args.policy.clone(),
         data_dir: tabtunnel::token::data_dir(args.config_dir.as_deref()),
-        client_outbox: outbox::Limits {
-            max_bytes: args.client_outbox_bytes,
-            max_frames: args.client_outbox_frames,
-        },
+        client_outbox: outbox::Limits { max_bytes: args.client_outbox_bytes, ..outbox::Limits::default() },
         require_agent_tokens: args.require_agent_tokens,
         on_demand: args.on_demand,
         prepare_tabs: !args.no_prepared_tabs,

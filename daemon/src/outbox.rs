@@ -1,47 +1,87 @@
-//! One client's queue of frames waiting to be written to its socket, bounded in frames and in
-//! bytes. The hub pushes without ever waiting; the client's writer task takes frames off.
+//! One client's queue of frames waiting to be written to its socket, bounded in bytes. The hub
+//! pushes without ever waiting; the client's writer task takes frames off.
 //!
-//! A client whose queue would grow past either bound is not reading fast enough: the push
-//! fails, the queue is freed at once, and the writer is told to stop, even in the middle of a
-//! write to a peer that reads nothing. Its socket task then ends and the socket closes. (A
-//! queue that is empty takes any one frame, however large: a client may ask for a 100 MB
-//! screenshot, and its writer takes it off the queue before the next frame comes.)
+//! A client is dropped when it has stopped reading, not merely because a burst got ahead of
+//! it: either its queue would grow past `max_bytes` (256 MiB, Chrome's own send buffer for a
+//! DevTools client: memory stays bounded, whatever the client does), or more than
+//! `stall_bytes` wait and its writer has taken nothing for a while (its socket accepts nothing:
+//! the peer reads nothing): `stall_timeout` just past `stall_bytes`, less the more waits, down
+//! to half of it ([`Limits::patience`]). A client that reads takes frames every few
+//! milliseconds, however far behind; one that has stopped is dropped before it holds much.
+//! Either way the queue is freed at once and the writer is told to stop, even in the middle of
+//! a write. Its socket task then ends and the socket closes. (A queue that is empty takes any
+//! one frame, however large: a client may ask for a 100 MB screenshot, and its writer takes it
+//! off the queue before the next frame comes.)
 
 use axum::extract::ws::Utf8Bytes;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 use tokio::sync::Notify;
+use tokio::time::Instant;
 
-/// How much may wait for one client before it counts as too slow.
+/// What a queued frame costs beyond its text: its slot in the queue and the allocation's own
+/// bookkeeping. Counted in the byte bound, so that many tiny frames are bounded too.
+pub const FRAME_OVERHEAD: usize = 64;
+
+/// An empty queue keeps room for this many frames; a burst's larger room is given back.
+const KEPT_CAPACITY: usize = 1024;
+
+/// How much may wait for one client, and for how long without progress.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
+    /// Bytes (each frame's text plus [`FRAME_OVERHEAD`]) that may wait: past them the client
+    /// is dropped at once.
     pub max_bytes: usize,
-    pub max_frames: usize,
+    /// A client with more than this waiting whose writer takes nothing for its
+    /// [`patience`](Limits::patience) has stopped reading.
+    pub stall_bytes: usize,
+    /// The patience just past `stall_bytes`.
+    pub stall_timeout: Duration,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_bytes: 32 << 20, max_frames: 8192 }
+        Limits { max_bytes: 256 << 20, stall_bytes: 1 << 20, stall_timeout: Duration::from_secs(10) }
     }
 }
 
-/// What was queued when the client went over its limits.
+impl Limits {
+    /// How long a client with `queued` bytes waiting may take nothing before it counts as
+    /// stopped: never at or under `stall_bytes`; past it, `stall_timeout` scaled down by how
+    /// many times `stall_bytes` wait, but never under half of it (by default: 10 s just past
+    /// 1 MiB, 5 s from 2 MiB on: a reading puppeteer on a loaded machine was seen to pause
+    /// longer than 2 s).
+    pub fn patience(&self, queued: usize) -> Option<Duration> {
+        if queued <= self.stall_bytes {
+            return None;
+        }
+        let scaled = self.stall_timeout.mul_f64(self.stall_bytes as f64 / queued as f64);
+        Some(scaled.max(self.stall_timeout / 2))
+    }
+}
+
+/// Why a client was given up on, and what was queued then.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Overflow {
     pub bytes: usize,
     pub frames: usize,
+    /// `None`: past `max_bytes`; else how long the writer had taken nothing.
+    pub stalled_for: Option<Duration>,
 }
 
-#[derive(Default)]
 struct State {
     queue: VecDeque<Utf8Bytes>,
+    /// The queue's cost: each frame's length plus [`FRAME_OVERHEAD`].
     bytes: usize,
+    /// When the writer last took a frame, or the queue last filled from empty (an idle writer
+    /// is not behind): how long the client has shown no progress.
+    progress_at: Instant,
     /// The hub let go: write what is queued, then close.
     finished: bool,
     overflowed: bool,
 }
 
-#[derive(Default)]
 struct Shared {
     state: Mutex<State>,
     /// A frame came, or the outbox finished or overflowed. One waiter: the writer.
@@ -54,6 +94,18 @@ impl Shared {
     fn state(&self) -> MutexGuard<'_, State> {
         // Nothing panics while holding the lock; a poisoned one still holds a consistent queue.
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Gives up on the client: frees the queue, stops the writer.
+    fn give_up(&self, mut state: MutexGuard<'_, State>, overflow: Overflow) -> Overflow {
+        state.overflowed = true;
+        state.bytes = 0;
+        let queued = std::mem::take(&mut state.queue);
+        drop(state);
+        drop(queued);
+        self.stop.notify_one();
+        self.wake.notify_one();
+        overflow
     }
 }
 
@@ -69,36 +121,59 @@ pub struct OutboxReader {
 }
 
 pub fn outbox(limits: Limits) -> (Outbox, OutboxReader) {
-    let shared = Arc::new(Shared::default());
+    let shared = Arc::new(Shared {
+        state: Mutex::new(State {
+            queue: VecDeque::new(),
+            bytes: 0,
+            progress_at: Instant::now(),
+            finished: false,
+            overflowed: false,
+        }),
+        wake: Notify::new(),
+        stop: Notify::new(),
+    });
     (Outbox { shared: shared.clone(), limits }, OutboxReader { shared })
 }
 
 impl Outbox {
-    /// Queues a frame, or, if that would exceed the limits, frees the queue, stops the writer
+    /// Queues a frame, or, if that would exceed `max_bytes`, frees the queue, stops the writer
     /// and reports what was queued.
     pub fn push(&self, frame: Utf8Bytes) -> Result<(), Overflow> {
         let mut state = self.shared.state();
         if state.overflowed {
-            return Err(Overflow { bytes: 0, frames: 0 });
+            return Err(Overflow { bytes: 0, frames: 0, stalled_for: None });
         }
-        let over = state.queue.len() + 1 > self.limits.max_frames
-            || state.bytes + frame.len() > self.limits.max_bytes;
-        if over && !state.queue.is_empty() {
-            let overflow = Overflow { bytes: state.bytes + frame.len(), frames: state.queue.len() + 1 };
-            state.overflowed = true;
-            state.bytes = 0;
-            let queued = std::mem::take(&mut state.queue);
-            drop(state);
-            drop(queued);
-            self.shared.stop.notify_one();
-            self.shared.wake.notify_one();
-            return Err(overflow);
+        let cost = frame.len() + FRAME_OVERHEAD;
+        if state.queue.is_empty() {
+            state.progress_at = Instant::now();
+        } else if state.bytes + cost > self.limits.max_bytes {
+            let overflow =
+                Overflow { bytes: state.bytes + cost, frames: state.queue.len() + 1, stalled_for: None };
+            return Err(self.shared.give_up(state, overflow));
         }
-        state.bytes += frame.len();
+        state.bytes += cost;
         state.queue.push_back(frame);
         drop(state);
         self.shared.wake.notify_one();
         Ok(())
+    }
+
+    /// What waits now, in bytes as the bound counts them.
+    pub fn queued_bytes(&self) -> usize {
+        self.shared.state().bytes
+    }
+
+    /// Whether the client has stopped reading as of `now` (see [`Limits::patience`]); if so,
+    /// it is given up on as by an overflow.
+    pub fn check_stalled(&self, now: Instant) -> Option<Overflow> {
+        let state = self.shared.state();
+        let idle = now.saturating_duration_since(state.progress_at);
+        let patience = self.limits.patience(state.bytes)?;
+        if state.overflowed || idle < patience {
+            return None;
+        }
+        let overflow = Overflow { bytes: state.bytes, frames: state.queue.len(), stalled_for: Some(idle) };
+        Some(self.shared.give_up(state, overflow))
     }
 }
 
@@ -106,6 +181,18 @@ impl Drop for Outbox {
     fn drop(&mut self) {
         self.shared.state().finished = true;
         self.shared.wake.notify_one();
+    }
+}
+
+impl State {
+    fn take(&mut self) -> Option<Utf8Bytes> {
+        let frame = self.queue.pop_front()?;
+        self.bytes -= frame.len() + FRAME_OVERHEAD;
+        self.progress_at = Instant::now();
+        if self.queue.is_empty() && self.queue.capacity() > KEPT_CAPACITY {
+            self.queue = VecDeque::new();
+        }
+        Some(frame)
     }
 }
 
@@ -118,8 +205,7 @@ impl OutboxReader {
                 if state.overflowed {
                     return None;
                 }
-                if let Some(frame) = state.queue.pop_front() {
-                    state.bytes -= frame.len();
+                if let Some(frame) = state.take() {
                     return Some(frame);
                 }
                 if state.finished {
@@ -138,9 +224,7 @@ impl OutboxReader {
         if state.overflowed {
             return None;
         }
-        let frame = state.queue.pop_front()?;
-        state.bytes -= frame.len();
-        Some(frame)
+        state.take()
     }
 
     /// Resolves when the outbox overflows (never, if it does not).
@@ -161,13 +245,15 @@ impl OutboxReader {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     fn frame(len: usize) -> Utf8Bytes {
         "x".repeat(len).into()
     }
 
-    const LIMITS: Limits = Limits { max_bytes: 100, max_frames: 4 };
+    /// Room for three frames of 100 bytes (164 each with the overhead); more than one waiting is
+    /// behind.
+    const LIMITS: Limits =
+        Limits { max_bytes: 500, stall_bytes: 200, stall_timeout: Duration::from_secs(10) };
 
     #[tokio::test]
     async fn frames_come_out_in_order_then_the_end() {
@@ -190,16 +276,19 @@ mod tests {
         assert_eq!(reader.next_ready().map(|f| f.len()), Some(10));
         assert_eq!(reader.next().await.map(|f| f.len()), Some(20));
         assert_eq!(reader.next_ready(), None);
-        outbox.push(frame(90)).unwrap();
+        outbox.push(frame(200)).unwrap();
         reader.next_ready().unwrap();
-        outbox.push(frame(90)).expect("taken frames no longer count");
+        outbox.push(frame(200)).expect("taken frames no longer count");
     }
 
     #[tokio::test]
     async fn too_many_bytes_overflow_and_free_the_queue() {
         let (outbox, reader) = outbox(LIMITS);
-        outbox.push(frame(60)).unwrap();
-        assert_eq!(outbox.push(frame(60)), Err(Overflow { bytes: 120, frames: 2 }));
+        for _ in 0..3 {
+            outbox.push(frame(100)).unwrap();
+        }
+        let overflow = outbox.push(frame(100)).unwrap_err();
+        assert_eq!(overflow, Overflow { bytes: 4 * (100 + FRAME_OVERHEAD), frames: 4, stalled_for: None });
         assert!(reader.has_overflowed());
         assert_eq!(reader.next().await, None, "nothing queued is written");
         assert!(outbox.push(frame(1)).is_err(), "an overflowed outbox takes nothing more");
@@ -207,12 +296,12 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn too_many_frames_overflow() {
+    async fn many_tiny_frames_are_bounded_by_what_each_costs() {
         let (outbox, _reader) = outbox(LIMITS);
-        for _ in 0..4 {
-            outbox.push(frame(1)).unwrap();
+        for _ in 0..LIMITS.max_bytes / FRAME_OVERHEAD {
+            outbox.push(frame(0)).unwrap();
         }
-        assert_eq!(outbox.push(frame(1)), Err(Overflow { bytes: 5, frames: 5 }));
+        assert!(outbox.push(frame(0)).is_err());
     }
 
     #[tokio::test]
@@ -220,12 +309,71 @@ mod tests {
         let (outbox, reader) = outbox(LIMITS);
         outbox.push(frame(1000)).unwrap();
         assert_eq!(reader.next().await.map(|f| f.len()), Some(1000));
-        for _ in 0..3 {
-            outbox.push(frame(30)).unwrap();
-            assert_eq!(reader.next().await.map(|f| f.len()), Some(30));
+        for _ in 0..5 {
+            outbox.push(frame(100)).unwrap();
+            assert_eq!(reader.next().await.map(|f| f.len()), Some(100));
         }
-        outbox.push(frame(90)).unwrap();
-        assert!(outbox.push(frame(20)).is_err());
+        outbox.push(frame(200)).unwrap();
+        assert!(outbox.push(frame(300)).is_err());
+    }
+
+    #[tokio::test]
+    async fn a_client_behind_that_takes_nothing_for_the_stall_timeout_is_given_up_on() {
+        let (outbox, reader) = outbox(LIMITS);
+        outbox.push(frame(100)).unwrap();
+        outbox.push(frame(100)).unwrap();
+        let patience = LIMITS.patience(2 * (100 + FRAME_OVERHEAD)).unwrap();
+        let start = Instant::now();
+        assert_eq!(outbox.check_stalled(start), None);
+        assert_eq!(outbox.check_stalled(start + patience - Duration::from_millis(100)), None, "not yet");
+        let later = Instant::now() + patience;
+        let overflow = outbox.check_stalled(later).expect("stalled");
+        assert_eq!((overflow.bytes, overflow.frames), (2 * (100 + FRAME_OVERHEAD), 2));
+        assert!(overflow.stalled_for.unwrap() >= patience);
+        assert!(reader.has_overflowed());
+        assert_eq!(reader.next().await, None, "nothing queued is written");
+    }
+
+    #[test]
+    fn the_more_waits_the_less_patience_down_to_half() {
+        let limits = Limits::default();
+        let mib = 1 << 20;
+        assert_eq!(limits.patience(mib), None);
+        assert_eq!(limits.patience(mib + 1).map(|d| d.as_secs()), Some(9), "just past: about 10 s");
+        assert_eq!(limits.patience(mib * 3 / 2).map(|d| d.as_millis()), Some(6666));
+        assert_eq!(limits.patience(2 * mib), Some(Duration::from_secs(5)));
+        assert_eq!(limits.patience(200 * mib), Some(Duration::from_secs(5)));
+    }
+
+    #[tokio::test]
+    async fn a_client_that_keeps_taking_frames_or_is_little_behind_is_not_stalled() {
+        let (outbox, reader) = outbox(LIMITS);
+        outbox.push(frame(100)).unwrap();
+        let behind_a_little = Instant::now() + LIMITS.stall_timeout * 10;
+        assert_eq!(outbox.check_stalled(behind_a_little), None, "at most stall_bytes wait");
+        outbox.push(frame(100)).unwrap();
+        reader.next_ready().unwrap();
+        outbox.push(frame(100)).unwrap();
+        // Progress counts from the last frame taken.
+        let patience = LIMITS.patience(2 * (100 + FRAME_OVERHEAD)).unwrap();
+        let since_taken = Instant::now() + patience - Duration::from_millis(100);
+        assert_eq!(outbox.check_stalled(since_taken), None);
+        // An idle writer is not behind: a queue that fills from empty starts the clock again.
+        while reader.next_ready().is_some() {}
+        let after_idle = Instant::now() + LIMITS.stall_timeout * 2;
+        outbox.push(frame(100)).unwrap();
+        outbox.push(frame(100)).unwrap();
+        assert!(outbox.check_stalled(after_idle).is_some(), "queued at once, nothing taken since");
+    }
+
+    #[tokio::test]
+    async fn an_emptied_queue_gives_back_a_burst_s_room() {
+        let (outbox, reader) = outbox(Limits::default());
+        for _ in 0..10 * KEPT_CAPACITY {
+            outbox.push(frame(1)).unwrap();
+        }
+        while reader.next_ready().is_some() {}
+        assert!(outbox.shared.state().queue.capacity() <= KEPT_CAPACITY);
     }
 
     #[tokio::test]
@@ -243,8 +391,10 @@ mod tests {
         });
         outbox.push(frame(10)).unwrap();
         tokio::time::sleep(Duration::from_millis(10)).await;
-        outbox.push(frame(60)).unwrap();
-        assert!(outbox.push(frame(60)).is_err());
+        for _ in 0..3 {
+            outbox.push(frame(100)).unwrap();
+        }
+        assert!(outbox.push(frame(100)).is_err());
         assert_eq!(tokio::time::timeout(Duration::from_secs(5), writer).await.unwrap().unwrap(), "stopped");
     }
 }

@@ -484,13 +484,12 @@ async fn client_session(state: AppState, socket: WebSocket, route: AgentRoute, r
     writer.abort();
     drop(stream);
     let _ = state.hub.send(Input::ClientDisconnected { conn }).await;
-    if overflowed {
-        // Its queue and socket are gone now; what they held can go back to the system.
-        // Off the runtime's one thread: trimming a large heap can take milliseconds.
-        tokio::task::spawn_blocking(crate::trim::release_free_memory);
-    } else {
+    if !overflowed {
         tracing::info!(conn, "client disconnected");
     }
+    // Its queue, socket buffers and sessions are gone now: what they held can go back to the
+    // system (the allocator keeps it otherwise, most after a flood of small frames).
+    crate::trim::release_free_memory_soon();
 }
 
 /// Writes the client's outbox to its socket. Returns whether it stopped because the client

@@ -149,8 +149,8 @@ async fn a_client_that_stops_reading_is_dropped_without_stalling_others() {
     let ToExtension::Command(_) = next_ext(&mut ext).await else { panic!("expected Network.enable") };
     let mut fast = client(&d).await;
     let params = format!(r#"{{"data":"{}"}}"#, "x".repeat(4096));
-    // Far more than the slow client's outbox plus its socket buffers.
-    for _ in 0..(OutboxLimits::default().max_frames * 4) {
+    // 64 MiB: far more than its socket buffers; it is dropped for taking nothing meanwhile.
+    for _ in 0..(64 << 20) / 4096 {
         ext_send(
             &mut ext,
             FromExtension::Event(Event {
@@ -164,7 +164,9 @@ async fn a_client_that_stops_reading_is_dropped_without_stalling_others() {
     }
     send(&mut fast, json!({"id": 1, "method": "Browser.getVersion"})).await;
     assert!(next_json(&mut fast).await["result"]["product"].is_string());
-    // The slow client's socket was closed by the daemon: draining it ends.
+    // Left alone past its patience (5 s with 2 MiB or more waiting), the slow client's socket
+    // was closed by the daemon: draining it ends.
+    tokio::time::sleep(Duration::from_secs(8)).await;
     assert!(closes_within(&mut slow, Duration::from_secs(30)).await, "the slow client was disconnected");
 }
 
@@ -232,6 +234,17 @@ async fn a_second_browser_is_told_no_while_the_first_is_connected() {
     assert!(matches!(next_ext(&mut second).await, ToExtension::Welcome(_)));
 }
 
+/// A client with a session on tab 1 and `Network` enabled there (the fake extension answers).
+async fn network_client(d: &Daemon, ext: &mut ExtSocket) -> Socket {
+    let mut c = client(d).await;
+    let pages = attach_pages(&mut c).await;
+    send(&mut c, json!({"id": 2, "sessionId": pages[0], "method": "Network.enable"})).await;
+    let ToExtension::Command(enable) = next_ext(ext).await else { panic!("expected Network.enable") };
+    ext_send(ext, FromExtension::CommandResult(CommandResult::ok(enable.id, raw("{}")))).await;
+    until_reply(&mut c, 2).await;
+    c
+}
+
 /// Events of `bytes` each on tab 1, from the fake extension.
 async fn flood(ext: &mut Socket, count: usize, bytes: usize) {
     let params = format!(r#"{{"data":"{}"}}"#, "x".repeat(bytes));
@@ -248,18 +261,9 @@ async fn flood(ext: &mut Socket, count: usize, bytes: usize) {
 
 #[tokio::test]
 async fn a_client_over_its_byte_limit_is_disconnected_at_once_while_others_carry_on() {
-    let d = daemon_with_outbox(OutboxLimits { max_bytes: 4 << 20, max_frames: 1 << 20 }).await;
+    let d = daemon_with_outbox(OutboxLimits { max_bytes: 4 << 20, ..OutboxLimits::default() }).await;
     let mut ext = extension(&d, &[1]).await;
-    let (mut slow, mut fast) = (client(&d).await, client(&d).await);
-    for c in [&mut slow, &mut fast] {
-        let pages = attach_pages(c).await;
-        send(c, json!({"id": 2, "sessionId": pages[0], "method": "Network.enable"})).await;
-        let ToExtension::Command(enable) = next_ext(&mut ext).await else {
-            panic!("expected Network.enable")
-        };
-        ext_send(&mut ext, FromExtension::CommandResult(CommandResult::ok(enable.id, raw("{}")))).await;
-        until_reply(c, 2).await;
-    }
+    let (mut slow, mut fast) = (network_client(&d, &mut ext).await, network_client(&d, &mut ext).await);
     // 64 MiB of events, in steps the fast client reads as they come; the slow one reads nothing.
     for _ in 0..128 {
         flood(&mut ext, 16, 32 << 10).await;
@@ -279,6 +283,40 @@ async fn a_client_over_its_byte_limit_is_disconnected_at_once_while_others_carry
     };
     tokio::time::timeout(WAIT, drained).await.expect("the slow client's socket is closed");
     assert!(received < 16 << 20, "the slow client got {received} bytes of a 64 MiB flood");
+}
+
+#[tokio::test]
+async fn a_client_that_stops_reading_is_dropped_once_it_stalls_while_a_slow_reader_is_kept() {
+    // The flood (16 MiB) stays under the byte bound: only the stall can end the stopped client.
+    let limits =
+        OutboxLimits { max_bytes: 64 << 20, stall_bytes: 256 << 10, stall_timeout: Duration::from_secs(1) };
+    let d = daemon_with_outbox(limits).await;
+    let mut ext = extension(&d, &[1]).await;
+    let (mut stopped, mut slow) = (network_client(&d, &mut ext).await, network_client(&d, &mut ext).await);
+    // The slow one reads every event, a little behind and at its own pace.
+    for _ in 0..32 {
+        flood(&mut ext, 16, 32 << 10).await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        for _ in 0..16 {
+            assert_eq!(next_json(&mut slow).await["method"], "Network.dataReceived");
+        }
+    }
+    // The stopped one is closed once it has taken nothing for a second (less, the more waits):
+    // reading again later, it finds what its socket buffers held, then the end.
+    tokio::time::sleep(limits.stall_timeout * 2).await;
+    let mut received = 0usize;
+    let drained = async {
+        while let Some(Ok(message)) = stopped.next().await {
+            received += message.len();
+        }
+    };
+    tokio::time::timeout(WAIT, drained).await.expect("the stopped client's socket is closed");
+    assert!(received < 16 << 20, "the stopped client got {received} bytes of a 16 MiB flood");
+    send(&mut slow, json!({"id": 3, "method": "Browser.getVersion"})).await;
+    assert!(
+        until_reply(&mut slow, 3).await.0["result"]["product"].is_string(),
+        "the slow reader is still there"
+    );
 }
 
 #[tokio::test]

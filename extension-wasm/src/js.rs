@@ -14,7 +14,10 @@ macro_rules! warn {
 #[wasm_bindgen]
 extern "C" {
     #[wasm_bindgen(js_name = setTimeout)]
-    fn set_timeout(handler: &js_sys::Function, ms: i32) -> JsValue;
+    pub fn set_timeout(handler: &js_sys::Function, ms: i32) -> JsValue;
+    /// `performance.now()`: milliseconds, finer than `Date.now()`.
+    #[wasm_bindgen(js_namespace = performance, js_name = now)]
+    pub fn performance_now() -> f64;
     #[wasm_bindgen(js_name = queueMicrotask)]
     pub fn queue_microtask(callback: &js_sys::Function);
     /// `JSON.parse` of a JS string, which never enters wasm (js_sys's takes a `&str`).

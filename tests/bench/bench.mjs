@@ -7,7 +7,7 @@
 //
 //   --quick     tiny counts: a smoke run of every section (the e2e suite runs it)
 //   --json      also print every figure as one JSON object on the last line
-//   --only      sections: roundtrip, agents, flood, sessions, large, restart (default: all)
+//   --only      sections: roundtrip, agents, flood, fairness, sessions, large, restart (default: all)
 //   --rounds    client session rounds per path (default 5; alternating direct and tabtunnel)
 //   --sessions  where client sessions and agents get their tabs: new pages (Target.createTarget
 //               through an agent endpoint) or, as a fallback, the one shared test tab; `auto`
@@ -22,6 +22,7 @@ import { parseArgs } from 'node:util';
 
 import { REPO_ROOT, startHarness } from '../e2e/harness.mjs';
 import { agentsAtOnce } from './agents.mjs';
+import { floodFairness } from './fairness.mjs';
 import { eventFlood } from './flood.mjs';
 import { largeResults } from './large.mjs';
 import { daemonRestart, workerRestart } from './restart.mjs';
@@ -33,12 +34,13 @@ import { roundTrips } from './roundtrip.mjs';
 import { clientSessions } from './sessions.mjs';
 import { rounded } from './stats.mjs';
 
-const SECTIONS = ['roundtrip', 'agents', 'flood', 'sessions', 'large', 'restart'];
+const SECTIONS = ['roundtrip', 'agents', 'flood', 'fairness', 'sessions', 'large', 'restart'];
 
 const FULL = {
   roundtrip: { sequentialCalls: 2000, blocks: 4, pipelinedTotal: 3000, pipelinedRuns: 3, window: 32 },
   agents: { agents: 16, commandsEach: 500 },
   flood: { requests: 2000 },
+  fairness: { messages: 200_000, directFlood: true },
   sessions: { rounds: 5 },
   large: { screenshot: { width: 1024, height: 3000 }, evaluateBytes: 64 << 20, repeats: 3 },
 };
@@ -46,6 +48,7 @@ const QUICK = {
   roundtrip: { sequentialCalls: 60, blocks: 2, pipelinedTotal: 200, pipelinedRuns: 1, window: 32 },
   agents: { agents: 4, commandsEach: 20 },
   flood: { requests: 50 },
+  fairness: { messages: 2000, restSamples: 20, directFlood: true },
   sessions: { rounds: 1 },
   large: { screenshot: { width: 256, height: 256 }, evaluateBytes: 1 << 20, repeats: 1 },
 };
@@ -128,6 +131,7 @@ try {
   });
   await run('agents', () => agentsAtOnce(h, pageTargetId, { ...opts.sizes.agents, openPages }));
   await run('flood', () => eventFlood(h, pageTargetId, opts.sizes.flood));
+  await run('fairness', () => floodFairness(h, opts.sizes.fairness));
   await run('sessions', () => clientSessions(h, { ...opts.sizes.sessions, openPages }));
   await run('large', () => largeResults(h, pageTargetId, opts.sizes.large));
   await run('restart', async () => ({

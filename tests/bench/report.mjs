@@ -115,6 +115,23 @@ function floodReport(f) {
   out(table(rows), `(tabtunnel/direct: ${fmtRatio(ratio(f.tabtunnel.ms, f.direct.ms))}; daemon CPU ${ms1(f.tabtunnel.daemon_cpu_ms)}, peak RSS ${fmtMiB(f.tabtunnel.daemon_peak_rss_bytes)})`);
 }
 
+function fairnessReport(f) {
+  const t = f.tabtunnel;
+  const rows = [[`another agent's Runtime.evaluate during a ${f.messages}-message console flood`, 'rest p50', 'rest p99', 'flood p50', 'flood p99', 'flood max', 'calls']];
+  const row = (name, x) => rows.push([name, fmtMs(x.rest.p50_ms, 1), fmtMs(x.rest.p99_ms, 1), fmtMs(x.during.p50_ms, 1), fmtMs(x.during.p99_ms, 1), fmtMs(x.during.max_ms, 1), x.during.samples]);
+  row('flood through tabtunnel: victim through tabtunnel', t.victim);
+  row('  the same tab over Chromium\'s port meanwhile', t.direct_victim);
+  if (f.direct) row("flood over Chromium's port: victim there too", f.direct.victim);
+  out(
+    table(rows),
+    `(flooding client: ${f.flooding_client}; every event there through tabtunnel: ${t.all_delivered ? 'yes' : 'NO'} after ${ms1(t.flood_ms)}, ` +
+      `connection kept: ${t.flooder_connected ? 'yes' : 'NO'}` +
+      (f.direct ? `; over Chromium's port: ${f.direct.all_delivered ? 'yes' : 'NO'} after ${ms1(f.direct.flood_ms)}` : '') + ')',
+    `(daemon: ${fmtMiB(t.daemon.rest_rss_bytes)} at rest, ${fmtMiB(t.daemon.peak_rss_bytes)} at the peak, ${fmtMiB(t.daemon.after_rss_bytes)} after; ` +
+      `target: the victim's p99 within 50 ms of rest, which chrome.debugger's own relay of the flood rules out: BENCHMARKS.md)`,
+  );
+}
+
 function agentsReport(a) {
   const rows = [[`${a.agents} agents x ${a.commands_each} commands at once`, 'throughput', 'wall', 'daemon CPU', 'daemon peak RSS']];
   for (const key of ['direct', 'tabtunnel']) {
@@ -154,6 +171,7 @@ export function printReport(r) {
     [r.sessions, () => sessionsReport(r.sessions)],
     [r.large, () => largeReport(r.large)],
     [r.flood, () => floodReport(r.flood)],
+    [r.fairness, () => fairnessReport(r.fairness)],
     [r.agents, () => agentsReport(r.agents)],
     [r.restart, () => restartReport(r.restart)],
   ];

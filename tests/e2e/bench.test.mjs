@@ -54,6 +54,12 @@ describe('./dev bench --quick --json', { timeout: 240_000 }, () => {
       assert.ok(isNumber(r.agents?.[path]?.cmd_s), `agents.${path}.cmd_s missing`);
     }
     assert.ok(isNumber(r.agents.tabtunnel.daemon_cpu_ms) && isNumber(r.agents.tabtunnel.daemon_peak_rss_bytes));
+    for (const [path, x] of [['tabtunnel', r.fairness?.tabtunnel], ['direct', r.fairness?.direct]]) {
+      assert.equal(x?.all_delivered, true, `fairness flood through ${path}: ${JSON.stringify(x)}`);
+      assert.equal(x.wrong_answers, 0);
+      assert.ok(isNumber(x.victim.rest.p99_ms) && isNumber(x.victim.during.p99_ms), `fairness.${path}.victim`);
+    }
+    assert.ok(isNumber(r.fairness.tabtunnel.direct_victim.during.p99_ms) && isNumber(r.fairness.tabtunnel.daemon.after_rss_bytes));
     for (const key of ['tab_listed_ms', 'first_answer_ms']) {
       assert.ok(isNumber(r.restart?.daemon?.[key]), `restart.daemon.${key} missing`);
       assert.ok(isNumber(r.restart?.worker?.[key]), `restart.worker.${key} missing`);

@@ -60,6 +60,16 @@ pub fn send(frame: &FromExtension) {
 /// [`send`] of a frame already written as JSON (the hot frames, built around payloads that
 /// never enter wasm: [`relay`]).
 pub fn send_text(frame: JsString) {
+    queue(frame, batching::Queued::Other);
+}
+
+/// [`send_text`] of an event, which may wait a moment for the events behind it
+/// ([`batching`]).
+pub fn send_event(frame: JsString) {
+    queue(frame, batching::Queued::Event);
+}
+
+fn queue(frame: JsString, what: batching::Queued) {
     let queued = with(|w| match &w.socket {
         Some(s) if s.hello_sent && s.ws.ready_state() == WebSocket::OPEN => {
             s.queue.push(&frame);
@@ -68,7 +78,7 @@ pub fn send_text(frame: JsString) {
         _ => false,
     });
     if queued {
-        batching::queued();
+        batching::queued(what);
     }
 }
 
@@ -97,23 +107,24 @@ pub fn send_on(generation: u64, frame: &FromExtension) {
 }
 
 /// Sends what is queued as one message, a frame per line (compact JSON never holds a raw
-/// newline).
-pub fn flush() {
+/// newline). Whether there was anything to send.
+pub fn flush() -> bool {
     with(|w| {
-        let Some(s) = &w.socket else { return };
+        let Some(s) = &w.socket else { return false };
         let message: JsString = match s.queue.length() {
-            0 => return,
+            0 => return false,
             1 => s.queue.get(0).unchecked_into(),
             _ => s.queue.join("\n"),
         };
         s.queue.set_length(0);
         if s.ws.ready_state() != WebSocket::OPEN {
-            return;
+            return false;
         }
         if let Err(e) = send_js(&s.ws, &message) {
             warn!("send failed: {e:?}");
         }
-    });
+        true
+    })
 }
 
 fn is_current(generation: u64) -> bool {

@@ -96,7 +96,7 @@ pub fn listen() {
                 return;
             };
             let head = hot::event_head(tab_id, source.session_id().as_deref(), &method);
-            daemon::send_text(JsString::from(head).concat(&params).concat(&hot::TAIL.into()));
+            daemon::send_event(JsString::from(head).concat(&params).concat(&hot::TAIL.into()));
         },
     );
     chrome::on_debugger_event(&cb);
