@@ -134,8 +134,12 @@ impl Core {
     /// Popups past the limit that never got a document of their own go at their deadline.
     pub(crate) fn close_overdue_popups(&mut self) {
         let now = self.now_ms;
-        let due: Vec<TabId> =
-            self.tabs.iter().filter(|(_, s)| s.close_at_ms.is_some_and(|at| at <= now)).map(|(id, _)| *id).collect();
+        let due: Vec<TabId> = self
+            .tabs
+            .iter()
+            .filter(|(_, s)| s.close_at_ms.is_some_and(|at| at <= now))
+            .map(|(id, _)| *id)
+            .collect();
         for tab_id in due {
             self.close_overdue_popup(tab_id);
         }
@@ -210,6 +214,7 @@ impl Core {
         }
         self.close_page_sockets(tab_id);
         self.tabs.remove(&tab_id);
+        self.gestures_forget_tab(tab_id);
     }
 
     /// A page socket is its tab: when the tab goes, Chrome says `Inspector.detached` and
@@ -339,8 +344,17 @@ impl Core {
             }
             None => event,
         };
-        if event.method == "Target.attachedToTarget" && self.child_not_allowed(&event) {
+        if matches!(event.method, "Fetch.requestPaused" | "Fetch.authRequired")
+            && self.tabs.contains_key(&event.tab_id)
+        {
+            self.request_paused(event.tab_id, event.child_session_id, event.method, event.params);
             return;
+        }
+        if event.method == "Target.attachedToTarget" {
+            self.child_may_run(event.tab_id, event.child_session_id, event.params);
+            if self.child_not_allowed(&event) {
+                return;
+            }
         }
         if event.method == "Target.detachedFromTarget" && !self.child_known(&event) {
             // One the agent never heard of (see `child_not_allowed`).

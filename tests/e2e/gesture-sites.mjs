@@ -2,17 +2,22 @@
 // "Pay €1,240.00", a repository's settings with "Delete this repository", an account page with
 // a change-password form, each with harmless neighbours (a search, "Next", "Add to cart",
 // "Rename"). The server counts every request that writes, by method and path: "reached the
-// server" in the tests is what it saw.
+// server" in the tests is what it saw. Each page fits in an agent's viewport (780x437 under
+// Chrome's debugging bar): a click just below the fold flakes through tabtunnel with or without
+// the guard (measured 1 in 10 on main), when the viewport changes between a client's hit test
+// and its press.
 
 function page(title, body) {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>
-<style>body{font:16px sans-serif;margin:2em;background:#f8fafc} form{margin:1em 0;padding:1em;border:1px solid #ccd}
-button{font-size:16px;padding:.4em 1em} .danger{background:#c62828;color:#fff} .pay{background:#2e7d32;color:#fff}</style>
+<style>body{font:14px sans-serif;margin:.5em 1em;background:#f8fafc} h1{font-size:18px;margin:.2em 0} h2{font-size:15px;margin:0}
+form{margin:.3em 0;padding:.3em .5em;border:1px solid #ccd} p{margin:.3em 0}
+button{font-size:14px;padding:.2em .8em} .danger{background:#c62828;color:#fff} .pay{background:#2e7d32;color:#fff}</style>
 </head><body>${body}</body></html>`;
 }
 
 export const SHOP = page('Checkout – Rocket Shop', `
 <h1>Checkout</h1>
+<nav><a id="next" href="/shop/list?page=2">Next</a></nav>
 <form id="search" method="get" action="/shop/search" role="search">
   <label for="q">Search products</label> <input id="q" name="q" type="search"> <button id="search-go">Search</button>
 </form>
@@ -25,7 +30,6 @@ export const SHOP = page('Checkout – Rocket Shop', `
   <label>CVC <input id="cvc" name="cvc" autocomplete="cc-csc" size="4"></label>
   <button id="pay" class="pay" type="submit">Pay €1,240.00</button>
 </form>
-<nav><a id="next" href="/shop/list?page=2">Next</a></nav>
 <button id="pay-js" type="button" class="pay">Pay with saved card</button>
 <script>
   document.getElementById('pay-js').addEventListener('click', () => {
@@ -35,6 +39,7 @@ export const SHOP = page('Checkout – Rocket Shop', `
 
 export const REPO = page('Settings · acme/rocket', `
 <h1>acme/rocket · Settings</h1>
+<nav><a id="next" href="/acme/rocket/commits?page=2">Next</a></nav>
 <form id="rename" method="post" action="/acme/rocket/settings/rename">
   <label>Repository name <input id="name" name="name" value="rocket"></label> <button id="rename-go">Rename</button>
 </form>
@@ -42,8 +47,7 @@ export const REPO = page('Settings · acme/rocket', `
 <form id="delete-form" method="post" action="/acme/rocket/settings/delete">
   <label>Type <b>acme/rocket</b> to confirm <input id="verify" name="verify"></label>
   <button id="delete" class="danger" type="submit">Delete this repository</button>
-</form></section>
-<nav><a id="next" href="/acme/rocket/commits?page=2">Next</a></nav>`);
+</form></section>`);
 
 export const ACCOUNT = page('Account security', `
 <h1>Account security</h1>

@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 /// frames and workers: the ones a request that changes something on a server can have (a form
 /// post is a `Document`, `fetch`/XHR are `Fetch`/`XHR`, `sendBeacon` and `<a ping>` are `Ping`).
 /// Images, scripts, styles, fonts and media are never paused.
-pub const GUARD_RESOURCE_TYPES: &[&str] = &["Document", "XHR", "Fetch", "Ping", "Other", "CSPViolationReport"];
+pub const GUARD_RESOURCE_TYPES: &[&str] =
+    &["Document", "XHR", "Fetch", "Ping", "Other", "CSPViolationReport"];
 
 /// The guard's `Fetch.enable` patterns, as CDP takes them.
 pub fn guard_fetch_patterns() -> Vec<serde_json::Value> {
@@ -179,7 +180,10 @@ mod tests {
     fn the_guard_pauses_only_what_can_carry_a_write() {
         let patterns = guard_fetch_patterns();
         assert_eq!(patterns.len(), GUARD_RESOURCE_TYPES.len());
-        assert_eq!(patterns[0], serde_json::json!({"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"}));
+        assert_eq!(
+            patterns[0],
+            serde_json::json!({"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"})
+        );
         for never in ["Image", "Script", "Stylesheet", "Font", "Media"] {
             assert!(!GUARD_RESOURCE_TYPES.contains(&never));
         }

@@ -18,7 +18,9 @@ pub fn gesture_of(method: &str, params: Option<&str>) -> Option<Gesture> {
     let str_of = |key: &str| params[key].as_str().unwrap_or_default();
     let point = |p: &Value| (p["x"].as_f64().unwrap_or(0.0), p["y"].as_f64().unwrap_or(0.0));
     match method {
-        "Input.dispatchMouseEvent" | "Input.emulateTouchFromMouseEvent" if str_of("type") == "mousePressed" => {
+        "Input.dispatchMouseEvent" | "Input.emulateTouchFromMouseEvent"
+            if str_of("type") == "mousePressed" =>
+        {
             let (x, y) = point(&params);
             Some(Gesture::Press { x, y })
         }
@@ -30,7 +32,9 @@ pub fn gesture_of(method: &str, params: Option<&str>) -> Option<Gesture> {
             let (x, y) = point(&params);
             Some(Gesture::Tap { x, y })
         }
-        "Input.dispatchKeyEvent" if matches!(str_of("type"), "keyDown" | "rawKeyDown" | "char") => key(&params),
+        "Input.dispatchKeyEvent" if matches!(str_of("type"), "keyDown" | "rawKeyDown" | "char") => {
+            key(&params)
+        }
         "Input.insertText" | "Input.imeSetComposition" if str_of("text").contains(['\r', '\n']) => {
             Some(Gesture::LineBreak)
         }
@@ -73,7 +77,10 @@ mod tests {
     #[test]
     fn presses_taps_and_touches_are_gestures_at_their_point() {
         assert_eq!(
-            of("Input.dispatchMouseEvent", r#"{"type":"mousePressed","x":10.5,"y":20,"button":"left","clickCount":1}"#),
+            of(
+                "Input.dispatchMouseEvent",
+                r#"{"type":"mousePressed","x":10.5,"y":20,"button":"left","clickCount":1}"#
+            ),
             Some(Gesture::Press { x: 10.5, y: 20.0 })
         );
         assert_eq!(of("Input.dispatchMouseEvent", r#"{"type":"mouseReleased","x":1,"y":2}"#), None);
@@ -87,7 +94,10 @@ mod tests {
             Some(Gesture::Tap { x: 3.0, y: 4.0 })
         );
         assert_eq!(of("Input.dispatchTouchEvent", r#"{"type":"touchEnd","touchPoints":[]}"#), None);
-        assert_eq!(of("Input.synthesizeTapGesture", r#"{"x":5,"y":6}"#), Some(Gesture::Tap { x: 5.0, y: 6.0 }));
+        assert_eq!(
+            of("Input.synthesizeTapGesture", r#"{"x":5,"y":6}"#),
+            Some(Gesture::Tap { x: 5.0, y: 6.0 })
+        );
     }
 
     #[test]
@@ -109,7 +119,10 @@ mod tests {
 
     #[test]
     fn space_and_nothing_else() {
-        assert_eq!(of("Input.dispatchKeyEvent", r#"{"type":"keyDown","key":" ","code":"Space","text":" "}"#), Some(Gesture::Space));
+        assert_eq!(
+            of("Input.dispatchKeyEvent", r#"{"type":"keyDown","key":" ","code":"Space","text":" "}"#),
+            Some(Gesture::Space)
+        );
         assert_eq!(of("Input.dispatchKeyEvent", r#"{"type":"keyUp","key":" ","code":"Space"}"#), None);
         assert_eq!(of("Input.dispatchKeyEvent", r#"{"type":"keyDown","key":"a","text":"a"}"#), None);
         assert_eq!(of("Input.dispatchKeyEvent", r#"{"type":"keyDown","key":"Tab"}"#), None);

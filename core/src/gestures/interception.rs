@@ -55,7 +55,9 @@ impl ClientFetch {
     }
 
     pub fn wants(&self, paused: &PausedRequest) -> bool {
-        self.patterns.iter().any(|p| p.matches(&paused.request.url, &paused.resource_type, paused.response_stage()))
+        self.patterns
+            .iter()
+            .any(|p| p.matches(&paused.request.url, &paused.resource_type, paused.response_stage()))
     }
 }
 
@@ -200,7 +202,8 @@ pub fn base64_decode(text: &str) -> Option<Vec<u8>> {
 pub fn continued_as(paused: &PausedRequest, params: &Value) -> Option<(String, String, Option<String>)> {
     let method = params["method"].as_str();
     let url = params["url"].as_str();
-    let body = params["postData"].as_str().and_then(base64_decode).map(|b| String::from_utf8_lossy(&b).into_owned());
+    let body =
+        params["postData"].as_str().and_then(base64_decode).map(|b| String::from_utf8_lossy(&b).into_owned());
     if method.is_none() && url.is_none() && body.is_none() {
         return None;
     }
@@ -252,11 +255,14 @@ mod tests {
 
     #[test]
     fn a_client_wants_what_its_patterns_say_at_their_stage() {
-        let playwright = ClientFetch::from_params(&json!({"patterns": [{"urlPattern": "*"}], "handleAuthRequests": true}));
+        let playwright =
+            ClientFetch::from_params(&json!({"patterns": [{"urlPattern": "*"}], "handleAuthRequests": true}));
         assert!(playwright.handle_auth_requests);
         assert!(playwright.wants(&paused("https://a.test/", "Document", None)));
         assert!(!playwright.wants(&paused("https://a.test/", "Document", Some(200))), "request stage only");
-        let images = ClientFetch::from_params(&json!({"patterns": [{"urlPattern": "*.png", "resourceType": "Image", "requestStage": "Response"}]}));
+        let images = ClientFetch::from_params(
+            &json!({"patterns": [{"urlPattern": "*.png", "resourceType": "Image", "requestStage": "Response"}]}),
+        );
         assert!(images.wants(&paused("https://a.test/a.png", "Image", Some(200))));
         assert!(!images.wants(&paused("https://a.test/a.png", "Image", None)));
         assert!(!images.wants(&paused("https://a.test/a.png", "Script", Some(200))));
@@ -282,7 +288,10 @@ mod tests {
         let (method, url, body) =
             continued_as(&p, &json!({"requestId": "R", "method": "POST", "url": "https://a.test/pay", "postData": "Y2FyZD00MjQy"}))
                 .unwrap();
-        assert_eq!((method.as_str(), url.as_str(), body.as_deref()), ("POST", "https://a.test/pay", Some("card=4242")));
+        assert_eq!(
+            (method.as_str(), url.as_str(), body.as_deref()),
+            ("POST", "https://a.test/pay", Some("card=4242"))
+        );
         assert_eq!(answers_paused("Fetch.fulfillRequest"), Some(true));
         assert_eq!(answers_paused("Fetch.getResponseBody"), Some(false));
         assert_eq!(answers_paused("Fetch.enable"), None);

@@ -17,6 +17,13 @@
 //!    was) and any other request fails as blocked by the client. A gesture the human allowed
 //!    lets the one write it causes through without asking twice.
 //!
+//! Chrome runs no command on a target while a navigation of it is paused (measured: every
+//! `Runtime`/`DOM`/`Page` command waits), so a form submission cannot be read while it is held.
+//! One that follows an agent's gesture on its form is judged with what that gesture's reading
+//! found; one a script sent is answered `204` at once (nothing reached the server, the page
+//! stays), read, and sent again by the extension from the page, with the same fields, only if
+//! the rule lets it go or the human allows it (`BrowserOp::Resubmit`).
+//!
 //! The vocabulary is `vocabulary.rs`; a policy adds triggers (`gesture_words`,
 //! `gesture_selectors`, `gesture_origins`), never removes one. ARCHITECTURE.md lists what each
 //! layer catches, measured, and the routes left open.
@@ -59,6 +66,31 @@ pub(crate) struct Gestures {
     passes: HashMap<TabId, u64>,
     /// Requests paused in the browser and not yet let go or refused.
     paused: HashMap<PausedKey, Paused>,
+    /// Each tab's last gesture the guard read (when, and what it found): the form submission it
+    /// sends is judged with it.
+    last_gesture: HashMap<TabId, (u64, GestureFacts)>,
+    /// Form submissions the guard sent again from the page, let through once until this time:
+    /// tab, method, URL.
+    replays: HashMap<(TabId, String, String), u64>,
+    /// What the human refused (or let time out) a moment ago, per agent: the same gesture or
+    /// request again (a client retrying, an agent wearing the human down) is refused at once.
+    refused: HashMap<(AgentId, String), u64>,
+}
+
+/// How long a refusal stands for the same gesture or request of the same agent.
+const REFUSAL_STANDS_MS: u64 = 30_000;
+
+/// What makes two questions the same one.
+fn signature(q: &GestureQuestion) -> String {
+    format!("{}\n{}\n{}\n{}", q.origin, q.element, q.form, q.request)
+}
+
+/// A form submission a script sent, answered `204` and read: what it takes to send it again.
+#[derive(Debug)]
+pub(crate) struct Bounced {
+    tab: TabId,
+    child: Option<String>,
+    request: PausedRequest,
 }
 
 #[derive(Debug)]
@@ -81,6 +113,8 @@ pub(crate) enum Waiting {
     Request { key: PausedKey },
     /// A client's `Fetch.continueRequest` that turned a request into one the rule holds.
     Continue { conn: ConnId, text: String, key: PausedKey },
+    /// A form submission a script sent (answered `204`): sent again if allowed.
+    Replay(Bounced),
 }
 
 /// What the core does with the extension's reading of a page.
@@ -88,7 +122,13 @@ pub(crate) enum Waiting {
 pub(crate) enum Inspected {
     Input { conn: ConnId, text: String, tab: TabId, gesture: Gesture },
     Request { key: PausedKey },
+    Bounced(Bounced),
 }
+
+/// How long after a gesture the form submission it sends is judged with its reading.
+const GESTURE_SENDS_MS: u64 = 3_000;
+/// How long a form submission sent again waits to be let through.
+const REPLAY_MS: u64 = 10_000;
 
 impl Core {
     /// What the agent's policy adds to the built-in rule.
@@ -176,41 +216,121 @@ impl Core {
                 };
                 let facts = facts.unwrap_or_default();
                 let held = rule::gesture(gesture, &facts, &self.gesture_triggers(&agent));
+                self.gestures.last_gesture.insert(tab, (self.now_ms, facts.clone()));
                 if !held.is_held() {
                     return self.input_let_go(conn, &text);
                 }
                 let question = rule::question(gesture.describe(), Some(&facts), None, &held);
-                let method = crate::envelope::parse(&text).map(|p| p.command().method.to_owned()).unwrap_or_default();
+                let method =
+                    crate::envelope::parse(&text).map(|p| p.command().method.to_owned()).unwrap_or_default();
                 let url = (!facts.url.is_empty()).then_some(facts.url.as_str());
-                self.ask_gesture(&agent, tab, &method, url, question, Waiting::Input { conn, text: text.clone(), tab });
+                self.ask_gesture(
+                    &agent,
+                    tab,
+                    &method,
+                    url,
+                    question,
+                    Waiting::Input { conn, text: text.clone(), tab },
+                );
             }
             Inspected::Request { key } => {
                 let Some(paused) = self.gestures.paused.get(&key) else { return };
-                let request = &paused.request;
-                let body = request.body();
-                let content_type = request.content_type();
-                let req = rule::Request {
-                    method: &request.request.method,
-                    url: &request.request.url,
-                    content_type: &content_type,
-                    body: body.as_deref(),
-                };
-                let Some(agent) = self.tabs.get(&key.0).map(|s| s.tab.owner.clone()) else { return };
-                let held = rule::request(&req, facts.as_ref(), &self.gesture_triggers(&agent));
-                if !held.is_held() {
-                    return self.paused_let_go(&key);
+                let request = paused.request.clone();
+                self.judge_paused(key, &request, facts.as_ref());
+            }
+            Inspected::Bounced(bounced) => {
+                let tab = bounced.tab;
+                let Some(held) = self.judge(tab, &bounced.request, facts.as_ref()) else { return };
+                let Some((agent, question)) = held else { return self.replay(bounced) };
+                if self.take_pass(tab) {
+                    self.audit_with_gesture(&agent, tab, &bounced.request, question);
+                    return self.replay(bounced);
                 }
-                let what = if request.resource_type == "Document" { "form submission" } else { "request" };
-                let question = rule::question(what, facts.as_ref(), Some(&req), &held);
-                let url = request.request.url.clone();
-                if self.take_pass(key.0) {
-                    let outcome = Outcome::Asked { rule: RULE.into(), answer: "allowed once (with its gesture)" };
-                    self.audit_question(&agent, Some(key.0), "request", Some(&url), outcome, question);
-                    return self.paused_let_go(&key);
-                }
-                self.ask_gesture(&agent, key.0, "request", Some(&url), question, Waiting::Request { key });
+                let url = bounced.request.request.url.clone();
+                self.ask_gesture(&agent, tab, "request", Some(&url), question, Waiting::Replay(bounced));
             }
         }
+    }
+
+    /// The rule for a request: `None` when its tab is gone, `Some(None)` when it may go, else
+    /// the agent and the question.
+    #[allow(clippy::option_option)]
+    fn judge(
+        &self,
+        tab: TabId,
+        request: &PausedRequest,
+        facts: Option<&GestureFacts>,
+    ) -> Option<Option<(AgentId, GestureQuestion)>> {
+        let agent = self.tabs.get(&tab).map(|s| s.tab.owner.clone())?;
+        let body = request.body();
+        let content_type = request.content_type();
+        let req = rule::Request {
+            method: &request.request.method,
+            url: &request.request.url,
+            content_type: &content_type,
+            body: body.as_deref(),
+        };
+        let held = rule::request(&req, facts, &self.gesture_triggers(&agent));
+        if !held.is_held() {
+            return Some(None);
+        }
+        let what = if request.resource_type == "Document" { "form submission" } else { "request" };
+        Some(Some((agent, rule::question(what, facts, Some(&req), &held))))
+    }
+
+    /// A paused request, judged: let go, let go with the gesture the human allowed, or asked
+    /// about while it waits.
+    fn judge_paused(&mut self, key: PausedKey, request: &PausedRequest, facts: Option<&GestureFacts>) {
+        let Some(held) = self.judge(key.0, request, facts) else { return };
+        let Some((agent, question)) = held else { return self.paused_let_go(&key) };
+        if self.take_pass(key.0) {
+            self.audit_with_gesture(&agent, key.0, request, question);
+            return self.paused_let_go(&key);
+        }
+        let url = request.request.url.clone();
+        self.ask_gesture(&agent, key.0, "request", Some(&url), question, Waiting::Request { key });
+    }
+
+    fn audit_with_gesture(
+        &mut self,
+        agent: &AgentId,
+        tab: TabId,
+        request: &PausedRequest,
+        question: GestureQuestion,
+    ) {
+        let outcome = Outcome::Asked { rule: RULE.into(), answer: "allowed once (with its gesture)" };
+        self.audit_question(agent, Some(tab), "request", Some(&request.request.url), outcome, question);
+    }
+
+    /// Sends a bounced form submission again from its page; the next one like it goes through.
+    fn replay(&mut self, bounced: Bounced) {
+        let Bounced { tab, child, request } = bounced;
+        let until = self.now_ms + REPLAY_MS;
+        let key = (tab, request.request.method.to_ascii_uppercase(), request.request.url.clone());
+        self.gestures.replays.insert(key, until);
+        let fields = url::form_urlencoded::parse(request.body().unwrap_or_default().as_bytes())
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        let op = BrowserOp::Resubmit {
+            tab_id: tab,
+            child_session_id: child,
+            frame_id: request.frame_id.clone(),
+            url: request.request.url.clone(),
+            method: request.request.method.to_ascii_lowercase(),
+            fields,
+        };
+        self.browser_op_housekeeping(op);
+    }
+
+    /// The facts of the tab's last gesture, if it sent this form submission (its form's action
+    /// and method) a moment ago.
+    fn facts_of_gesture_sending(&self, tab: TabId, request: &PausedRequest) -> Option<GestureFacts> {
+        let (at, facts) = self.gestures.last_gesture.get(&tab)?;
+        let form = facts.form.as_ref()?;
+        let same_url = |a: &str, b: &str| a.split('#').next() == b.split('#').next();
+        let sends = same_url(&form.action, &request.request.url)
+            && form.method.eq_ignore_ascii_case(&request.request.method);
+        (self.now_ms.saturating_sub(*at) <= GESTURE_SENDS_MS && sends).then(|| facts.clone())
     }
 
     fn take_pass(&mut self, tab: TabId) -> bool {
@@ -227,9 +347,31 @@ impl Core {
         question: GestureQuestion,
         waiting: Waiting,
     ) {
+        let key = (agent.clone(), signature(&question));
+        if self.gestures.refused.get(&key).is_some_and(|until| self.now_ms <= *until) {
+            let outcome = Outcome::Asked { rule: RULE.into(), answer: "denied: refused moments ago" };
+            self.audit_question(agent, Some(tab), method, url, outcome, question);
+            return self.gesture_settled(waiting, false, "the user refused it moments ago");
+        }
         let timeout = self.gesture_timeout_ms();
         let rule = format!("{RULE}: {}", question.reasons.join("; "));
-        self.ask_human(agent, Some(tab), method, url, rule, Some(question), crate::guard::Waiting::Gesture(waiting), Some(timeout));
+        self.ask_human(
+            agent,
+            Some(tab),
+            method,
+            url,
+            rule,
+            Some(question),
+            crate::guard::Waiting::Gesture(waiting),
+            Some(timeout),
+        );
+    }
+
+    /// The human refused (or did not answer) this question: it stands a while.
+    pub(crate) fn remember_refusal(&mut self, agent: &AgentId, question: &GestureQuestion) {
+        let now = self.now_ms;
+        self.gestures.refused.retain(|_, until| *until >= now);
+        self.gestures.refused.insert((agent.clone(), signature(question)), now + REFUSAL_STANDS_MS);
     }
 
     /// The human answered (or did not, in time) a question of the guard's.
@@ -245,11 +387,16 @@ impl Core {
             }
             Waiting::Request { key } if allowed => self.paused_let_go(&key),
             Waiting::Request { key } => self.paused_refuse(&key),
-            Waiting::Continue { conn, text, .. } if allowed => self.dispatch(conn, &text, Approved::GestureChecked),
+            Waiting::Continue { conn, text, .. } if allowed => {
+                self.dispatch(conn, &text, Approved::GestureChecked)
+            }
             Waiting::Continue { conn, text, key } => {
                 self.refuse_gesture_text(conn, &text, why);
                 self.paused_refuse(&key);
             }
+            Waiting::Replay(bounced) if allowed => self.replay(bounced),
+            // Answered `204` already: nothing reached the server.
+            Waiting::Replay(_) => {}
         }
     }
 
@@ -257,7 +404,9 @@ impl Core {
         let method = crate::envelope::parse(text).map(|p| p.command().method.to_owned()).unwrap_or_default();
         let error = CdpError {
             code: -32000,
-            message: format!("'{method}' was held by tabtunnel's gesture guard and {why}: nothing reached the page"),
+            message: format!(
+                "'{method}' was held by tabtunnel's gesture guard and {why}: nothing reached the page"
+            ),
             data: None,
         };
         self.fail_text(conn, text, &error);
@@ -301,24 +450,43 @@ impl Core {
     /// holds there (Chrome would let them go), and their questions are withdrawn.
     pub(crate) fn gestures_forget_tab(&mut self, tab: TabId) {
         self.gestures.passes.remove(&tab);
+        self.gestures.last_gesture.remove(&tab);
         self.gestures.paused.retain(|(t, _, _), _| *t != tab);
-        self.withdraw_gesture_questions(|w| matches!(w, Waiting::Request { key } | Waiting::Continue { key, .. } if key.0 == tab));
+        self.gestures.replays.retain(|(t, _, _), _| *t != tab);
+        self.withdraw_gesture_questions(|w| match w {
+            Waiting::Request { key } | Waiting::Continue { key, .. } => key.0 == tab,
+            Waiting::Replay(bounced) => bounced.tab == tab,
+            Waiting::Input { .. } => false,
+        });
     }
 
     // ---- the network layer ----
 
     /// A `Fetch.requestPaused` or `Fetch.authRequired` of a shared tab: the guard's to decide
     /// (`true`, always: no client hears of it otherwise).
-    pub(crate) fn request_paused(&mut self, tab: TabId, child: Option<&str>, method: &str, params: &str) -> bool {
+    pub(crate) fn request_paused(
+        &mut self,
+        tab: TabId,
+        child: Option<&str>,
+        method: &str,
+        params: &str,
+    ) -> bool {
         let Some(request) = PausedRequest::read(params) else { return true };
         let key: PausedKey = (tab, child.map(str::to_owned), request.request_id.clone());
         let auth = method == "Fetch.authRequired";
         let write = !auth && !request.response_stage() && rule::is_write(&request.request.method);
         let frame_id = request.frame_id.clone();
         let (url, http_method) = (request.request.url.clone(), request.request.method.clone());
-        self.gestures.paused.insert(key.clone(), Paused { request, params: params.to_owned(), delivered: None, auth });
+        self.gestures
+            .paused
+            .insert(key.clone(), Paused { request, params: params.to_owned(), delivered: None, auth });
         if !write {
             self.paused_let_go(&key);
+            return true;
+        }
+        let request = self.gestures.paused[&key].request.clone();
+        if request.resource_type == "Document" {
+            self.form_submission_paused(key, request);
             return true;
         }
         let agent = self.tabs.get(&tab).map(|s| s.tab.owner.clone());
@@ -329,6 +497,38 @@ impl Core {
         true
     }
 
+    /// A form submission (a navigation that writes) is paused: Chrome runs nothing on its
+    /// target until it goes on, so it is judged with its gesture's reading, or answered `204`
+    /// and read afterwards (see the module's documentation).
+    fn form_submission_paused(&mut self, key: PausedKey, request: PausedRequest) {
+        let (tab, child, _) = key.clone();
+        let replayed = (tab, request.request.method.to_ascii_uppercase(), request.request.url.clone());
+        if self.gestures.replays.remove(&replayed).is_some_and(|until| self.now_ms <= until) {
+            return self.paused_let_go(&key);
+        }
+        if let Some(facts) = self.facts_of_gesture_sending(tab, &request) {
+            return self.judge_paused(key, &request, Some(&facts));
+        }
+        let replayable = request.body().is_some()
+            && !request.content_type().to_ascii_lowercase().starts_with("multipart/")
+            && !request.content_type().to_ascii_lowercase().starts_with("text/plain");
+        if !replayable {
+            // Sent as it is or not at all: judged by what it carries.
+            return self.judge_paused(key, &request, None);
+        }
+        self.paused_refuse(&key);
+        let agent = self.tabs.get(&tab).map(|s| s.tab.owner.clone());
+        let selectors = agent.map(|a| self.gesture_triggers(&a).selectors.clone()).unwrap_or_default();
+        let target = InspectTarget::Request {
+            frame_id: request.frame_id.clone(),
+            url: request.request.url.clone(),
+            method: request.request.method.clone(),
+        };
+        let op = BrowserOp::Inspect { tab_id: tab, child_session_id: child.clone(), target, selectors };
+        let bounced = Bounced { tab, child, request };
+        self.browser_op_then(op, crate::Then::Inspected(Inspected::Bounced(bounced)));
+    }
+
     /// The guard lets a paused request go: to the first client session on its target whose
     /// patterns want it, else on to the network.
     fn paused_let_go(&mut self, key: &PausedKey) {
@@ -337,7 +537,8 @@ impl Core {
         let wanted = self.tabs.get(tab).and_then(|s| s.target(child.as_deref())).and_then(|target| {
             target.sessions.iter().find_map(|s| {
                 let fetch = s.fetch.as_ref()?;
-                let wants = if paused.auth { fetch.handle_auth_requests } else { fetch.wants(&paused.request) };
+                let wants =
+                    if paused.auth { fetch.handle_auth_requests } else { fetch.wants(&paused.request) };
                 wants.then(|| (s.conn, s.session_id.clone()))
             })
         });
@@ -356,7 +557,10 @@ impl Core {
     fn paused_continue(&mut self, key: &PausedKey) {
         let Some(paused) = self.gestures.paused.remove(key) else { return };
         let (method, params) = if paused.auth {
-            ("Fetch.continueWithAuth", serde_json::json!({"requestId": key.2, "authChallengeResponse": {"response": "Default"}}))
+            (
+                "Fetch.continueWithAuth",
+                serde_json::json!({"requestId": key.2, "authChallengeResponse": {"response": "Default"}}),
+            )
         } else {
             ("Fetch.continueRequest", serde_json::json!({"requestId": key.2}))
         };
@@ -368,7 +572,10 @@ impl Core {
     fn paused_refuse(&mut self, key: &PausedKey) {
         let Some(paused) = self.gestures.paused.remove(key) else { return };
         let (method, params) = if paused.request.resource_type == "Document" {
-            ("Fetch.fulfillRequest", serde_json::json!({"requestId": key.2, "responseCode": 204, "responseHeaders": []}))
+            (
+                "Fetch.fulfillRequest",
+                serde_json::json!({"requestId": key.2, "responseCode": 204, "responseHeaders": []}),
+            )
         } else {
             ("Fetch.failRequest", serde_json::json!({"requestId": key.2, "errorReason": "BlockedByClient"}))
         };
@@ -418,11 +625,21 @@ impl Core {
                     let paused = &self.gestures.paused[&key].request;
                     if let Some((m, url, body)) = interception::continued_as(paused, &params) {
                         let content_type = paused.content_type();
-                        let req = rule::Request { method: &m, url: &url, content_type: &content_type, body: body.as_deref() };
+                        let req = rule::Request {
+                            method: &m,
+                            url: &url,
+                            content_type: &content_type,
+                            body: body.as_deref(),
+                        };
                         let agent = self.conns[&conn].agent.clone();
                         let held: Held = rule::request(&req, None, &self.gesture_triggers(&agent));
                         if held.is_held() {
-                            let question = rule::question("request changed by the agent's interception", None, Some(&req), &held);
+                            let question = rule::question(
+                                "request changed by the agent's interception",
+                                None,
+                                Some(&req),
+                                &held,
+                            );
                             let waiting = Waiting::Continue { conn, text: text.to_owned(), key };
                             self.ask_gesture(&agent, tab, method, Some(&url), question, waiting);
                             return true;
@@ -447,7 +664,9 @@ impl Core {
         child: Option<String>,
         wish: Option<ClientFetch>,
     ) {
-        let Some(target) = self.tabs.get_mut(&tab).and_then(|s| s.target_mut(child.as_deref())) else { return };
+        let Some(target) = self.tabs.get_mut(&tab).and_then(|s| s.target_mut(child.as_deref())) else {
+            return;
+        };
         if let Some(session) = target.session_mut(conn, cmd.session_id) {
             session.fetch = wish.clone();
         }
@@ -458,7 +677,11 @@ impl Core {
                 .gestures
                 .paused
                 .iter()
-                .filter(|((t, c, _), p)| *t == tab && *c == child && p.delivered.as_ref().is_some_and(|(pc, s)| *pc == conn && s == cmd.session_id))
+                .filter(|((t, c, _), p)| {
+                    *t == tab
+                        && *c == child
+                        && p.delivered.as_ref().is_some_and(|(pc, s)| *pc == conn && s == cmd.session_id)
+                })
                 .map(|(k, _)| k.clone())
                 .collect();
             for key in mine {
@@ -470,7 +693,12 @@ impl Core {
 
     /// Client sessions with their own interception left a target that stays: the guard's and
     /// the others' patterns stay, and what they were handed goes on.
-    pub(crate) fn fetch_sessions_left(&mut self, tab: TabId, child: Option<&str>, leavers: &[crate::domains::TargetSession]) {
+    pub(crate) fn fetch_sessions_left(
+        &mut self,
+        tab: TabId,
+        child: Option<&str>,
+        leavers: &[crate::domains::TargetSession],
+    ) {
         if leavers.iter().all(|s| s.fetch.is_none()) {
             return;
         }
@@ -479,7 +707,13 @@ impl Core {
                 .gestures
                 .paused
                 .iter()
-                .filter(|(k, p)| k.0 == tab && k.1.as_deref() == child && p.delivered.as_ref().is_some_and(|(c, s)| *c == leaver.conn && *s == leaver.session_id))
+                .filter(|(k, p)| {
+                    k.0 == tab
+                        && k.1.as_deref() == child
+                        && p.delivered
+                            .as_ref()
+                            .is_some_and(|(c, s)| *c == leaver.conn && *s == leaver.session_id)
+                })
                 .map(|(k, _)| k.clone())
                 .collect();
             for key in mine {

@@ -199,7 +199,9 @@ fn form_reasons(form: &FormFacts, triggers: &Triggers, held: &mut Held) {
     let mut kinds: Vec<FieldKind> = form.fields.iter().filter_map(vocabulary::field_kind).collect();
     let card_frame = form.frames.iter().any(|f| {
         let label = Label::new(&vocabulary::split_identifier(f));
-        ["card", "payment", "cvc", "karte", "carte", "tarjeta", "carta", "cartão"].iter().any(|w| label.has(w))
+        ["card", "payment", "cvc", "karte", "carte", "tarjeta", "carta", "cartão"]
+            .iter()
+            .any(|w| label.has(w))
     });
     if card_frame {
         kinds.push(FieldKind::CardNumber);
@@ -230,9 +232,8 @@ fn label_of(element: &ElementFacts) -> String {
 pub fn url_words(url: &str) -> String {
     let Ok(parsed) = url::Url::parse(url) else { return vocabulary::split_identifier(url) };
     let query = parsed.query().unwrap_or_default();
-    let decoded: String = url::form_urlencoded::parse(query.as_bytes())
-        .map(|(k, v)| format!("{k} {v} "))
-        .collect();
+    let decoded: String =
+        url::form_urlencoded::parse(query.as_bytes()).map(|(k, v)| format!("{k} {v} ")).collect();
     let path = percent_decoded(parsed.path()).replace('/', " ");
     vocabulary::split_identifier(&format!("{path} {decoded}"))
 }
@@ -292,7 +293,9 @@ fn json_fields(value: &serde_json::Value, depth: usize, names: &mut Vec<String>,
                 json_fields(v, depth + 1, names, values);
             }
         }
-        serde_json::Value::Array(items) => items.iter().for_each(|v| json_fields(v, depth + 1, names, values)),
+        serde_json::Value::Array(items) => {
+            items.iter().for_each(|v| json_fields(v, depth + 1, names, values))
+        }
         serde_json::Value::String(s) => values.push(s.clone()),
         serde_json::Value::Number(n) => values.push(n.to_string()),
         _ => {}
@@ -320,7 +323,17 @@ pub fn is_card_number(value: &str) -> bool {
         .iter()
         .rev()
         .enumerate()
-        .map(|(i, d)| if i % 2 == 1 { if d * 2 > 9 { d * 2 - 9 } else { d * 2 } } else { *d })
+        .map(|(i, d)| {
+            if i % 2 == 1 {
+                if d * 2 > 9 {
+                    d * 2 - 9
+                } else {
+                    d * 2
+                }
+            } else {
+                *d
+            }
+        })
         .sum();
     network && luhn % 10 == 0
 }
@@ -329,8 +342,8 @@ pub fn is_card_number(value: &str) -> bool {
 /// `12,50 zł`), in the order they appear, each once, at most `limit`.
 pub fn amounts(text: &str, limit: usize) -> Vec<String> {
     const SIGNS: &[&str] = &[
-        "US$", "R$", "A$", "C$", "HK$", "€", "$", "£", "¥", "₹", "₩", "₽", "₺", "฿", "zł", "kr", "CHF", "EUR", "USD", "GBP",
-        "JPY", "PLN", "CNY", "RMB", "元", "円",
+        "US$", "R$", "A$", "C$", "HK$", "€", "$", "£", "¥", "₹", "₩", "₽", "₺", "฿", "zł", "kr", "CHF",
+        "EUR", "USD", "GBP", "JPY", "PLN", "CNY", "RMB", "元", "円",
     ];
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let mut found: Vec<String> = Vec::new();
@@ -400,9 +413,19 @@ pub fn amounts(text: &str, limit: usize) -> Vec<String> {
 }
 
 /// The question the human is asked about a held gesture or request.
-pub fn question(what: &str, facts: Option<&GestureFacts>, request: Option<&Request>, held: &Held) -> GestureQuestion {
-    let url = facts.map(|f| f.url.as_str()).filter(|u| !u.is_empty()).or(request.map(|r| r.url)).unwrap_or_default();
-    let origin = url::Url::parse(url).map(|u| u.origin().ascii_serialization()).unwrap_or_else(|_| url.to_owned());
+pub fn question(
+    what: &str,
+    facts: Option<&GestureFacts>,
+    request: Option<&Request>,
+    held: &Held,
+) -> GestureQuestion {
+    let url = facts
+        .map(|f| f.url.as_str())
+        .filter(|u| !u.is_empty())
+        .or(request.map(|r| r.url))
+        .unwrap_or_default();
+    let origin =
+        url::Url::parse(url).map(|u| u.origin().ascii_serialization()).unwrap_or_else(|_| url.to_owned());
     let element = facts.and_then(|f| f.element.as_ref());
     let form = facts.and_then(|f| f.form.as_ref());
     // The element's own amounts first, then the form's button's, then the page's.
@@ -425,10 +448,12 @@ pub fn question(what: &str, facts: Option<&GestureFacts>, request: Option<&Reque
             }
         }
     }
-    let element_label = element
-        .map(|e| label_of(e))
-        .filter(|l| !l.is_empty())
-        .or_else(|| form.and_then(|f| f.buttons.first().cloned()))
+    // Enter in a field presses its form's default button: that is what it acts on.
+    let typing = element.is_some_and(|e| e.editable) && matches!(what, "Enter" | "typing a line break");
+    let default_button = || form.and_then(|f| f.buttons.first().cloned()).filter(|b| !b.is_empty());
+    let element_label = if typing { default_button() } else { None }
+        .or_else(|| element.map(label_of).filter(|l| !l.is_empty()))
+        .or_else(default_button)
         .unwrap_or_default();
     GestureQuestion {
         gesture: what.to_owned(),
@@ -480,7 +505,11 @@ mod tests {
             method: method.into(),
             fields: fields
                 .iter()
-                .map(|(t, a)| FieldFacts { input_type: (*t).into(), autocomplete: (*a).into(), ..Default::default() })
+                .map(|(t, a)| FieldFacts {
+                    input_type: (*t).into(),
+                    autocomplete: (*a).into(),
+                    ..Default::default()
+                })
                 .collect(),
             buttons: buttons.iter().map(|b| (*b).to_owned()).collect(),
             ..Default::default()
@@ -505,22 +534,38 @@ mod tests {
 
     #[test]
     fn the_pay_button_of_a_card_form_is_held_for_its_words_and_its_fields() {
-        let checkout = form("post", "https://shop.test/pay", &[("text", "cc-number"), ("text", "cc-csc")], &["Pay €1,240.00"]);
+        let checkout = form(
+            "post",
+            "https://shop.test/pay",
+            &[("text", "cc-number"), ("text", "cc-csc")],
+            &["Pay €1,240.00"],
+        );
         let held = gesture(PRESS, &facts(button("Pay €1,240.00"), Some(checkout.clone())), &none());
-        assert!(held.reasons.iter().any(|r| r.starts_with("\"pay\" (English: paying) on the element")), "{held:?}");
+        assert!(
+            held.reasons.iter().any(|r| r.starts_with("\"pay\" (English: paying) on the element")),
+            "{held:?}"
+        );
         assert!(held.reasons.contains(&"the form has a card number field".to_owned()));
         assert!(held.reasons.contains(&"\"pay\" (English: paying) in the form's action".to_owned()));
         assert_eq!(held.fields, [FieldKind::CardNumber, FieldKind::CardSecurityCode]);
         // Enter in its card field sends it too; Space there only types.
         let enter = gesture(Gesture::Enter, &facts(field_el("Card number"), Some(checkout.clone())), &none());
         assert!(enter.reasons.contains(&"the form has a card number field".to_owned()), "{enter:?}");
-        assert!(!gesture(Gesture::Space, &facts(field_el("Card number"), Some(checkout.clone())), &none()).is_held());
-        assert!(gesture(Gesture::LineBreak, &facts(field_el("Card number"), Some(checkout)), &none()).is_held());
+        assert!(!gesture(Gesture::Space, &facts(field_el("Card number"), Some(checkout.clone())), &none())
+            .is_held());
+        assert!(
+            gesture(Gesture::LineBreak, &facts(field_el("Card number"), Some(checkout)), &none()).is_held()
+        );
     }
 
     #[test]
     fn a_form_with_a_password_or_one_time_code_is_held_whatever_its_button_says() {
-        let login = form("post", "https://x.test/session", &[("text", "username"), ("password", "current-password")], &["Continue"]);
+        let login = form(
+            "post",
+            "https://x.test/session",
+            &[("text", "username"), ("password", "current-password")],
+            &["Continue"],
+        );
         let held = gesture(PRESS, &facts(button("Continue"), Some(login)), &none());
         assert_eq!(held.reasons, ["the form has a password field"]);
         let otp = form("post", "https://x.test/verify", &[("text", "one-time-code")], &["Verify"]);
@@ -535,7 +580,14 @@ mod tests {
         // A GET form whose button has a paying word is still a read.
         let get_buy = form("get", "https://shop.test/buy", &[], &["Buy"]);
         assert!(!gesture(PRESS, &facts(button("Buy"), Some(get_buy)), &none()).is_held());
-        let next = ElementFacts { tag: "a".into(), role: "link".into(), name: "Next".into(), href: "https://shop.test/?page=2".into(), actionable: true, ..Default::default() };
+        let next = ElementFacts {
+            tag: "a".into(),
+            role: "link".into(),
+            name: "Next".into(),
+            href: "https://shop.test/?page=2".into(),
+            actionable: true,
+            ..Default::default()
+        };
         assert!(!gesture(PRESS, &facts(next, None), &none()).is_held());
         let add = ElementFacts { submits: true, ..button("Add to cart – €9.99") };
         let cart = form("post", "https://shop.test/cart/add", &[("hidden", "")], &["Add to cart – €9.99"]);
@@ -546,16 +598,27 @@ mod tests {
 
     #[test]
     fn a_button_or_link_that_deletes_is_held_without_a_form() {
-        let danger = ElementFacts { submits: false, input_type: "button".into(), ..button("Delete this repository") };
+        let danger =
+            ElementFacts { submits: false, input_type: "button".into(), ..button("Delete this repository") };
         let held = gesture(PRESS, &facts(danger, None), &none());
         assert_eq!(held.reasons, ["\"delete\" (English: deleting) on the element"]);
-        let link = ElementFacts { tag: "a".into(), role: "link".into(), name: "Konto löschen".into(), actionable: true, ..Default::default() };
+        let link = ElementFacts {
+            tag: "a".into(),
+            role: "link".into(),
+            name: "Konto löschen".into(),
+            actionable: true,
+            ..Default::default()
+        };
         assert!(gesture(Gesture::Enter, &facts(link, None), &none()).is_held());
     }
 
     #[test]
     fn a_press_on_nothing_that_acts_is_no_gesture() {
-        let text = ElementFacts { tag: "p".into(), text: "Delete your data any time from settings".into(), ..Default::default() };
+        let text = ElementFacts {
+            tag: "p".into(),
+            text: "Delete your data any time from settings".into(),
+            ..Default::default()
+        };
         assert!(!gesture(PRESS, &facts(text, None), &none()).is_held());
         assert!(!gesture(PRESS, &GestureFacts::default(), &none()).is_held());
     }
@@ -573,10 +636,16 @@ mod tests {
         assert!(!gesture(PRESS, &facts(launch.clone(), None), &none()).is_held());
         let mut matched = facts(ElementFacts { submits: false, ..button("Go") }, None);
         matched.matched_selectors = vec!["#go".into()];
-        assert_eq!(gesture(PRESS, &matched, &triggers).reasons, ["gesture_selectors [\"#go\"] in [agent.bot]"]);
+        assert_eq!(
+            gesture(PRESS, &matched, &triggers).reasons,
+            ["gesture_selectors [\"#go\"] in [agent.bot]"]
+        );
         let mut there = facts(ElementFacts { submits: false, ..button("Go") }, None);
         there.url = "https://rockets.test/pad".into();
-        assert_eq!(gesture(PRESS, &there, &triggers).reasons, ["gesture_origins \"https://rockets.test\" in [agent.bot]"]);
+        assert_eq!(
+            gesture(PRESS, &there, &triggers).reasons,
+            ["gesture_origins \"https://rockets.test\" in [agent.bot]"]
+        );
         assert!(gesture(PRESS, &facts(button("Pay"), None), &triggers).is_held(), "the built-in words stay");
     }
 
@@ -590,21 +659,35 @@ mod tests {
         assert!(post("https://git.test/acme/rocket/settings/delete", "", "").is_held());
         assert!(post("https://x.test/account/password", "", "").is_held());
         assert!(post("https://git.test/settings/tokens", "", "").is_held());
-        let held = post("https://x.test/api/checkout", "cardnumber=4242424242424242&cvc=123", "application/x-www-form-urlencoded");
+        let held = post(
+            "https://x.test/api/checkout",
+            "cardnumber=4242424242424242&cvc=123",
+            "application/x-www-form-urlencoded",
+        );
         assert_eq!(held.fields, [FieldKind::CardNumber, FieldKind::CardSecurityCode]);
-        let held = post("https://x.test/api/v1/charge", r#"{"source":{"number":"4242 4242 4242 4242"}}"#, "application/json");
+        let held = post(
+            "https://x.test/api/v1/charge",
+            r#"{"source":{"number":"4242 4242 4242 4242"}}"#,
+            "application/json",
+        );
         assert!(held.reasons.iter().any(|r| r == "a card number is sent (its digits)"), "{held:?}");
         let held = post("https://x.test/session", "user=a&password=b", "application/x-www-form-urlencoded");
         assert_eq!(held.fields, [FieldKind::Password]);
         let multipart = "--b\r\nContent-Disposition: form-data; name=\"new_password\"\r\n\r\nx\r\n--b--";
-        assert_eq!(post("https://x.test/u", multipart, "multipart/form-data; boundary=b").fields, [FieldKind::NewPassword]);
+        assert_eq!(
+            post("https://x.test/u", multipart, "multipart/form-data; boundary=b").fields,
+            [FieldKind::NewPassword]
+        );
     }
 
     #[test]
     fn everyday_writes_are_not_held() {
         for (url, body) in [
             ("https://shop.test/cart/add", "product=123&qty=1"),
-            ("https://shop.test/api/graphql", r#"{"query":"{ cart { id } }","variables":{"id":"1234567890123456"}}"#),
+            (
+                "https://shop.test/api/graphql",
+                r#"{"query":"{ cart { id } }","variables":{"id":"1234567890123456"}}"#,
+            ),
             ("https://x.test/collect", "v=2&tid=G-123&t=pageview"),
             ("https://x.test/oauth/token", "grant_type=refresh_token&refresh_token=abc"),
             ("https://x.test/api/comments", r#"{"body":"please pay attention"}"#),
@@ -612,17 +695,31 @@ mod tests {
         ] {
             assert!(!post(url, body, "").is_held(), "{url}");
         }
-        assert!(!request(&Request { method: "GET", url: "https://shop.test/pay", ..Default::default() }, None, &none()).is_held());
+        assert!(!request(
+            &Request { method: "GET", url: "https://shop.test/pay", ..Default::default() },
+            None,
+            &none()
+        )
+        .is_held());
     }
 
     #[test]
     fn a_request_from_a_form_the_gesture_rule_holds_is_held() {
         let checkout = form("post", "https://shop.test/orders", &[("text", "cc-number")], &["Pay"]);
         let page = facts(button("x"), Some(checkout));
-        let held = request(&Request { method: "POST", url: "https://shop.test/orders", content_type: "", body: None }, Some(&page), &none());
+        let held = request(
+            &Request { method: "POST", url: "https://shop.test/orders", content_type: "", body: None },
+            Some(&page),
+            &none(),
+        );
         assert!(held.reasons.contains(&"the form has a card number field".to_owned()), "{held:?}");
-        let origins = Triggers { origins: vec![OriginPattern::parse("https://shop.test").unwrap()], ..none() };
-        let held = request(&Request { method: "PUT", url: "https://shop.test/cart", ..Default::default() }, None, &origins);
+        let origins =
+            Triggers { origins: vec![OriginPattern::parse("https://shop.test").unwrap()], ..none() };
+        let held = request(
+            &Request { method: "PUT", url: "https://shop.test/cart", ..Default::default() },
+            None,
+            &origins,
+        );
         assert!(held.reasons[0].starts_with("gesture_origins"));
     }
 
@@ -652,7 +749,10 @@ mod tests {
 
     #[test]
     fn urls_are_read_as_words_of_path_and_query() {
-        assert_eq!(url_words("https://pay.test/a/settings/delete-repo?confirm=yes&x=Pay%20now"), " a settings delete repo confirm yes x Pay now ");
+        assert_eq!(
+            url_words("https://pay.test/a/settings/delete-repo?confirm=yes&x=Pay%20now"),
+            " a settings delete repo confirm yes x Pay now "
+        );
         assert!(url_words("https://shop.test/cart/add").contains("cart add"));
         let words = url_words("https://x.test/account/changePassword");
         assert_eq!(vocabulary::find_in_url(&words, &[])[0].category, Category::ChangingSecret);

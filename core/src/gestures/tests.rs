@@ -76,7 +76,10 @@ fn a_harmless_press_is_inspected_then_goes_as_sent_and_later_input_waits_in_orde
     assert_eq!(target, InspectTarget::Point { x: 40.0, y: 50.0 });
     let step = h.send(1, release(&page, 11));
     assert!(step.commands().is_empty(), "the release waits behind the press");
-    let step = h.send(1, json!({"id": 12, "sessionId": page, "method": "Runtime.evaluate", "params": {"expression": "1"}}));
+    let step = h.send(
+        1,
+        json!({"id": 12, "sessionId": page, "method": "Runtime.evaluate", "params": {"expression": "1"}}),
+    );
     assert_eq!(step.commands().len(), 1, "other domains do not wait");
     let step = h.answer(op, next_link());
     let sent: Vec<(&str, &str)> =
@@ -95,7 +98,10 @@ fn a_press_on_pay_asks_the_human_with_what_the_page_showed_and_deny_leaves_the_p
     assert!(step.commands().is_empty());
     let asked = approvals(&step)[0].clone();
     let q = asked.gesture.as_deref().expect("a gesture question");
-    assert_eq!((q.gesture.as_str(), q.origin.as_str(), q.element.as_str()), ("click", "https://shop.test", "Pay €1,240.00"));
+    assert_eq!(
+        (q.gesture.as_str(), q.origin.as_str(), q.element.as_str()),
+        ("click", "https://shop.test", "Pay €1,240.00")
+    );
     assert_eq!(q.amounts, ["€1,240.00"]);
     assert_eq!(q.form, "POST https://shop.test/pay");
     assert_eq!(q.fields, ["card number"]);
@@ -103,10 +109,14 @@ fn a_press_on_pay_asks_the_human_with_what_the_page_showed_and_deny_leaves_the_p
     assert!(q.rect.is_some(), "the extension takes the picture from it");
     assert!(asked.rule.starts_with("the gesture guard"));
     let step = h.ext(FromExtension::ApprovalAnswer { id: asked.id, answer: ApprovalAnswer::Deny });
-    let error = step.to(1).iter().find(|f| f["id"] == 10).unwrap()["error"]["message"].as_str().unwrap().to_owned();
+    let error =
+        step.to(1).iter().find(|f| f["id"] == 10).unwrap()["error"]["message"].as_str().unwrap().to_owned();
     assert!(error.contains("gesture guard") && error.contains("refused"), "{error}");
     let released: Vec<&str> = step.commands().iter().map(|c| c.params.as_ref().unwrap().get()).collect();
-    assert!(released.len() == 1 && released[0].contains("mouseReleased"), "only the waiting release goes: {released:?}");
+    assert!(
+        released.len() == 1 && released[0].contains("mouseReleased"),
+        "only the waiting release goes: {released:?}"
+    );
     let record = audits(&step).into_iter().find(|r| r.question.is_some()).expect("audited with its context");
     assert!(matches!(&record.outcome, Outcome::Asked { answer: "denied", .. }));
     assert_eq!(record.question.as_ref().unwrap().element, "Pay €1,240.00");
@@ -136,14 +146,19 @@ fn allow_once_lets_the_press_and_exactly_one_write_it_causes_through() {
     let id = approvals(&h.answer(op, pay_button()))[0].id;
     let step = h.ext(FromExtension::ApprovalAnswer { id, answer: ApprovalAnswer::Always });
     assert_eq!(step.commands()[0].method, "Input.dispatchMouseEvent", "the press reaches the page");
-    assert!(matches!(&audits(&step)[0].outcome, Outcome::Asked { answer: "allowed once", .. }), "no always for gestures");
-    // The form post it causes is held by the network layer, and goes without a second question.
-    let (op, target) = inspection(&h.ext(paused(PAY_POST)));
-    assert!(matches!(target, InspectTarget::Request { ref method, .. } if method == "POST"));
-    let step = h.answer(op, pay_button());
-    assert!(approvals(&step).is_empty());
+    assert!(
+        matches!(&audits(&step)[0].outcome, Outcome::Asked { answer: "allowed once", .. }),
+        "no always for gestures"
+    );
+    // The form post it causes is judged with what the click's reading found (Chrome runs no
+    // command on a tab whose navigation is paused), and goes without a second question.
+    let step = h.ext(paused(PAY_POST));
+    assert!(step.browser_ops().is_empty() && approvals(&step).is_empty());
     assert_eq!(fetch_commands(&step), [("Fetch.continueRequest".to_owned(), json!({"requestId": "R1"}))]);
-    assert!(matches!(&audits(&step)[0].outcome, Outcome::Asked { answer: "allowed once (with its gesture)", .. }));
+    assert!(matches!(
+        &audits(&step)[0].outcome,
+        Outcome::Asked { answer: "allowed once (with its gesture)", .. }
+    ));
     // A second one is asked about.
     let (op, _) = inspection(&h.ext(paused(PAY_FETCH)));
     assert_eq!(approvals(&h.answer(op, json!({"url": "https://shop.test/checkout"}))).len(), 1);
@@ -169,27 +184,80 @@ fn reads_go_on_at_once_and_writes_wait_for_the_rule() {
 }
 
 #[test]
-fn a_refused_form_post_is_answered_204_and_a_refused_fetch_fails() {
+fn a_form_a_script_submits_is_answered_204_read_and_sent_again_only_if_allowed() {
     let (mut h, _) = agent_page();
-    let (op, _) = inspection(&h.ext(paused(PAY_POST)));
+    let step = h.ext(paused(PAY_POST));
+    assert_eq!(
+        fetch_commands(&step),
+        [(
+            "Fetch.fulfillRequest".to_owned(),
+            json!({"requestId": "R1", "responseCode": 204, "responseHeaders": []})
+        )],
+        "at once: nothing reaches the server and the page stays"
+    );
+    let (op, target) = inspection(&step);
+    assert!(
+        matches!(target, InspectTarget::Request { ref method, ref frame_id, .. } if method == "POST" && frame_id == "PAGE1")
+    );
     let asked = approvals(&h.answer(op, pay_button()))[0].clone();
     let q = asked.gesture.unwrap();
     assert_eq!((q.gesture.as_str(), q.request.as_str()), ("form submission", "POST https://shop.test/pay"));
+    assert_eq!(q.element, "Pay €1,240.00", "the form's button, read once the page was free again");
+    // Denied: nothing more to do.
     let step = h.ext(FromExtension::ApprovalAnswer { id: asked.id, answer: ApprovalAnswer::Deny });
-    assert_eq!(
-        fetch_commands(&step),
-        [("Fetch.fulfillRequest".to_owned(), json!({"requestId": "R1", "responseCode": 204, "responseHeaders": []}))]
-    );
-    // Silence: the same, after gesture_timeout.
+    assert!(step.extension.iter().all(|f| !matches!(f, ToExtension::Command(_) | ToExtension::Browser(_))));
+    // Refused moments ago: the same submission again is refused at once.
+    let (op, _) = inspection(&h.ext(paused(PAY_POST)));
+    assert!(approvals(&h.answer(op, pay_button())).is_empty());
+    // Allowed, later: sent again from the page, and that one goes through.
+    h.tick(31_000);
+    let (op, _) = inspection(&h.ext(paused(PAY_POST)));
+    let id = approvals(&h.answer(op, pay_button()))[0].id;
+    let step = h.ext(FromExtension::ApprovalAnswer { id, answer: ApprovalAnswer::Allow });
+    match step.browser_ops()[..] {
+        [(_, BrowserOp::Resubmit { frame_id, url, method, fields, .. })] => {
+            assert_eq!(
+                (frame_id.as_str(), url.as_str(), method.as_str()),
+                ("PAGE1", "https://shop.test/pay", "post")
+            );
+            assert_eq!(fields, &[("cardnumber".to_owned(), "4242424242424242".to_owned())]);
+        }
+        ref other => panic!("{other:?}"),
+    }
+    let step = h.ext(paused(&PAY_POST.replace("R1", "R9")));
+    assert_eq!(fetch_commands(&step), [("Fetch.continueRequest".to_owned(), json!({"requestId": "R9"}))]);
+    assert!(approvals(&step).is_empty());
+    // Only once.
+    let step = h.ext(paused(&PAY_POST.replace("R1", "R10")));
+    assert_eq!(fetch_commands(&step)[0].0, "Fetch.fulfillRequest");
+}
+
+#[test]
+fn a_harmless_form_a_script_submits_is_sent_again_at_once() {
+    let (mut h, _) = agent_page();
+    let cart = r#"{"requestId":"R5","request":{"url":"https://shop.test/cart/add","method":"POST","headers":{"Content-Type":"application/x-www-form-urlencoded"},"postData":"item=boots"},"frameId":"PAGE1","resourceType":"Document"}"#;
+    let (op, _) = inspection(&h.ext(paused(cart)));
+    let facts = json!({"url": "https://shop.test/checkout", "form": {"action": "https://shop.test/cart/add", "method": "post", "fields": [{"inputType": "hidden", "name": "item"}], "buttons": ["Add to cart"]}});
+    let step = h.answer(op, facts);
+    assert!(approvals(&step).is_empty());
+    assert!(matches!(step.browser_ops()[..], [(_, BrowserOp::Resubmit { .. })]));
+}
+
+#[test]
+fn a_refused_fetch_fails_and_silence_is_a_refusal() {
+    let (mut h, _) = agent_page();
+    let (op, _) = inspection(&h.ext(paused(PAY_FETCH)));
+    let id = approvals(&h.answer(op, json!({})))[0].id;
+    let step = h.ext(FromExtension::ApprovalAnswer { id, answer: ApprovalAnswer::Deny });
+    let failed =
+        ("Fetch.failRequest".to_owned(), json!({"requestId": "R2", "errorReason": "BlockedByClient"}));
+    assert_eq!(fetch_commands(&step), [failed.clone()]);
+    h.tick(31_000);
     let (op, _) = inspection(&h.ext(paused(PAY_FETCH)));
     h.answer(op, json!({}));
-    h.tick(1);
-    assert!(fetch_commands(&h.tick(gestures::DEFAULT_GESTURE_TIMEOUT_MS - 10)).is_empty());
-    let step = h.tick(gestures::DEFAULT_GESTURE_TIMEOUT_MS + 10);
-    assert_eq!(
-        fetch_commands(&step),
-        [("Fetch.failRequest".to_owned(), json!({"requestId": "R2", "errorReason": "BlockedByClient"}))]
-    );
+    assert!(fetch_commands(&h.tick(31_000 + gestures::DEFAULT_GESTURE_TIMEOUT_MS - 10)).is_empty());
+    let step = h.tick(31_000 + gestures::DEFAULT_GESTURE_TIMEOUT_MS + 10);
+    assert_eq!(fetch_commands(&step), [failed]);
     assert!(matches!(&audits(&step)[0].outcome, Outcome::Asked { answer: "not answered in time", .. }));
 }
 
@@ -203,10 +271,13 @@ fn enter_is_inspected_at_the_focus_and_a_card_field_holds_it() {
     facts["element"] = json!({"tag": "input", "role": "textbox", "name": "Card number", "inputType": "text", "actionable": true, "editable": true});
     let q = approvals(&h.answer(op, facts))[0].gesture.clone().unwrap();
     assert_eq!(q.gesture, "Enter");
-    assert_eq!(q.element, "Card number");
+    assert_eq!(q.element, "Pay €1,240.00", "Enter in a field presses its form's default button");
     assert!(q.reasons.contains(&"the form has a card number field".to_owned()));
     // Typing goes straight through.
-    let step = h.send(1, json!({"id": 6, "sessionId": page, "method": "Input.insertText", "params": {"text": "4242"}}));
+    let step = h.send(
+        1,
+        json!({"id": 6, "sessionId": page, "method": "Input.insertText", "params": {"text": "4242"}}),
+    );
     assert!(step.commands().is_empty(), "behind the held Enter");
 }
 
@@ -231,7 +302,10 @@ fn a_clients_interception_is_added_to_the_guards_and_it_answers_only_what_it_was
     assert_eq!(step.methods(1), ["Fetch.requestPaused"]);
     // It cannot answer a request it was not handed (the guard holds this one).
     let (_, _) = inspection(&h.ext(paused(PAY_FETCH)));
-    let step = h.send(1, json!({"id": 2, "sessionId": page, "method": "Fetch.continueRequest", "params": {"requestId": "R2"}}));
+    let step = h.send(
+        1,
+        json!({"id": 2, "sessionId": page, "method": "Fetch.continueRequest", "params": {"requestId": "R2"}}),
+    );
     assert!(step.commands().is_empty());
     assert!(step.only_reply(1)["error"]["message"].as_str().unwrap().contains("Invalid"));
     // Nor turn a read it was handed into a payment without the human.
@@ -239,10 +313,16 @@ fn a_clients_interception_is_added_to_the_guards_and_it_answers_only_what_it_was
     assert!(step.commands().is_empty());
     let asked = approvals(&step)[0].clone();
     let step = h.ext(FromExtension::ApprovalAnswer { id: asked.id, answer: ApprovalAnswer::Allow });
-    assert_eq!(step.commands()[0].method, "Fetch.continueRequest", "sent as the client wrote it once allowed");
+    assert_eq!(
+        step.commands()[0].method,
+        "Fetch.continueRequest",
+        "sent as the client wrote it once allowed"
+    );
     // Disabling takes only its own patterns away.
     let step = h.send(1, json!({"id": 4, "sessionId": page, "method": "Fetch.disable"}));
-    assert!(matches!(step.browser_ops()[0].1, BrowserOp::Intercept { client_patterns, .. } if client_patterns.is_empty()));
+    assert!(
+        matches!(step.browser_ops()[0].1, BrowserOp::Intercept { client_patterns, .. } if client_patterns.is_empty())
+    );
 }
 
 #[test]
@@ -294,7 +374,10 @@ fn a_reset_tab_withdraws_its_held_requests() {
     let step = h.drain();
     assert!(step.extension.iter().any(|f| matches!(f, ToExtension::ResetTab { tab_id: 1 })));
     assert!(step.extension.iter().any(|f| matches!(f, ToExtension::ApprovalWithdrawn { id: w } if *w == id)));
-    assert!(matches!(&audits(&step)[0].outcome, Outcome::Asked { answer: "withdrawn: the tab started over", .. }));
+    assert!(matches!(
+        &audits(&step)[0].outcome,
+        Outcome::Asked { answer: "withdrawn: the tab started over", .. }
+    ));
 }
 
 #[test]
@@ -322,7 +405,8 @@ fn a_policy_adds_selectors_for_the_page_words_and_its_timeout() {
         _ => panic!(),
     };
     assert_eq!(selectors, ["#launch"], "the default's, which the agent's section keeps");
-    let facts = json!({"url": "https://x.test/", "element": {"tag": "button", "name": "Launch", "actionable": true}});
+    let facts =
+        json!({"url": "https://x.test/", "element": {"tag": "button", "name": "Launch", "actionable": true}});
     let asked = approvals(&h.answer(op, facts))[0].clone();
     assert!(asked.gesture.unwrap().reasons[0].contains("your policy"));
     h.tick(1);
@@ -336,4 +420,28 @@ fn a_press_from_an_unshared_tab_or_the_browser_session_is_not_the_guards() {
     let step = h.send(1, json!({"id": 1, "method": "Input.dispatchMouseEvent", "params": {"type": "mousePressed", "x": 1, "y": 1}}));
     assert!(step.browser_ops().is_empty());
     assert!(step.only_reply(1).get("error").is_some());
+}
+
+#[test]
+fn a_refusal_stands_a_while_for_the_same_gesture_so_retries_do_not_ask_again() {
+    let (mut h, page) = agent_page();
+    let (op, _) = inspection(&h.send(1, press(&page, 1)));
+    let id = approvals(&h.answer(op, pay_button()))[0].id;
+    h.ext(FromExtension::ApprovalAnswer { id, answer: ApprovalAnswer::Deny });
+    // Playwright retries a failed click: refused at once, nobody asked.
+    let (op, _) = inspection(&h.send(1, press(&page, 2)));
+    let step = h.answer(op, pay_button());
+    assert!(approvals(&step).is_empty());
+    assert!(step
+        .to(1)
+        .iter()
+        .any(|f| f["id"] == 2 && f["error"]["message"].as_str().unwrap().contains("moments ago")));
+    assert!(matches!(
+        &audits(&step)[0].outcome,
+        Outcome::Asked { answer: "denied: refused moments ago", .. }
+    ));
+    // Another element is asked about; the same one again once the refusal is old.
+    h.tick(31_000);
+    let (op, _) = inspection(&h.send(1, press(&page, 3)));
+    assert_eq!(approvals(&h.answer(op, pay_button())).len(), 1);
 }

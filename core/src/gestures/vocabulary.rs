@@ -172,7 +172,16 @@ pub const LANGUAGES: &[Language] = &[
             "widerrufen",
         ],
         secret_nouns: &["passwort", "kennwort", "e mail adresse"],
-        secret_changes: &["ändern", "zurücksetzen", "festlegen", "neues", "neue", "speichern", "aktualisieren", "setzen"],
+        secret_changes: &[
+            "ändern",
+            "zurücksetzen",
+            "festlegen",
+            "neues",
+            "neue",
+            "speichern",
+            "aktualisieren",
+            "setzen",
+        ],
         secrets: &[
             "zwei faktor",
             "zweistufige",
@@ -268,7 +277,15 @@ pub const LANGUAGES: &[Language] = &[
             "revocar",
         ],
         secret_nouns: &["contraseña", "clave", "correo electrónico"],
-        secret_changes: &["cambiar", "actualizar", "restablecer", "establecer", "nueva", "guardar", "modificar"],
+        secret_changes: &[
+            "cambiar",
+            "actualizar",
+            "restablecer",
+            "establecer",
+            "nueva",
+            "guardar",
+            "modificar",
+        ],
         secrets: &[
             "dos factores",
             "2fa",
@@ -322,7 +339,15 @@ pub const LANGUAGES: &[Language] = &[
             "token di accesso",
             "codici di recupero",
         ],
-        not_data: &["filtro", "filtri", "ricerca", "selezione", "ordinamento", "carrello", "lista dei desideri"],
+        not_data: &[
+            "filtro",
+            "filtri",
+            "ricerca",
+            "selezione",
+            "ordinamento",
+            "carrello",
+            "lista dei desideri",
+        ],
     },
     Language {
         name: "Portuguese",
@@ -390,7 +415,16 @@ pub const LANGUAGES: &[Language] = &[
             "intrekken",
         ],
         secret_nouns: &["wachtwoord", "pincode", "e mailadres"],
-        secret_changes: &["wijzigen", "wijzig", "opnieuw instellen", "herstellen", "instellen", "nieuw", "opslaan", "bijwerken"],
+        secret_changes: &[
+            "wijzigen",
+            "wijzig",
+            "opnieuw instellen",
+            "herstellen",
+            "instellen",
+            "nieuw",
+            "opslaan",
+            "bijwerken",
+        ],
         secrets: &[
             "tweestapsverificatie",
             "twee factor",
@@ -400,7 +434,16 @@ pub const LANGUAGES: &[Language] = &[
             "toegangstoken",
             "herstelcodes",
         ],
-        not_data: &["filter", "filters", "zoekopdracht", "selectie", "sortering", "winkelwagen", "winkelmand", "verlanglijst"],
+        not_data: &[
+            "filter",
+            "filters",
+            "zoekopdracht",
+            "selectie",
+            "sortering",
+            "winkelwagen",
+            "winkelmand",
+            "verlanglijst",
+        ],
     },
     Language {
         name: "Polish",
@@ -443,7 +486,17 @@ pub const LANGUAGES: &[Language] = &[
             "token dostępu",
             "kody odzyskiwania",
         ],
-        not_data: &["filtr", "filtry", "filtra", "wyszukiwanie", "wybór", "sortowanie", "koszyk", "koszyka", "listy życzeń"],
+        not_data: &[
+            "filtr",
+            "filtry",
+            "filtra",
+            "wyszukiwanie",
+            "wybór",
+            "sortowanie",
+            "koszyk",
+            "koszyka",
+            "listy życzeń",
+        ],
     },
     Language {
         name: "Japanese",
@@ -467,7 +520,15 @@ pub const LANGUAGES: &[Language] = &[
         deleting: &["削除", "消去", "破棄", "退会", "解約", "アカウントを閉じる"],
         secret_nouns: &["パスワード", "暗証番号", "メールアドレス"],
         secret_changes: &["変更", "再設定", "リセット", "設定", "更新", "新しい"],
-        secrets: &["二段階認証", "2段階認証", "二要素認証", "セキュリティキー", "apiキー", "アクセストークン", "リカバリーコード"],
+        secrets: &[
+            "二段階認証",
+            "2段階認証",
+            "二要素認証",
+            "セキュリティキー",
+            "apiキー",
+            "アクセストークン",
+            "リカバリーコード",
+        ],
         not_data: &["フィルタ", "フィルター", "絞り込み", "検索", "選択", "並べ替え", "カート", "お気に入り"],
     },
     Language {
@@ -494,7 +555,17 @@ pub const LANGUAGES: &[Language] = &[
         deleting: &["删除", "刪除", "销毁", "銷毀", "注销", "註銷", "撤销", "撤銷"],
         secret_nouns: &["密码", "密碼", "邮箱", "電子郵件"],
         secret_changes: &["修改", "更改", "重置", "设置", "設定", "更新", "新"],
-        secrets: &["双重验证", "两步验证", "兩步驟驗證", "双因素", "雙因素", "安全密钥", "api密钥", "访问令牌", "恢复码"],
+        secrets: &[
+            "双重验证",
+            "两步验证",
+            "兩步驟驗證",
+            "双因素",
+            "雙因素",
+            "安全密钥",
+            "api密钥",
+            "访问令牌",
+            "恢复码",
+        ],
         not_data: &["筛选", "篩選", "过滤", "過濾", "搜索", "搜尋", "购物车", "購物車", "收藏"],
     },
 ];
@@ -526,8 +597,11 @@ pub struct Label {
 impl Label {
     pub fn new(text: &str) -> Self {
         let lower = text.to_lowercase();
-        let words: Vec<String> =
-            lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_owned).collect();
+        let words: Vec<String> = lower
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_owned)
+            .collect();
         let spaced = format!(" {} ", words.join(" "));
         Label { words, spaced }
     }
@@ -594,7 +668,8 @@ fn find_with(text: &str, extra: &[String], writes: bool) -> Vec<Found> {
     let mut found = Vec::new();
     let about_no_data = LANGUAGES.iter().any(|l| l.not_data.iter().any(|w| label.has_entry(w)));
     for language in LANGUAGES {
-        let mut push = |category, words: String| found.push(Found { category, words, language: language.name });
+        let mut push =
+            |category, words: String| found.push(Found { category, words, language: language.name });
         // The longest entry that matches says most; one per category and language.
         let longest = |list: &[&'static str]| {
             list.iter().filter(|e| label.has_entry(e)).max_by_key(|e| e.chars().count()).copied()
@@ -609,7 +684,8 @@ fn find_with(text: &str, extra: &[String], writes: bool) -> Vec<Found> {
         }
         if let Some(entry) = longest(language.secrets) {
             push(Category::ChangingSecret, entry.to_owned());
-        } else if let (Some(noun), Some(change)) = (longest(language.secret_nouns), longest(language.secret_changes))
+        } else if let (Some(noun), Some(change)) =
+            (longest(language.secret_nouns), longest(language.secret_changes))
         {
             push(Category::ChangingSecret, format!("{noun} + {change}"));
         } else if let Some(noun) = longest(language.secret_nouns).filter(|_| writes) {
@@ -618,7 +694,11 @@ fn find_with(text: &str, extra: &[String], writes: bool) -> Vec<Found> {
     }
     if writes {
         if let Some(entry) = URL_SECRETS.iter().find(|e| label.has(e)) {
-            found.push(Found { category: Category::ChangingSecret, words: (*entry).to_owned(), language: "URL" });
+            found.push(Found {
+                category: Category::ChangingSecret,
+                words: (*entry).to_owned(),
+                language: "URL",
+            });
         }
     }
     for word in extra {
@@ -659,9 +739,10 @@ impl FieldKind {
     /// Money or a secret.
     pub fn category(self) -> Category {
         match self {
-            FieldKind::CardNumber | FieldKind::CardSecurityCode | FieldKind::CardExpiry | FieldKind::BankAccount => {
-                Category::Paying
-            }
+            FieldKind::CardNumber
+            | FieldKind::CardSecurityCode
+            | FieldKind::CardExpiry
+            | FieldKind::BankAccount => Category::Paying,
             FieldKind::Password | FieldKind::NewPassword | FieldKind::OneTimeCode => Category::ChangingSecret,
         }
     }
@@ -743,7 +824,19 @@ const FIELD_NAMES: &[(FieldKind, &[&str])] = &[
             "有效期",
         ],
     ),
-    (FieldKind::BankAccount, &["iban", "bic", "swift", "account number", "routing number", "sort code", "kontonummer", "bankleitzahl"]),
+    (
+        FieldKind::BankAccount,
+        &[
+            "iban",
+            "bic",
+            "swift",
+            "account number",
+            "routing number",
+            "sort code",
+            "kontonummer",
+            "bankleitzahl",
+        ],
+    ),
     (
         FieldKind::OneTimeCode,
         &[
@@ -807,7 +900,9 @@ pub fn field_kind(field: &tabtunnel_wire::gestures::FieldFacts) -> Option<FieldK
     }
     let said = Label::new(&split_identifier(&format!("{} {} {}", field.name, field.id, field.label)));
     let password = |said: &Label| {
-        let new = ["new", "neues", "nouveau", "nueva", "nuova", "nova", "nieuw", "nowe", "confirm"].iter().any(|w| said.has(w));
+        let new = ["new", "neues", "nouveau", "nueva", "nuova", "nova", "nieuw", "nowe", "confirm"]
+            .iter()
+            .any(|w| said.has(w));
         if new {
             FieldKind::NewPassword
         } else {
@@ -818,7 +913,10 @@ pub fn field_kind(field: &tabtunnel_wire::gestures::FieldFacts) -> Option<FieldK
         return Some(password(&said));
     }
     // Only fields one can type into are named by what they hold (a hidden `csrf` is not).
-    if matches!(field.input_type.to_lowercase().as_str(), "hidden" | "submit" | "button" | "checkbox" | "radio" | "file") {
+    if matches!(
+        field.input_type.to_lowercase().as_str(),
+        "hidden" | "submit" | "button" | "checkbox" | "radio" | "file"
+    ) {
         return None;
     }
     match FIELD_NAMES.iter().find(|(_, names)| names.iter().any(|n| said.has(n))).map(|(kind, _)| *kind)? {

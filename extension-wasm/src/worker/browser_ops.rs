@@ -9,7 +9,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
 use super::sharing::{self, Owner};
-use super::{daemon, navigation, placement, with};
+use super::{daemon, gestures, navigation, placement, with};
 use crate::chrome;
 use crate::js::sleep;
 
@@ -41,6 +41,15 @@ async fn perform(op: BrowserOp) -> Result<Value, String> {
         BrowserOp::AllowNavigation { tab_id, url } => {
             navigation::allow_once(tab_id, &url).await?;
             Ok(json!({}))
+        }
+        BrowserOp::Inspect { tab_id, child_session_id, target, selectors } => {
+            gestures::inspect(tab_id, child_session_id, target, selectors).await
+        }
+        BrowserOp::Intercept { tab_id, child_session_id, client_patterns, handle_auth_requests } => {
+            gestures::intercept(tab_id, child_session_id, client_patterns, handle_auth_requests).await
+        }
+        BrowserOp::Resubmit { tab_id, child_session_id, frame_id, url, method, fields } => {
+            gestures::resubmit(tab_id, child_session_id, &frame_id, &url, &method, fields).await
         }
         BrowserOp::CloseTab { tab_id } => {
             chrome::remove_tab(tab_id).await?;

@@ -283,6 +283,8 @@ fn closed(generation: u64, code: u16, reason: &str) {
         return;
     }
     agents::forget_reports();
+    // The daemon's questions went with it: nothing it held may go through unasked.
+    super::gestures::fail_all_held();
     let (retry_generation, delay, rejection) = with(|w| {
         w.generation += 1;
         drop_later(w.socket.take());

@@ -90,8 +90,10 @@ function (mode, selectors, request) {
     const want = String(request.url).split('#')[0];
     const method = String(request.method).toLowerCase();
     form = [...document.forms].find((f) => String(f.action).split('#')[0] === want && f.method === method) || null;
+    // The submit button that has the focus (a press focuses it), else none: the form's
+    // default button stands for it.
     const focused = document.activeElement;
-    element = form && focused && focused.form === form ? focused : null;
+    element = form && focused && focused.form === form && SUBMITS(focused) ? focused : null;
   } else if (element) {
     form = element.form !== undefined ? element.form : (element.closest ? element.closest('form') : null);
   }

@@ -97,7 +97,8 @@ pub fn on_event(tab_id: TabId, session: Option<&str>, method: &str, params: &JsV
             // alone (the human's tabs use them too), and are not paused here.
             let info = get(params, "targetInfo");
             let kind = get_str(&info, "type").unwrap_or_default();
-            if let Some(child) = get_str(params, "sessionId").filter(|_| kind == "iframe" || kind == "worker") {
+            if let Some(child) = get_str(params, "sessionId").filter(|_| kind == "iframe" || kind == "worker")
+            {
                 spawn_local(async move {
                     if let Err(e) = arm_target(tab_id, Some(&child)).await {
                         warn!("tab {tab_id} child {child}: {e}");
@@ -121,7 +122,9 @@ pub fn on_event(tab_id: TabId, session: Option<&str>, method: &str, params: &JsV
             if get_str(&context, "name").is_some_and(|n| n == world_name()) {
                 let id = get(&context, "id").as_f64().map(|i| (i as i64).to_string());
                 let unique = get_str(&context, "uniqueId");
-                with(|w| w.gestures.hidden_contexts.extend(id.into_iter().chain(unique).map(|c| (tab_id, c))));
+                with(|w| {
+                    w.gestures.hidden_contexts.extend(id.into_iter().chain(unique).map(|c| (tab_id, c)))
+                });
                 return true; // never announced to a client
             }
             false
@@ -133,7 +136,8 @@ pub fn on_event(tab_id: TabId, session: Option<&str>, method: &str, params: &JsV
 fn request_paused(tab_id: TabId, session: Option<&str>, params: &JsValue) -> bool {
     let request = get(params, "request");
     let method = get_str(&request, "method").unwrap_or_default().to_ascii_uppercase();
-    let response_stage = !get(params, "responseStatusCode").is_undefined() || !get(params, "responseErrorReason").is_undefined();
+    let response_stage = !get(params, "responseStatusCode").is_undefined()
+        || !get(params, "responseErrorReason").is_undefined();
     let Some(id) = get_str(params, "requestId") else { return false };
     let read = response_stage || matches!(method.as_str(), "GET" | "HEAD" | "OPTIONS");
     let target = (tab_id, session.map(str::to_owned));
@@ -141,7 +145,8 @@ fn request_paused(tab_id: TabId, session: Option<&str>, params: &JsValue) -> boo
         let continued = to_js(&json!({ "requestId": id }));
         let session = session.map(str::to_owned);
         spawn_local(async move {
-            let _ = chrome::send_command(tab_id, session.as_deref(), "Fetch.continueRequest", &continued).await;
+            let _ =
+                chrome::send_command(tab_id, session.as_deref(), "Fetch.continueRequest", &continued).await;
         });
         return true;
     }
@@ -153,7 +158,12 @@ fn request_paused(tab_id: TabId, session: Option<&str>, params: &JsValue) -> boo
 
 /// A command about to reach Chrome for a client (or the daemon): refused if it names one of our
 /// worlds; a paused request it answers is no longer held.
-pub fn command_sent(tab_id: TabId, session: Option<&str>, method: &str, params: &JsValue) -> Result<(), CdpError> {
+pub fn command_sent(
+    tab_id: TabId,
+    session: Option<&str>,
+    method: &str,
+    params: &JsValue,
+) -> Result<(), CdpError> {
     if method.starts_with("Fetch.") {
         if let Some(id) = get_str(params, "requestId") {
             with(|w| {
@@ -179,7 +189,11 @@ pub fn command_sent(tab_id: TabId, session: Option<&str>, method: &str, params: 
         named.into_iter().any(|c| g.hidden_contexts.contains(&(tab_id, c)))
     });
     if hidden {
-        return Err(CdpError { code: -32000, message: "Cannot find context with specified id".into(), data: None });
+        return Err(CdpError {
+            code: -32000,
+            message: "Cannot find context with specified id".into(),
+            data: None,
+        });
     }
     Ok(())
 }
@@ -232,7 +246,9 @@ pub async fn intercept(
     let mut patterns = guard_fetch_patterns();
     patterns.extend(client_patterns);
     let params = to_js(&json!({ "patterns": patterns, "handleAuthRequests": handle_auth_requests }));
-    chrome::send_command(tab_id, session.as_deref(), "Fetch.enable", &params).await.map_err(|e| error_message(&e))?;
+    chrome::send_command(tab_id, session.as_deref(), "Fetch.enable", &params)
+        .await
+        .map_err(|e| error_message(&e))?;
     Ok(json!({}))
 }
 
@@ -266,9 +282,17 @@ pub async fn inspect(
     };
     let (frame_id, object, mode, request) = match target {
         InspectTarget::Point { x, y } => {
+            // Input takes the point in the viewport, the hit test in the document: add the
+            // scroll offset (measured: a scrolled page hit what lay above the button).
+            let metrics = send("Page.getLayoutMetrics", json!({})).await?;
+            let viewport = get(&metrics, "cssVisualViewport");
+            let (dx, dy) = (
+                get(&viewport, "pageX").as_f64().unwrap_or(0.0),
+                get(&viewport, "pageY").as_f64().unwrap_or(0.0),
+            );
             let hit = send(
                 "DOM.getNodeForLocation",
-                json!({ "x": x.round(), "y": y.round(), "includeUserAgentShadowDOM": false, "ignorePointerEventsNone": true }),
+                json!({ "x": (x + dx).round(), "y": (y + dy).round(), "includeUserAgentShadowDOM": false, "ignorePointerEventsNone": true }),
             )
             .await?;
             let frame = get_str(&hit, "frameId").ok_or("no frame at that point")?;
@@ -281,15 +305,19 @@ pub async fn inspect(
         }
     };
     let args = json!([{ "value": mode }, { "value": selectors }, { "value": request }]);
-    // A context of ours may have gone with its document: make a new one once.
+    // A context of ours may have gone with its document: make a new one once. (Chrome sends no
+    // event we could forget it by unless Runtime is on, which would cost every page its events.)
     for attempt in 0..2 {
         let context = world(tab_id, session, &frame_id, attempt > 0).await?;
         let outcome = match object {
             Some(node) => {
-                let resolved = send("DOM.resolveNode", json!({ "backendNodeId": node, "executionContextId": context })).await;
+                let resolved =
+                    send("DOM.resolveNode", json!({ "backendNodeId": node, "executionContextId": context }))
+                        .await;
                 match resolved {
                     Ok(resolved) => {
-                        let object_id = get_str(&get(&resolved, "object"), "objectId").ok_or("node not resolved")?;
+                        let object_id =
+                            get_str(&get(&resolved, "object"), "objectId").ok_or("node not resolved")?;
                         let result = call(None, Some(object_id.clone()), args.clone()).await;
                         let _ = send("Runtime.releaseObject", json!({ "objectId": object_id })).await;
                         result
@@ -301,15 +329,67 @@ pub async fn inspect(
         };
         match outcome {
             Ok(result) => {
+                let thrown = get(&get(&result, "exceptionDetails"), "exception");
+                if !thrown.is_undefined() {
+                    return Err(format!(
+                        "reading the page threw: {}",
+                        get_str(&thrown, "description").unwrap_or_default()
+                    ));
+                }
                 let value = get(&get(&result, "result"), "value");
                 return from_js::<Value>(&value).ok_or_else(|| "the page gave no facts".to_owned());
             }
-            Err(e) if attempt == 0 && e.contains("context") => continue,
+            // Most likely our world went with its document (a frame keeps its id across
+            // navigations): once more in a new one.
+            Err(_) if attempt == 0 => continue,
             Err(e) => return Err(e),
         }
     }
     Err("no context to read the page in".into())
 }
+
+/// Submits a form the guard answered `204` again, from our world in its frame: the same action,
+/// method and fields (the page's own scripts see no submit event, as with `form.submit()`).
+pub async fn resubmit(
+    tab_id: TabId,
+    session: Option<String>,
+    frame_id: &str,
+    url: &str,
+    method: &str,
+    fields: Vec<(String, String)>,
+) -> Result<Value, String> {
+    wait_for_tab(tab_id).await;
+    let session = session.as_deref();
+    let context = world(tab_id, session, frame_id, true).await?;
+    let params = json!({
+        "executionContextId": context,
+        "functionDeclaration": RESUBMIT_JS,
+        "arguments": [{ "value": url }, { "value": method }, { "value": fields }],
+        "silent": true,
+    });
+    chrome::send_command(tab_id, session, "Runtime.callFunctionOn", &to_js(&params))
+        .await
+        .map_err(|e| error_message(&e))?;
+    Ok(json!({}))
+}
+
+/// Builds and submits the form (our world's own prototypes: the page cannot intercept them).
+const RESUBMIT_JS: &str = "function (url, method, fields) {
+  const form = document.createElement('form');
+  form.method = method;
+  form.action = url;
+  form.acceptCharset = 'UTF-8';
+  form.style.display = 'none';
+  for (const [name, value] of fields) {
+    const input = document.createElement('input');
+    input.type = 'hidden';
+    input.name = name;
+    input.value = value;
+    form.append(input);
+  }
+  (document.body || document.documentElement).append(form);
+  HTMLFormElement.prototype.submit.call(form);
+}";
 
 /// The frame id of a target's main frame.
 async fn main_frame(tab_id: TabId, session: Option<&str>) -> Result<String, String> {
@@ -342,7 +422,10 @@ async fn world(tab_id: TabId, session: Option<&str>, frame_id: &str, fresh: bool
 
 /// A question about a gesture: its element's picture, for the side panel.
 pub fn picture(request: &ApprovalRequest) {
-    let (Some(tab_id), Some(rect)) = (request.tab_id, request.gesture.as_ref().and_then(|g| g.rect)) else { return };
+    let (Some(tab_id), Some(rect)) = (request.tab_id, request.gesture.as_ref().and_then(|g| g.rect)) else {
+        log!("no picture for question {}: {:?}", request.id, request.gesture.as_ref().map(|g| g.rect));
+        return;
+    };
     let id = request.id;
     spawn_local(async move {
         let width = (rect.width + 2.0 * PICTURE_MARGIN).clamp(1.0, PICTURE_MAX.0);
@@ -358,7 +441,14 @@ pub fn picture(request: &ApprovalRequest) {
         futures_util::pin_mut!(shot, timeout);
         let data = match futures_util::future::select(shot, timeout).await {
             futures_util::future::Either::Left((Ok(result), _)) => get_str(&result, "data"),
-            _ => None,
+            futures_util::future::Either::Left((Err(e), _)) => {
+                warn!("no picture for question {id}: {}", error_message(&e));
+                None
+            }
+            futures_util::future::Either::Right(_) => {
+                warn!("no picture for question {id}: the tab did not paint in time");
+                None
+            }
         };
         let Some(data) = data else { return };
         let waiting = with(|w| {
