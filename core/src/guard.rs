@@ -548,7 +548,6 @@ impl Core {
             .filter(|(_, a)| match &a.waiting {
                 Waiting::Command { conn: c, .. } => *c == conn,
                 Waiting::Gesture(crate::gestures::Waiting::Input { conn: c, .. }) => *c == conn,
-                Waiting::Gesture(crate::gestures::Waiting::Continue { conn: c, .. }) => *c == conn,
                 _ => false,
             })
             .map(|(id, _)| *id)

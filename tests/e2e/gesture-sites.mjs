@@ -89,6 +89,12 @@ export function gestureSites() {
     '/account/security': html(ACCOUNT),
     '/account/search': html(page('Search', '<p id="results">results</p>')),
   };
+  // A one-page PDF: Chrome's viewer, embedded in a page, detaches an extension's debugger.
+  pages['/doc.pdf'] = (req, res) => {
+    res.writeHead(200, { 'content-type': 'application/pdf' });
+    res.end('%PDF-1.1\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj ' +
+      '3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 200 200]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF');
+  };
   for (const path of ['/shop/pay', '/shop/api/pay', '/shop/cart/add', '/acme/rocket/settings/delete', '/acme/rocket/settings/rename', '/account/password']) {
     pages[path] = write;
   }

@@ -182,6 +182,45 @@ describe('the gesture guard', { timeout: 900_000 }, () => {
     } finally {
       await browser.disconnect();
     }
+    // Allowed: the page saw its fetch fail (nothing waits paused while the human reads), and
+    // the extension sends it again from the page, as it was: exactly one request.
+    const second = await connectAgent(h, 'fetcher-2', 120_000);
+    try {
+      const page = await second.newPage();
+      await page.goto(url('/shop/checkout'));
+      const fetched = outcome(page.evaluate(() => fetch('/shop/api/pay', { method: 'POST', body: '{"amount":1}' })));
+      await answer((await question()).id, 'allow');
+      assert.match(await withTimeout(fetched, WAIT_MS, 'the fetch'), /Failed to fetch/);
+      await pollFor(() => writesTo('/shop/api/pay') === 1, WAIT_MS, 'the request sent again', h.detail);
+      await sleep(500);
+      assert.equal(writesTo('/shop/api/pay'), 1, 'exactly one request');
+    } finally {
+      await second.disconnect();
+    }
+  });
+
+  test('a page that makes Chrome let go of the debugger (an embedded PDF) gets no held write through', async () => {
+    // Chrome sends every paused request on when its debugger detaches, and a PDF viewer in the
+    // page detaches an extension's debugger: measured, a write held paused reached the server.
+    const browser = await connectAgent(h, 'detacher', 120_000);
+    try {
+      const page = await browser.newPage();
+      await page.goto(url('/shop/checkout'));
+      const before = writesTo('/shop/api/pay');
+      page.evaluate(() => { fetch('/shop/api/pay', { method: 'POST', body: '{}', keepalive: true }); }).catch(() => {});
+      await question();
+      const detached = page.evaluate(() => {
+        const pdf = document.createElement('embed');
+        pdf.type = 'application/pdf';
+        pdf.src = '/doc.pdf';
+        document.body.append(pdf);
+      });
+      await detached.catch(() => {});
+      await sleep(3000);
+      assert.equal(writesTo('/shop/api/pay'), before, 'the held write reached the server');
+    } finally {
+      await browser.disconnect().catch(() => {});
+    }
   });
 
   test('a search, "Next" and "Add to cart" on the same page pass at once', async () => {

@@ -156,17 +156,24 @@ pub enum BrowserOp {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         handle_auth_requests: bool,
     },
-    /// Sends a form submission again from the page's frame (the gesture guard answered the one
-    /// a script sent `204` to read the page, and lets it go): a form made in the extension's
-    /// isolated world with these fields, in order, submitted at once. Answers `{}`.
-    Resubmit {
+    /// Sends a write again from the page's frame, as it was (the gesture guard answered it at
+    /// once and the human allowed it, or it was a form submission answered `204` to read the
+    /// page): a form made in the extension's isolated world with the URL-encoded body's fields
+    /// (`as_form`), else a `fetch` with these headers and body. The guard lets the next
+    /// request like it through once. Answers `{}`.
+    Resend {
         tab_id: TabId,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         child_session_id: Option<String>,
         frame_id: String,
         url: String,
         method: String,
-        fields: Vec<(String, String)>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        as_form: bool,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        headers: Vec<(String, String)>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        body: Option<String>,
     },
     /// CDP's `Browser.setContentsSize`: resize the window so that its active tab's contents get
     /// this size; only for an agent's own window. Sent from a page session, `tab_id` is that page,

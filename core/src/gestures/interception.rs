@@ -198,20 +198,37 @@ pub fn base64_decode(text: &str) -> Option<Vec<u8>> {
 }
 
 /// What a client's `Fetch.continueRequest` makes of a paused request: the request as it will
-/// be sent, when the client changed its method, URL or body.
-pub fn continued_as(paused: &PausedRequest, params: &Value) -> Option<(String, String, Option<String>)> {
+/// be sent, when the client changed its method, URL, headers or body.
+pub fn continued_as(paused: &PausedRequest, params: &Value) -> Option<PausedRequest> {
     let method = params["method"].as_str();
     let url = params["url"].as_str();
     let body =
         params["postData"].as_str().and_then(base64_decode).map(|b| String::from_utf8_lossy(&b).into_owned());
-    if method.is_none() && url.is_none() && body.is_none() {
+    let headers = params["headers"].as_array().map(|list| {
+        list.iter()
+            .filter_map(|h| {
+                Some((h["name"].as_str()?.to_owned(), Value::String(h["value"].as_str()?.to_owned())))
+            })
+            .collect::<serde_json::Map<String, Value>>()
+    });
+    if method.is_none() && url.is_none() && body.is_none() && headers.is_none() {
         return None;
     }
-    Some((
-        method.unwrap_or(&paused.request.method).to_owned(),
-        url.unwrap_or(&paused.request.url).to_owned(),
-        body.or_else(|| paused.body()),
-    ))
+    let mut changed = paused.clone();
+    if let Some(method) = method {
+        changed.request.method = method.to_owned();
+    }
+    if let Some(url) = url {
+        changed.request.url = url.to_owned();
+    }
+    if let Some(body) = body {
+        changed.request.post_data = Some(body);
+        changed.request.post_data_entries.clear();
+    }
+    if let Some(headers) = headers {
+        changed.request.headers = headers;
+    }
+    Some(changed)
 }
 
 /// The `Fetch` commands that answer one paused request, and whether each settles it.
@@ -284,12 +301,13 @@ mod tests {
     #[test]
     fn a_continue_that_changes_the_request_is_a_new_request() {
         let p = paused("https://a.test/search", "Fetch", None);
-        assert_eq!(continued_as(&p, &json!({"requestId": "R"})), None);
-        let (method, url, body) =
+        assert!(continued_as(&p, &json!({"requestId": "R"})).is_none());
+        let changed =
             continued_as(&p, &json!({"requestId": "R", "method": "POST", "url": "https://a.test/pay", "postData": "Y2FyZD00MjQy"}))
                 .unwrap();
+        let r = &changed.request;
         assert_eq!(
-            (method.as_str(), url.as_str(), body.as_deref()),
+            (r.method.as_str(), r.url.as_str(), changed.body().as_deref()),
             ("POST", "https://a.test/pay", Some("card=4242"))
         );
         assert_eq!(answers_paused("Fetch.fulfillRequest"), Some(true));

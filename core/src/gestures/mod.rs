@@ -8,28 +8,31 @@
 //!    amounts); the rule (`rule.rs`) decides, and a held gesture reaches the page only if the
 //!    human allows it once. Refused, the client gets a CDP error and the page never saw it. The
 //!    connection's later `Input` commands wait behind it, in order.
-//! 2. **At the network** (`interception.rs`): every request that can write leaves a shared tab,
-//!    or any of its frames and workers, only after the guard saw it (`Fetch`, paused by the
+//! 2. **At the network** (`network.rs`): every request that can write leaves a shared tab, or
+//!    any of its frames and workers, only after the guard saw it (`Fetch`, paused by the
 //!    extension from the moment it attaches). This catches what no input shows: a script's
 //!    `el.click()`, `form.submit()`, a click handler's `fetch`, scripts added for new documents,
-//!    about:blank frames a script made, out-of-process frames. A write the rule holds waits for
-//!    the human; refused, a form submission is answered `204 No Content` (the page stays as it
-//!    was) and any other request fails as blocked by the client. A gesture the human allowed
-//!    lets the one write it causes through without asking twice.
+//!    about:blank frames a script made, out-of-process frames. A write the rule holds never
+//!    waits paused for the human: Chrome lets every paused request go when its debugger
+//!    detaches, and a page can make it detach (measured: embedding a PDF). It is answered at
+//!    once instead (a form submission `204 No Content`, which leaves the page as it was; any
+//!    other write fails as blocked by the client), and the extension sends it again from the
+//!    page, as it was, only if the human allows it (`BrowserOp::Resend`). A gesture the human
+//!    allowed lets the one write it causes through without asking twice.
 //!
-//! Chrome runs no command on a target while a navigation of it is paused (measured: every
-//! `Runtime`/`DOM`/`Page` command waits), so a form submission cannot be read while it is held.
-//! One that follows an agent's gesture on its form is judged with what that gesture's reading
-//! found; one a script sent is answered `204` at once (nothing reached the server, the page
-//! stays), read, and sent again by the extension from the page, with the same fields, only if
-//! the rule lets it go or the human allows it (`BrowserOp::Resubmit`).
+//! Clients share the tab's `Fetch` domain with the guard (`fetch_clients.rs`). Chrome runs no
+//! command on a target while a navigation of it is paused (measured), so a form submission is
+//! judged with what its gesture's reading found, or, sent by a script, answered `204` first and
+//! read afterwards.
 //!
 //! The vocabulary is `vocabulary.rs`; a policy adds triggers (`gesture_words`,
 //! `gesture_selectors`, `gesture_origins`), never removes one. ARCHITECTURE.md lists what each
 //! layer catches, measured, and the routes left open.
 
+mod fetch_clients;
 mod input;
 pub mod interception;
+mod network;
 pub mod rule;
 pub mod vocabulary;
 
@@ -37,9 +40,9 @@ use crate::audit::Outcome;
 use crate::frames::{errors, ClientCommand};
 use crate::guard::Approved;
 use crate::session::{ConnId, SessionKind};
-use crate::{AgentId, Core, Output};
-use interception::{ClientFetch, PausedRequest};
-use rule::{Gesture, Held, Triggers};
+use crate::{AgentId, Core};
+use network::{Bounced, Paused, PausedKey};
+use rule::{Gesture, Triggers};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use tabtunnel_wire::gestures::{GestureFacts, GestureQuestion, InspectTarget};
@@ -51,9 +54,6 @@ pub const DEFAULT_GESTURE_TIMEOUT_MS: u64 = 90_000;
 const PASS_MS: u64 = 10_000;
 /// How the guard's own questions name their rule.
 pub const RULE: &str = "the gesture guard";
-
-/// A paused request: tab, child session (`None`: the page), Chrome's requestId.
-pub(crate) type PausedKey = (TabId, Option<String>, String);
 
 /// The guard's state in the core.
 #[derive(Debug, Default)]
@@ -69,8 +69,8 @@ pub(crate) struct Gestures {
     /// Each tab's last gesture the guard read (when, and what it found): the form submission it
     /// sends is judged with it.
     last_gesture: HashMap<TabId, (u64, GestureFacts)>,
-    /// Form submissions the guard sent again from the page, let through once until this time:
-    /// tab, method, URL.
+    /// Writes the guard sent again from the page, let through once until this time: tab,
+    /// method, URL.
     replays: HashMap<(TabId, String, String), u64>,
     /// What the human refused (or let time out) a moment ago, per agent: the same gesture or
     /// request again (a client retrying, an agent wearing the human down) is refused at once.
@@ -85,50 +85,31 @@ fn signature(q: &GestureQuestion) -> String {
     format!("{}\n{}\n{}\n{}", q.origin, q.element, q.form, q.request)
 }
 
-/// A form submission a script sent, answered `204` and read: what it takes to send it again.
-#[derive(Debug)]
-pub(crate) struct Bounced {
-    tab: TabId,
-    child: Option<String>,
-    request: PausedRequest,
-}
-
-#[derive(Debug)]
-struct Paused {
-    request: PausedRequest,
-    /// The event's params as Chrome sent them, for the client that gets it.
-    params: String,
-    /// The client session it was handed to (it alone may answer it).
-    delivered: Option<(ConnId, String)>,
-    /// A `Fetch.authRequired`, not a `requestPaused`.
-    auth: bool,
-}
-
 /// A gesture or request waiting for the human's answer.
 #[derive(Debug)]
 pub(crate) enum Waiting {
     /// A client's `Input` command, replayed if allowed.
     Input { conn: ConnId, text: String, tab: TabId },
-    /// A request paused in the browser.
-    Request { key: PausedKey },
-    /// A client's `Fetch.continueRequest` that turned a request into one the rule holds.
-    Continue { conn: ConnId, text: String, key: PausedKey },
-    /// A form submission a script sent (answered `204`): sent again if allowed.
-    Replay(Bounced),
+    /// A write answered at once: sent again from the page if allowed.
+    Resend(Bounced),
 }
 
 /// What the core does with the extension's reading of a page.
 #[derive(Debug)]
 pub(crate) enum Inspected {
-    Input { conn: ConnId, text: String, tab: TabId, gesture: Gesture },
-    Request { key: PausedKey },
+    Input {
+        conn: ConnId,
+        text: String,
+        tab: TabId,
+        gesture: Gesture,
+    },
+    /// A write that waits paused for its reading.
+    Paused {
+        key: PausedKey,
+    },
+    /// A write answered at once, read afterwards.
     Bounced(Bounced),
 }
-
-/// How long after a gesture the form submission it sends is judged with its reading.
-const GESTURE_SENDS_MS: u64 = 3_000;
-/// How long a form submission sent again waits to be let through.
-const REPLAY_MS: u64 = 10_000;
 
 impl Core {
     /// What the agent's policy adds to the built-in rule.
@@ -165,7 +146,7 @@ impl Core {
             return self.input_gesture(conn, cmd, tab, child, text, approved);
         }
         if cmd.method.starts_with("Fetch.") {
-            return self.fetch_command(conn, cmd, tab, child, text, approved);
+            return self.fetch_command(conn, cmd, tab, child);
         }
         if matches!(cmd.method, "Network.setRequestInterception" | "Network.continueInterceptedRequest") {
             let why = "tabtunnel's gesture guard intercepts requests with the Fetch domain; use Fetch.enable";
@@ -233,104 +214,9 @@ impl Core {
                     Waiting::Input { conn, text: text.clone(), tab },
                 );
             }
-            Inspected::Request { key } => {
-                let Some(paused) = self.gestures.paused.get(&key) else { return };
-                let request = paused.request.clone();
-                self.judge_paused(key, &request, facts.as_ref());
-            }
-            Inspected::Bounced(bounced) => {
-                let tab = bounced.tab;
-                let Some(held) = self.judge(tab, &bounced.request, facts.as_ref()) else { return };
-                let Some((agent, question)) = held else { return self.replay(bounced) };
-                if self.take_pass(tab) {
-                    self.audit_with_gesture(&agent, tab, &bounced.request, question);
-                    return self.replay(bounced);
-                }
-                let url = bounced.request.request.url.clone();
-                self.ask_gesture(&agent, tab, "request", Some(&url), question, Waiting::Replay(bounced));
-            }
+            Inspected::Paused { key } => self.paused_inspected(key, facts.as_ref()),
+            Inspected::Bounced(bounced) => self.bounced_inspected(bounced, facts.as_ref()),
         }
-    }
-
-    /// The rule for a request: `None` when its tab is gone, `Some(None)` when it may go, else
-    /// the agent and the question.
-    #[allow(clippy::option_option)]
-    fn judge(
-        &self,
-        tab: TabId,
-        request: &PausedRequest,
-        facts: Option<&GestureFacts>,
-    ) -> Option<Option<(AgentId, GestureQuestion)>> {
-        let agent = self.tabs.get(&tab).map(|s| s.tab.owner.clone())?;
-        let body = request.body();
-        let content_type = request.content_type();
-        let req = rule::Request {
-            method: &request.request.method,
-            url: &request.request.url,
-            content_type: &content_type,
-            body: body.as_deref(),
-        };
-        let held = rule::request(&req, facts, &self.gesture_triggers(&agent));
-        if !held.is_held() {
-            return Some(None);
-        }
-        let what = if request.resource_type == "Document" { "form submission" } else { "request" };
-        Some(Some((agent, rule::question(what, facts, Some(&req), &held))))
-    }
-
-    /// A paused request, judged: let go, let go with the gesture the human allowed, or asked
-    /// about while it waits.
-    fn judge_paused(&mut self, key: PausedKey, request: &PausedRequest, facts: Option<&GestureFacts>) {
-        let Some(held) = self.judge(key.0, request, facts) else { return };
-        let Some((agent, question)) = held else { return self.paused_let_go(&key) };
-        if self.take_pass(key.0) {
-            self.audit_with_gesture(&agent, key.0, request, question);
-            return self.paused_let_go(&key);
-        }
-        let url = request.request.url.clone();
-        self.ask_gesture(&agent, key.0, "request", Some(&url), question, Waiting::Request { key });
-    }
-
-    fn audit_with_gesture(
-        &mut self,
-        agent: &AgentId,
-        tab: TabId,
-        request: &PausedRequest,
-        question: GestureQuestion,
-    ) {
-        let outcome = Outcome::Asked { rule: RULE.into(), answer: "allowed once (with its gesture)" };
-        self.audit_question(agent, Some(tab), "request", Some(&request.request.url), outcome, question);
-    }
-
-    /// Sends a bounced form submission again from its page; the next one like it goes through.
-    fn replay(&mut self, bounced: Bounced) {
-        let Bounced { tab, child, request } = bounced;
-        let until = self.now_ms + REPLAY_MS;
-        let key = (tab, request.request.method.to_ascii_uppercase(), request.request.url.clone());
-        self.gestures.replays.insert(key, until);
-        let fields = url::form_urlencoded::parse(request.body().unwrap_or_default().as_bytes())
-            .map(|(k, v)| (k.into_owned(), v.into_owned()))
-            .collect();
-        let op = BrowserOp::Resubmit {
-            tab_id: tab,
-            child_session_id: child,
-            frame_id: request.frame_id.clone(),
-            url: request.request.url.clone(),
-            method: request.request.method.to_ascii_lowercase(),
-            fields,
-        };
-        self.browser_op_housekeeping(op);
-    }
-
-    /// The facts of the tab's last gesture, if it sent this form submission (its form's action
-    /// and method) a moment ago.
-    fn facts_of_gesture_sending(&self, tab: TabId, request: &PausedRequest) -> Option<GestureFacts> {
-        let (at, facts) = self.gestures.last_gesture.get(&tab)?;
-        let form = facts.form.as_ref()?;
-        let same_url = |a: &str, b: &str| a.split('#').next() == b.split('#').next();
-        let sends = same_url(&form.action, &request.request.url)
-            && form.method.eq_ignore_ascii_case(&request.request.method);
-        (self.now_ms.saturating_sub(*at) <= GESTURE_SENDS_MS && sends).then(|| facts.clone())
     }
 
     fn take_pass(&mut self, tab: TabId) -> bool {
@@ -385,18 +271,9 @@ impl Core {
                 self.refuse_gesture_text(conn, &text, why);
                 self.release_inputs(conn);
             }
-            Waiting::Request { key } if allowed => self.paused_let_go(&key),
-            Waiting::Request { key } => self.paused_refuse(&key),
-            Waiting::Continue { conn, text, .. } if allowed => {
-                self.dispatch(conn, &text, Approved::GestureChecked)
-            }
-            Waiting::Continue { conn, text, key } => {
-                self.refuse_gesture_text(conn, &text, why);
-                self.paused_refuse(&key);
-            }
-            Waiting::Replay(bounced) if allowed => self.replay(bounced),
-            // Answered `204` already: nothing reached the server.
-            Waiting::Replay(_) => {}
+            Waiting::Resend(bounced) if allowed => self.resend(bounced),
+            // Answered at once already: nothing reached the server.
+            Waiting::Resend(_) => {}
         }
     }
 
@@ -446,319 +323,15 @@ impl Core {
         }
     }
 
-    /// A tab's debugger session is gone or starts over: the extension fails the writes it still
-    /// holds there (Chrome would let them go), and their questions are withdrawn.
+    /// A tab's debugger session is gone or starts over: what the guard knew of it goes, and its
+    /// questions about writes are withdrawn (the extension fails what it still holds paused
+    /// there, as Chrome would let it go).
     pub(crate) fn gestures_forget_tab(&mut self, tab: TabId) {
         self.gestures.passes.remove(&tab);
         self.gestures.last_gesture.remove(&tab);
         self.gestures.paused.retain(|(t, _, _), _| *t != tab);
         self.gestures.replays.retain(|(t, _, _), _| *t != tab);
-        self.withdraw_gesture_questions(|w| match w {
-            Waiting::Request { key } | Waiting::Continue { key, .. } => key.0 == tab,
-            Waiting::Replay(bounced) => bounced.tab == tab,
-            Waiting::Input { .. } => false,
-        });
-    }
-
-    // ---- the network layer ----
-
-    /// A `Fetch.requestPaused` or `Fetch.authRequired` of a shared tab: the guard's to decide
-    /// (`true`, always: no client hears of it otherwise).
-    pub(crate) fn request_paused(
-        &mut self,
-        tab: TabId,
-        child: Option<&str>,
-        method: &str,
-        params: &str,
-    ) -> bool {
-        let Some(request) = PausedRequest::read(params) else { return true };
-        let key: PausedKey = (tab, child.map(str::to_owned), request.request_id.clone());
-        let auth = method == "Fetch.authRequired";
-        let write = !auth && !request.response_stage() && rule::is_write(&request.request.method);
-        let frame_id = request.frame_id.clone();
-        let (url, http_method) = (request.request.url.clone(), request.request.method.clone());
-        self.gestures
-            .paused
-            .insert(key.clone(), Paused { request, params: params.to_owned(), delivered: None, auth });
-        if !write {
-            self.paused_let_go(&key);
-            return true;
-        }
-        let request = self.gestures.paused[&key].request.clone();
-        if request.resource_type == "Document" {
-            self.form_submission_paused(key, request);
-            return true;
-        }
-        let agent = self.tabs.get(&tab).map(|s| s.tab.owner.clone());
-        let selectors = agent.map(|a| self.gesture_triggers(&a).selectors.clone()).unwrap_or_default();
-        let target = InspectTarget::Request { frame_id, url, method: http_method };
-        let op = BrowserOp::Inspect { tab_id: tab, child_session_id: key.1.clone(), target, selectors };
-        self.browser_op_then(op, crate::Then::Inspected(Inspected::Request { key }));
-        true
-    }
-
-    /// A form submission (a navigation that writes) is paused: Chrome runs nothing on its
-    /// target until it goes on, so it is judged with its gesture's reading, or answered `204`
-    /// and read afterwards (see the module's documentation).
-    fn form_submission_paused(&mut self, key: PausedKey, request: PausedRequest) {
-        let (tab, child, _) = key.clone();
-        let replayed = (tab, request.request.method.to_ascii_uppercase(), request.request.url.clone());
-        if self.gestures.replays.remove(&replayed).is_some_and(|until| self.now_ms <= until) {
-            return self.paused_let_go(&key);
-        }
-        if let Some(facts) = self.facts_of_gesture_sending(tab, &request) {
-            return self.judge_paused(key, &request, Some(&facts));
-        }
-        let replayable = request.body().is_some()
-            && !request.content_type().to_ascii_lowercase().starts_with("multipart/")
-            && !request.content_type().to_ascii_lowercase().starts_with("text/plain");
-        if !replayable {
-            // Sent as it is or not at all: judged by what it carries.
-            return self.judge_paused(key, &request, None);
-        }
-        self.paused_refuse(&key);
-        let agent = self.tabs.get(&tab).map(|s| s.tab.owner.clone());
-        let selectors = agent.map(|a| self.gesture_triggers(&a).selectors.clone()).unwrap_or_default();
-        let target = InspectTarget::Request {
-            frame_id: request.frame_id.clone(),
-            url: request.request.url.clone(),
-            method: request.request.method.clone(),
-        };
-        let op = BrowserOp::Inspect { tab_id: tab, child_session_id: child.clone(), target, selectors };
-        let bounced = Bounced { tab, child, request };
-        self.browser_op_then(op, crate::Then::Inspected(Inspected::Bounced(bounced)));
-    }
-
-    /// The guard lets a paused request go: to the first client session on its target whose
-    /// patterns want it, else on to the network.
-    fn paused_let_go(&mut self, key: &PausedKey) {
-        let (tab, child, _) = key;
-        let Some(paused) = self.gestures.paused.get(key) else { return };
-        let wanted = self.tabs.get(tab).and_then(|s| s.target(child.as_deref())).and_then(|target| {
-            target.sessions.iter().find_map(|s| {
-                let fetch = s.fetch.as_ref()?;
-                let wants =
-                    if paused.auth { fetch.handle_auth_requests } else { fetch.wants(&paused.request) };
-                wants.then(|| (s.conn, s.session_id.clone()))
-            })
-        });
-        match wanted {
-            Some((conn, session_id)) => {
-                let method = if paused.auth { "Fetch.authRequired" } else { "Fetch.requestPaused" };
-                let frame = crate::frames::event(method, &paused.params, &session_id);
-                self.gestures.paused.get_mut(key).expect("looked up").delivered = Some((conn, session_id));
-                self.out.push_back(Output::ToClient { conn, frame });
-            }
-            None => self.paused_continue(key),
-        }
-    }
-
-    /// On to the network, as Chrome would without interception.
-    fn paused_continue(&mut self, key: &PausedKey) {
-        let Some(paused) = self.gestures.paused.remove(key) else { return };
-        let (method, params) = if paused.auth {
-            (
-                "Fetch.continueWithAuth",
-                serde_json::json!({"requestId": key.2, "authChallengeResponse": {"response": "Default"}}),
-            )
-        } else {
-            ("Fetch.continueRequest", serde_json::json!({"requestId": key.2}))
-        };
-        self.paused_command(key, method, params);
-    }
-
-    /// Refused: a form submission gets `204 No Content`, which leaves the page where it was;
-    /// anything else fails as blocked by the client.
-    fn paused_refuse(&mut self, key: &PausedKey) {
-        let Some(paused) = self.gestures.paused.remove(key) else { return };
-        let (method, params) = if paused.request.resource_type == "Document" {
-            (
-                "Fetch.fulfillRequest",
-                serde_json::json!({"requestId": key.2, "responseCode": 204, "responseHeaders": []}),
-            )
-        } else {
-            ("Fetch.failRequest", serde_json::json!({"requestId": key.2, "errorReason": "BlockedByClient"}))
-        };
-        self.paused_command(key, method, params);
-    }
-
-    fn paused_command(&mut self, key: &PausedKey, method: &str, params: serde_json::Value) {
-        if !self.extension_connected || !self.tabs.contains_key(&key.0) {
-            return;
-        }
-        let raw = tabtunnel_wire::RawValue::from_string(params.to_string()).expect("JSON");
-        self.send_command(crate::Pending::Core(None), key.0, key.1.clone(), method.to_owned(), Some(raw));
-    }
-
-    /// A client's `Fetch` command on a shared tab: its interception is added to the guard's,
-    /// and it answers only requests it was handed.
-    fn fetch_command(
-        &mut self,
-        conn: ConnId,
-        cmd: &ClientCommand,
-        tab: TabId,
-        child: Option<String>,
-        text: &str,
-        approved: Approved,
-    ) -> bool {
-        match cmd.method {
-            "Fetch.enable" => {
-                let wish = ClientFetch::from_params(&crate::emulation::params(cmd));
-                self.set_client_fetch(conn, cmd, tab, child, Some(wish));
-                true
-            }
-            "Fetch.disable" => {
-                self.set_client_fetch(conn, cmd, tab, child, None);
-                true
-            }
-            method => {
-                let Some(settles) = interception::answers_paused(method) else { return false };
-                let params = crate::emulation::params(cmd);
-                let id = params["requestId"].as_str().unwrap_or_default().to_owned();
-                let key: PausedKey = (tab, child, id);
-                let handed = self.gestures.paused.get(&key).and_then(|p| p.delivered.clone());
-                if handed.as_ref().is_none_or(|(c, s)| *c != conn || s != cmd.session_id) {
-                    self.reply_error(conn, cmd, &errors::invalid_params(method, "Invalid InterceptionId."));
-                    return true;
-                }
-                if method == "Fetch.continueRequest" && approved != Approved::GestureChecked {
-                    let paused = &self.gestures.paused[&key].request;
-                    if let Some((m, url, body)) = interception::continued_as(paused, &params) {
-                        let content_type = paused.content_type();
-                        let req = rule::Request {
-                            method: &m,
-                            url: &url,
-                            content_type: &content_type,
-                            body: body.as_deref(),
-                        };
-                        let agent = self.conns[&conn].agent.clone();
-                        let held: Held = rule::request(&req, None, &self.gesture_triggers(&agent));
-                        if held.is_held() {
-                            let question = rule::question(
-                                "request changed by the agent's interception",
-                                None,
-                                Some(&req),
-                                &held,
-                            );
-                            let waiting = Waiting::Continue { conn, text: text.to_owned(), key };
-                            self.ask_gesture(&agent, tab, method, Some(&url), question, waiting);
-                            return true;
-                        }
-                    }
-                }
-                if settles {
-                    self.gestures.paused.remove(&key);
-                }
-                false // forwarded as sent
-            }
-        }
-    }
-
-    /// Records a client session's `Fetch.enable` (or its end) and gives Chrome the guard's
-    /// patterns plus every client session's on that target.
-    fn set_client_fetch(
-        &mut self,
-        conn: ConnId,
-        cmd: &ClientCommand,
-        tab: TabId,
-        child: Option<String>,
-        wish: Option<ClientFetch>,
-    ) {
-        let Some(target) = self.tabs.get_mut(&tab).and_then(|s| s.target_mut(child.as_deref())) else {
-            return;
-        };
-        if let Some(session) = target.session_mut(conn, cmd.session_id) {
-            session.fetch = wish.clone();
-        }
-        let op = intercept_op(tab, child.clone(), target);
-        if wish.is_none() {
-            // Chrome lets a session's paused requests go when it disables Fetch.
-            let mine: Vec<PausedKey> = self
-                .gestures
-                .paused
-                .iter()
-                .filter(|((t, c, _), p)| {
-                    *t == tab
-                        && *c == child
-                        && p.delivered.as_ref().is_some_and(|(pc, s)| *pc == conn && s == cmd.session_id)
-                })
-                .map(|(k, _)| k.clone())
-                .collect();
-            for key in mine {
-                self.paused_continue(&key);
-            }
-        }
-        self.browser_op(conn, cmd, op, Some(crate::OnSuccess::ReplyWith("{}")));
-    }
-
-    /// Client sessions with their own interception left a target that stays: the guard's and
-    /// the others' patterns stay, and what they were handed goes on.
-    pub(crate) fn fetch_sessions_left(
-        &mut self,
-        tab: TabId,
-        child: Option<&str>,
-        leavers: &[crate::domains::TargetSession],
-    ) {
-        if leavers.iter().all(|s| s.fetch.is_none()) {
-            return;
-        }
-        for leaver in leavers {
-            let mine: Vec<PausedKey> = self
-                .gestures
-                .paused
-                .iter()
-                .filter(|(k, p)| {
-                    k.0 == tab
-                        && k.1.as_deref() == child
-                        && p.delivered
-                            .as_ref()
-                            .is_some_and(|(c, s)| *c == leaver.conn && *s == leaver.session_id)
-                })
-                .map(|(k, _)| k.clone())
-                .collect();
-            for key in mine {
-                self.paused_continue(&key);
-            }
-        }
-        let Some(target) = self.tabs.get(&tab).and_then(|s| s.target(child)) else { return };
-        let op = intercept_op(tab, child.map(str::to_owned), target);
-        self.browser_op_housekeeping(op);
-    }
-
-    /// A child Chrome attached waits for a debugger (the guard's auto-attach asks that, so its
-    /// interception is on before it runs): it runs once the extension armed it, unless a client
-    /// session asked to resume it itself.
-    pub(crate) fn child_may_run(&mut self, tab: TabId, parent: Option<&str>, params: &str) {
-        #[derive(serde::Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Attached {
-            session_id: String,
-            #[serde(default)]
-            waiting_for_debugger: bool,
-        }
-        let Ok(attached) = serde_json::from_str::<Attached>(params) else { return };
-        if !attached.waiting_for_debugger {
-            return;
-        }
-        let client_resumes = self
-            .tabs
-            .get(&tab)
-            .and_then(|s| s.target(parent))
-            .is_some_and(|t| t.sessions.iter().any(|s| s.auto_attach && s.wait_for_debugger));
-        if !client_resumes {
-            self.send_housekeeping(tab, Some(attached.session_id), "Runtime.runIfWaitingForDebugger");
-        }
-    }
-}
-
-/// The extension's `Fetch.enable` for a target: the guard's patterns and its clients'.
-fn intercept_op(tab: TabId, child: Option<String>, target: &crate::tab_state::TargetState) -> BrowserOp {
-    let wishes: Vec<&ClientFetch> = target.sessions.iter().filter_map(|s| s.fetch.as_ref()).collect();
-    BrowserOp::Intercept {
-        tab_id: tab,
-        child_session_id: child,
-        client_patterns: wishes.iter().flat_map(|w| w.raw_patterns.iter().cloned()).collect(),
-        handle_auth_requests: wishes.iter().any(|w| w.handle_auth_requests),
+        self.withdraw_gesture_questions(|w| matches!(w, Waiting::Resend(bounced) if bounced.tab == tab));
     }
 }
 

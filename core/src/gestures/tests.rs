@@ -215,12 +215,13 @@ fn a_form_a_script_submits_is_answered_204_read_and_sent_again_only_if_allowed()
     let id = approvals(&h.answer(op, pay_button()))[0].id;
     let step = h.ext(FromExtension::ApprovalAnswer { id, answer: ApprovalAnswer::Allow });
     match step.browser_ops()[..] {
-        [(_, BrowserOp::Resubmit { frame_id, url, method, fields, .. })] => {
+        [(_, BrowserOp::Resend { frame_id, url, method, as_form, body, .. })] => {
             assert_eq!(
                 (frame_id.as_str(), url.as_str(), method.as_str()),
-                ("PAGE1", "https://shop.test/pay", "post")
+                ("PAGE1", "https://shop.test/pay", "POST")
             );
-            assert_eq!(fields, &[("cardnumber".to_owned(), "4242424242424242".to_owned())]);
+            assert!(as_form);
+            assert_eq!(body.as_deref(), Some("cardnumber=4242424242424242"));
         }
         ref other => panic!("{other:?}"),
     }
@@ -240,25 +241,37 @@ fn a_harmless_form_a_script_submits_is_sent_again_at_once() {
     let facts = json!({"url": "https://shop.test/checkout", "form": {"action": "https://shop.test/cart/add", "method": "post", "fields": [{"inputType": "hidden", "name": "item"}], "buttons": ["Add to cart"]}});
     let step = h.answer(op, facts);
     assert!(approvals(&step).is_empty());
-    assert!(matches!(step.browser_ops()[..], [(_, BrowserOp::Resubmit { .. })]));
+    assert!(matches!(step.browser_ops()[..], [(_, BrowserOp::Resend { as_form: true, .. })]));
 }
 
 #[test]
-fn a_refused_fetch_fails_and_silence_is_a_refusal() {
+fn a_write_its_url_holds_fails_at_once_and_is_sent_again_only_if_allowed() {
     let (mut h, _) = agent_page();
-    let (op, _) = inspection(&h.ext(paused(PAY_FETCH)));
-    let id = approvals(&h.answer(op, json!({})))[0].id;
-    let step = h.ext(FromExtension::ApprovalAnswer { id, answer: ApprovalAnswer::Deny });
     let failed =
         ("Fetch.failRequest".to_owned(), json!({"requestId": "R2", "errorReason": "BlockedByClient"}));
+    // Nothing waits paused while the human reads the question (a detached debugger would let
+    // it go): the fetch fails now, the page is read, then the human is asked.
+    let step = h.ext(paused(PAY_FETCH));
     assert_eq!(fetch_commands(&step), [failed.clone()]);
+    let (op, _) = inspection(&step);
+    let id = approvals(&h.answer(op, json!({"url": "https://shop.test/checkout"})))[0].id;
+    let step = h.ext(FromExtension::ApprovalAnswer { id, answer: ApprovalAnswer::Deny });
+    assert!(step.commands().is_empty() && step.browser_ops().is_empty());
+    // Silence is a no as well.
     h.tick(31_000);
     let (op, _) = inspection(&h.ext(paused(PAY_FETCH)));
     h.answer(op, json!({}));
-    assert!(fetch_commands(&h.tick(31_000 + gestures::DEFAULT_GESTURE_TIMEOUT_MS - 10)).is_empty());
     let step = h.tick(31_000 + gestures::DEFAULT_GESTURE_TIMEOUT_MS + 10);
-    assert_eq!(fetch_commands(&step), [failed]);
+    assert!(step.commands().is_empty() && step.browser_ops().is_empty());
     assert!(matches!(&audits(&step)[0].outcome, Outcome::Asked { answer: "not answered in time", .. }));
+    // Allowed: the extension sends it again from the page, as it was, and that one goes on.
+    h.tick(70_000 + gestures::DEFAULT_GESTURE_TIMEOUT_MS);
+    let (op, _) = inspection(&h.ext(paused(PAY_FETCH)));
+    let id = approvals(&h.answer(op, json!({})))[0].id;
+    let step = h.ext(FromExtension::ApprovalAnswer { id, answer: ApprovalAnswer::Allow });
+    assert!(matches!(step.browser_ops()[..], [(_, BrowserOp::Resend { as_form: false, .. })]));
+    let step = h.ext(paused(&PAY_FETCH.replace("R2", "R7")));
+    assert_eq!(fetch_commands(&step), [("Fetch.continueRequest".to_owned(), json!({"requestId": "R7"}))]);
 }
 
 #[test]
@@ -300,24 +313,29 @@ fn a_clients_interception_is_added_to_the_guards_and_it_answers_only_what_it_was
     let step = h.ext(paused(SEARCH_GET));
     assert!(fetch_commands(&step).is_empty());
     assert_eq!(step.methods(1), ["Fetch.requestPaused"]);
-    // It cannot answer a request it was not handed (the guard holds this one).
-    let (_, _) = inspection(&h.ext(paused(PAY_FETCH)));
+    // It cannot answer a request it was not handed (the guard reads the page for this one).
+    let harmless = r#"{"requestId":"R2","request":{"url":"https://shop.test/cart/add","method":"POST","headers":{}},"frameId":"PAGE1","resourceType":"XHR"}"#;
+    let (_, _) = inspection(&h.ext(paused(harmless)));
     let step = h.send(
         1,
         json!({"id": 2, "sessionId": page, "method": "Fetch.continueRequest", "params": {"requestId": "R2"}}),
     );
     assert!(step.commands().is_empty());
     assert!(step.only_reply(1)["error"]["message"].as_str().unwrap().contains("Invalid"));
-    // Nor turn a read it was handed into a payment without the human.
+    // Nor turn a read it was handed into a payment without the human: the request is answered,
+    // the client told, and the changed request sent by the extension if the human allows it.
     let step = h.send(1, json!({"id": 3, "sessionId": page, "method": "Fetch.continueRequest", "params": {"requestId": "R3", "method": "POST", "url": "https://shop.test/pay", "postData": "Y2FyZG51bWJlcj00MjQyNDI0MjQyNDI0MjQy"}}));
-    assert!(step.commands().is_empty());
+    assert_eq!(fetch_commands(&step)[0].0, "Fetch.fulfillRequest", "a Document: 204");
+    assert!(step.only_reply(1)["error"]["message"].as_str().unwrap().contains("gesture guard"));
     let asked = approvals(&step)[0].clone();
     let step = h.ext(FromExtension::ApprovalAnswer { id: asked.id, answer: ApprovalAnswer::Allow });
-    assert_eq!(
-        step.commands()[0].method,
-        "Fetch.continueRequest",
-        "sent as the client wrote it once allowed"
-    );
+    match step.browser_ops()[..] {
+        [(_, BrowserOp::Resend { url, method, body, .. })] => {
+            assert_eq!((url.as_str(), method.as_str()), ("https://shop.test/pay", "POST"));
+            assert_eq!(body.as_deref(), Some("cardnumber=4242424242424242"));
+        }
+        ref other => panic!("{other:?}"),
+    }
     // Disabling takes only its own patterns away.
     let step = h.send(1, json!({"id": 4, "sessionId": page, "method": "Fetch.disable"}));
     assert!(

@@ -48,8 +48,8 @@ async fn perform(op: BrowserOp) -> Result<Value, String> {
         BrowserOp::Intercept { tab_id, child_session_id, client_patterns, handle_auth_requests } => {
             gestures::intercept(tab_id, child_session_id, client_patterns, handle_auth_requests).await
         }
-        BrowserOp::Resubmit { tab_id, child_session_id, frame_id, url, method, fields } => {
-            gestures::resubmit(tab_id, child_session_id, &frame_id, &url, &method, fields).await
+        BrowserOp::Resend { tab_id, child_session_id, frame_id, url, method, as_form, headers, body } => {
+            gestures::resend(tab_id, child_session_id, &frame_id, &url, &method, as_form, headers, body).await
         }
         BrowserOp::CloseTab { tab_id } => {
             chrome::remove_tab(tab_id).await?;

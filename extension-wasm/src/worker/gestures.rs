@@ -348,23 +348,31 @@ pub async fn inspect(
     Err("no context to read the page in".into())
 }
 
-/// Submits a form the guard answered `204` again, from our world in its frame: the same action,
-/// method and fields (the page's own scripts see no submit event, as with `form.submit()`).
-pub async fn resubmit(
+/// [`BrowserOp::Resend`]: a write the guard answered at once, sent again from its frame as it
+/// was, by our world's own prototypes (the page's scripts can neither intercept nor change it,
+/// and see no submit event, as with `form.submit()`).
+#[allow(clippy::too_many_arguments)]
+pub async fn resend(
     tab_id: TabId,
     session: Option<String>,
     frame_id: &str,
     url: &str,
     method: &str,
-    fields: Vec<(String, String)>,
+    as_form: bool,
+    headers: Vec<(String, String)>,
+    body: Option<String>,
 ) -> Result<Value, String> {
     wait_for_tab(tab_id).await;
     let session = session.as_deref();
     let context = world(tab_id, session, frame_id, true).await?;
+    let referrer = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("referer")).map(|(_, v)| v.clone());
     let params = json!({
         "executionContextId": context,
-        "functionDeclaration": RESUBMIT_JS,
-        "arguments": [{ "value": url }, { "value": method }, { "value": fields }],
+        "functionDeclaration": RESEND_JS,
+        "arguments": [
+            { "value": url }, { "value": method }, { "value": as_form },
+            { "value": headers }, { "value": body }, { "value": referrer },
+        ],
         "silent": true,
     });
     chrome::send_command(tab_id, session, "Runtime.callFunctionOn", &to_js(&params))
@@ -373,22 +381,28 @@ pub async fn resubmit(
     Ok(json!({}))
 }
 
-/// Builds and submits the form (our world's own prototypes: the page cannot intercept them).
-const RESUBMIT_JS: &str = "function (url, method, fields) {
-  const form = document.createElement('form');
-  form.method = method;
-  form.action = url;
-  form.acceptCharset = 'UTF-8';
-  form.style.display = 'none';
-  for (const [name, value] of fields) {
-    const input = document.createElement('input');
-    input.type = 'hidden';
-    input.name = name;
-    input.value = value;
-    form.append(input);
+const RESEND_JS: &str = "function (url, method, asForm, headers, body, referrer) {
+  if (asForm) {
+    const form = document.createElement('form');
+    form.method = method.toLowerCase();
+    form.action = url;
+    form.acceptCharset = 'UTF-8';
+    form.style.display = 'none';
+    for (const [name, value] of new URLSearchParams(body || '')) {
+      const input = document.createElement('input');
+      input.type = 'hidden';
+      input.name = name;
+      input.value = value;
+      form.append(input);
+    }
+    (document.body || document.documentElement).append(form);
+    HTMLFormElement.prototype.submit.call(form);
+    return;
   }
-  (document.body || document.documentElement).append(form);
-  HTMLFormElement.prototype.submit.call(form);
+  const init = { method, headers, credentials: 'include', keepalive: false };
+  if (body !== null && body !== undefined && method !== 'GET' && method !== 'HEAD') init.body = body;
+  if (referrer) init.referrer = referrer;
+  fetch(url, init).catch(() => {});
 }";
 
 /// The frame id of a target's main frame.
