@@ -2,7 +2,8 @@
 // "Pay €1,240.00", a repository's settings with "Delete this repository", an account page with
 // a change-password form, each with harmless neighbours (a search, "Next", "Add to cart",
 // "Rename"). The server counts every request that writes, by method and path: "reached the
-// server" in the tests is what it saw. Each page fits in an agent's viewport (780x437 under
+// server" in the tests is what it saw. Elements carry the false-positive survey's
+// `data-expect` (tests/fixtures/gestures/README.md). Each page fits in an agent's viewport (780x437 under
 // Chrome's debugging bar): a click just below the fold flakes through tabtunnel with or without
 // the guard (measured 1 in 10 on main), when the viewport changes between a client's hit test
 // and its press.
@@ -17,20 +18,20 @@ button{font-size:14px;padding:.2em .8em} .danger{background:#c62828;color:#fff} 
 
 export const SHOP = page('Checkout – Rocket Shop', `
 <h1>Checkout</h1>
-<nav><a id="next" href="/shop/list?page=2">Next</a></nav>
+<nav><a id="next" href="/shop/list?page=2" data-expect="pass">Next</a></nav>
 <form id="search" method="get" action="/shop/search" role="search">
-  <label for="q">Search products</label> <input id="q" name="q" type="search"> <button id="search-go">Search</button>
+  <label for="q">Search products</label> <input id="q" name="q" type="search" data-expect="pass" data-gesture="enter"> <button id="search-go" data-expect="pass">Search</button>
 </form>
 <p>Rocket boots × 2 <form id="cart" method="post" action="/shop/cart/add" style="display:inline;border:0;padding:0">
-  <input type="hidden" name="item" value="boots"><button id="add">Add to cart – €620.00</button></form></p>
+  <input type="hidden" name="item" value="boots"><button id="add" data-expect="pass">Add to cart – €620.00</button></form></p>
 <p>Order total: <strong id="total">€1,240.00</strong></p>
 <form id="pay-form" method="post" action="/shop/pay">
   <h2>Payment</h2>
-  <label>Card number <input id="card" name="cardnumber" autocomplete="cc-number" inputmode="numeric"></label>
+  <label>Card number <input id="card" name="cardnumber" autocomplete="cc-number" inputmode="numeric" data-expect="held" data-gesture="enter"></label>
   <label>CVC <input id="cvc" name="cvc" autocomplete="cc-csc" size="4"></label>
-  <button id="pay" class="pay" type="submit">Pay €1,240.00</button>
+  <button id="pay" class="pay" type="submit" data-expect="held">Pay €1,240.00</button>
 </form>
-<button id="pay-js" type="button" class="pay">Pay with saved card</button>
+<button id="pay-js" type="button" class="pay" data-expect="held">Pay with saved card</button>
 <script>
   document.getElementById('pay-js').addEventListener('click', () => {
     fetch('/shop/api/pay', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amount: 124000, currency: 'EUR' }) });
@@ -39,24 +40,24 @@ export const SHOP = page('Checkout – Rocket Shop', `
 
 export const REPO = page('Settings · acme/rocket', `
 <h1>acme/rocket · Settings</h1>
-<nav><a id="next" href="/acme/rocket/commits?page=2">Next</a></nav>
+<nav><a id="next" href="/acme/rocket/commits?page=2" data-expect="pass">Next</a></nav>
 <form id="rename" method="post" action="/acme/rocket/settings/rename">
-  <label>Repository name <input id="name" name="name" value="rocket"></label> <button id="rename-go">Rename</button>
+  <label>Repository name <input id="name" name="name" value="rocket" data-expect="pass" data-gesture="enter"></label> <button id="rename-go" data-expect="pass">Rename</button>
 </form>
 <section id="danger-zone"><h2>Danger Zone</h2>
 <form id="delete-form" method="post" action="/acme/rocket/settings/delete">
-  <label>Type <b>acme/rocket</b> to confirm <input id="verify" name="verify"></label>
-  <button id="delete" class="danger" type="submit">Delete this repository</button>
+  <label>Type <b>acme/rocket</b> to confirm <input id="verify" name="verify" data-expect="held" data-gesture="enter"></label>
+  <button id="delete" class="danger" type="submit" data-expect="held">Delete this repository</button>
 </form></section>`);
 
 export const ACCOUNT = page('Account security', `
 <h1>Account security</h1>
 <form id="password-form" method="post" action="/account/password">
   <label>Current password <input id="current" type="password" name="current_password" autocomplete="current-password"></label>
-  <label>New password <input id="new" type="password" name="new_password" autocomplete="new-password"></label>
-  <button id="change" type="submit">Change password</button>
+  <label>New password <input id="new" type="password" name="new_password" autocomplete="new-password" data-expect="held" data-gesture="enter"></label>
+  <button id="change" type="submit" data-expect="held">Change password</button>
 </form>
-<form id="search" method="get" action="/account/search"><input id="q" name="q" type="search" aria-label="Search settings"><button id="search-go">Search</button></form>`);
+<form id="search" method="get" action="/account/search"><input id="q" name="q" type="search" aria-label="Search settings" data-expect="pass" data-gesture="enter"><button id="search-go" data-expect="pass">Search</button></form>`);
 
 const DONE = page('Done', '<p id="done">done</p>');
 const LIST = page('Products – page 2', '<p id="list">page 2</p>');

@@ -319,7 +319,18 @@ pub async fn inspect(
                         let object_id =
                             get_str(&get(&resolved, "object"), "objectId").ok_or("node not resolved")?;
                         let result = call(None, Some(object_id.clone()), args.clone()).await;
-                        let _ = send("Runtime.releaseObject", json!({ "objectId": object_id })).await;
+                        // Nobody waits for the release.
+                        let release = to_js(&json!({ "objectId": object_id }));
+                        let owned = session.map(str::to_owned);
+                        spawn_local(async move {
+                            let _ = chrome::send_command(
+                                tab_id,
+                                owned.as_deref(),
+                                "Runtime.releaseObject",
+                                &release,
+                            )
+                            .await;
+                        });
                         result
                     }
                     Err(e) => Err(e),
@@ -405,8 +416,13 @@ const RESEND_JS: &str = "function (url, method, asForm, headers, body, referrer)
   fetch(url, init).catch(() => {});
 }";
 
-/// The frame id of a target's main frame.
+/// The frame id of a target's main frame: a page's is its target id.
 async fn main_frame(tab_id: TabId, session: Option<&str>) -> Result<String, String> {
+    if session.is_none() {
+        if let Some(id) = with(|w| w.shared.get(&tab_id).map(|t| t.target_id.clone())) {
+            return Ok(id);
+        }
+    }
     let tree = chrome::send_command(tab_id, session, "Page.getFrameTree", &JsValue::UNDEFINED)
         .await
         .map_err(|e| error_message(&e))?;
