@@ -38,7 +38,7 @@ pub(crate) enum Waiting {
     /// A navigation the page started, answered to the daemon's navigation endpoint.
     Navigation { id: u64 },
     /// A gesture or request the gesture guard holds (`gestures/`).
-    Gesture(crate::gestures::Waiting),
+    Gesture(Box<crate::gestures::Waiting>),
 }
 
 #[derive(Debug)]
@@ -426,7 +426,7 @@ impl Core {
                 if let Some(question) = request.gesture.as_deref().filter(|_| !allowed) {
                     self.remember_refusal(&agent, question);
                 }
-                self.gesture_settled(waiting, allowed, why)
+                self.gesture_settled(*waiting, allowed, why)
             }
         }
     }
@@ -547,7 +547,9 @@ impl Core {
             .iter()
             .filter(|(_, a)| match &a.waiting {
                 Waiting::Command { conn: c, .. } => *c == conn,
-                Waiting::Gesture(crate::gestures::Waiting::Input { conn: c, .. }) => *c == conn,
+                Waiting::Gesture(w) => {
+                    matches!(**w, crate::gestures::Waiting::Input { conn: c, .. } if c == conn)
+                }
                 _ => false,
             })
             .map(|(id, _)| *id)
@@ -597,7 +599,7 @@ impl Core {
             match asked.waiting {
                 Waiting::Navigation { id } => self.out.push_back(Output::NavigationDecided { id, go: false }),
                 // A held write is refused, never let go with everyone stopped.
-                Waiting::Gesture(waiting) => self.gesture_settled(waiting, false, "every agent was stopped"),
+                Waiting::Gesture(waiting) => self.gesture_settled(*waiting, false, "every agent was stopped"),
                 Waiting::Command { .. } => {}
             }
         }

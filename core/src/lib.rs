@@ -141,7 +141,7 @@ enum Then {
     /// The browser lets a navigation through once: tell the navigation endpoint to go on.
     NavigationGo { id: u64 },
     /// The extension read a page for the gesture guard.
-    Inspected(gestures::Inspected),
+    Inspected(Box<gestures::Inspected>),
 }
 
 struct ReplyTo {
@@ -595,7 +595,7 @@ impl Core {
             }
             Then::Redispatch { conn, text } => self.fail_text(conn, &text, &errors::extension_gone()),
             Then::NavigationGo { id } => self.out.push_back(Output::NavigationDecided { id, go: done }),
-            Then::Inspected(inspected) => self.gesture_inspected(inspected, result),
+            Then::Inspected(inspected) => self.gesture_inspected(*inspected, result),
         }
     }
 

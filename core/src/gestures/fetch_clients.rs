@@ -165,7 +165,14 @@ impl Core {
         let why = "the changed request was held by tabtunnel's gesture guard: if the user allows it, tabtunnel sends it";
         self.reply_error(conn, cmd, &errors::not_supported(cmd.method, why));
         let bounced = Bounced { tab: key.0, child: key.1, request: changed };
-        self.ask_gesture(agent, bounced.tab, cmd.method, Some(&url), question, Waiting::Resend(bounced));
+        self.ask_gesture(
+            agent,
+            bounced.tab,
+            cmd.method,
+            Some(&url),
+            question,
+            Waiting::Resend(Box::new(bounced)),
+        );
         true
     }
 

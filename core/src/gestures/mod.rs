@@ -91,7 +91,7 @@ pub(crate) enum Waiting {
     /// A client's `Input` command, replayed if allowed.
     Input { conn: ConnId, text: String, tab: TabId },
     /// A write answered at once: sent again from the page if allowed.
-    Resend(Bounced),
+    Resend(Box<Bounced>),
 }
 
 /// What the core does with the extension's reading of a page.
@@ -108,7 +108,7 @@ pub(crate) enum Inspected {
         key: PausedKey,
     },
     /// A write answered at once, read afterwards.
-    Bounced(Bounced),
+    Bounced(Box<Bounced>),
 }
 
 impl Core {
@@ -182,7 +182,7 @@ impl Core {
         let selectors = self.gesture_triggers(&agent).selectors.clone();
         let op = BrowserOp::Inspect { tab_id: tab, child_session_id: child, target, selectors };
         let next = Inspected::Input { conn, text: text.to_owned(), tab, gesture };
-        self.browser_op_then(op, crate::Then::Inspected(next));
+        self.browser_op_then(op, crate::Then::Inspected(Box::new(next)));
         true
     }
 
@@ -215,7 +215,7 @@ impl Core {
                 );
             }
             Inspected::Paused { key } => self.paused_inspected(key, facts.as_ref()),
-            Inspected::Bounced(bounced) => self.bounced_inspected(bounced, facts.as_ref()),
+            Inspected::Bounced(bounced) => self.bounced_inspected(*bounced, facts.as_ref()),
         }
     }
 
@@ -248,7 +248,7 @@ impl Core {
             url,
             rule,
             Some(question),
-            crate::guard::Waiting::Gesture(waiting),
+            crate::guard::Waiting::Gesture(Box::new(waiting)),
             Some(timeout),
         );
     }
@@ -271,7 +271,7 @@ impl Core {
                 self.refuse_gesture_text(conn, &text, why);
                 self.release_inputs(conn);
             }
-            Waiting::Resend(bounced) if allowed => self.resend(bounced),
+            Waiting::Resend(bounced) if allowed => self.resend(*bounced),
             // Answered at once already: nothing reached the server.
             Waiting::Resend(_) => {}
         }

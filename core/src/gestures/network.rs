@@ -99,7 +99,7 @@ impl Core {
         let agent = self.tabs.get(&key.0).map(|s| s.tab.owner.clone());
         let selectors = agent.map(|a| self.gesture_triggers(&a).selectors.clone()).unwrap_or_default();
         let op = BrowserOp::Inspect { tab_id: key.0, child_session_id: key.1, target, selectors };
-        self.browser_op_then(op, crate::Then::Inspected(then));
+        self.browser_op_then(op, crate::Then::Inspected(Box::new(then)));
         true
     }
 
@@ -110,7 +110,7 @@ impl Core {
         self.paused_refuse(&key);
         let target = form_sending(&request);
         let bounced = Bounced { tab: key.0, child: key.1.clone(), request };
-        self.inspect(key, target, Inspected::Bounced(bounced));
+        self.inspect(key, target, Inspected::Bounced(Box::new(bounced)));
     }
 
     /// A write that waited for its page to be read (or for its gesture's reading).
@@ -124,7 +124,14 @@ impl Core {
         self.paused_refuse(&key);
         let url = request.request.url.clone();
         let bounced = Bounced { tab: key.0, child: key.1, request };
-        self.ask_gesture(&agent, bounced.tab, "request", Some(&url), question, Waiting::Resend(bounced));
+        self.ask_gesture(
+            &agent,
+            bounced.tab,
+            "request",
+            Some(&url),
+            question,
+            Waiting::Resend(Box::new(bounced)),
+        );
     }
 
     /// A write answered at once, its page read: sent again, or asked about.
@@ -137,7 +144,7 @@ impl Core {
             return self.resend(bounced);
         }
         let url = bounced.request.request.url.clone();
-        self.ask_gesture(&agent, tab, "request", Some(&url), question, Waiting::Resend(bounced));
+        self.ask_gesture(&agent, tab, "request", Some(&url), question, Waiting::Resend(Box::new(bounced)));
     }
 
     /// The rule for a request: `None` when its tab is gone, `Some(None)` when it may go, else

@@ -335,7 +335,7 @@ pub fn is_card_number(value: &str) -> bool {
             }
         })
         .sum();
-    network && luhn % 10 == 0
+    network && luhn.is_multiple_of(10)
 }
 
 /// Amounts of money in a text (`€1,240.00`, `1.240,00 €`, `US$ 9.99`, `CHF 12.50`, `¥1,000`,

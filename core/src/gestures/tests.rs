@@ -247,12 +247,13 @@ fn a_harmless_form_a_script_submits_is_sent_again_at_once() {
 #[test]
 fn a_write_its_url_holds_fails_at_once_and_is_sent_again_only_if_allowed() {
     let (mut h, _) = agent_page();
-    let failed =
-        ("Fetch.failRequest".to_owned(), json!({"requestId": "R2", "errorReason": "BlockedByClient"}));
     // Nothing waits paused while the human reads the question (a detached debugger would let
     // it go): the fetch fails now, the page is read, then the human is asked.
     let step = h.ext(paused(PAY_FETCH));
-    assert_eq!(fetch_commands(&step), [failed.clone()]);
+    assert_eq!(
+        fetch_commands(&step),
+        [("Fetch.failRequest".to_owned(), json!({"requestId": "R2", "errorReason": "BlockedByClient"}))]
+    );
     let (op, _) = inspection(&step);
     let id = approvals(&h.answer(op, json!({"url": "https://shop.test/checkout"})))[0].id;
     let step = h.ext(FromExtension::ApprovalAnswer { id, answer: ApprovalAnswer::Deny });
