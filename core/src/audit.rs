@@ -10,7 +10,7 @@ use tabtunnel_wire::{Activity, TabId};
 /// How many recent steps per agent the side panel shows.
 pub const RECENT_PER_AGENT: usize = 8;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AuditRecord {
     pub agent: AgentId,
     pub tab: Option<TabId>,
@@ -20,6 +20,9 @@ pub struct AuditRecord {
     /// Where a navigation goes.
     pub url: Option<String>,
     pub outcome: Outcome,
+    /// A question of the gesture guard's: what the human was shown (never a picture, never
+    /// what was typed into a field).
+    pub question: Option<Box<tabtunnel_wire::gestures::GestureQuestion>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,6 +101,34 @@ impl Core {
         url: Option<&str>,
         outcome: Outcome,
     ) {
+        self.record(agent, tab, method, url, outcome, None);
+    }
+
+    /// Records a question of the gesture guard's, with what the human was shown.
+    pub(crate) fn audit_question(
+        &mut self,
+        agent: &AgentId,
+        tab: Option<TabId>,
+        method: &str,
+        url: Option<&str>,
+        outcome: Outcome,
+        mut question: tabtunnel_wire::gestures::GestureQuestion,
+    ) {
+        question.rect = None;
+        question.request = redact_secrets(&question.request, &self.config.secrets);
+        question.form = redact_secrets(&question.form, &self.config.secrets);
+        self.record(agent, tab, method, url, outcome, Some(Box::new(question)));
+    }
+
+    fn record(
+        &mut self,
+        agent: &AgentId,
+        tab: Option<TabId>,
+        method: &str,
+        url: Option<&str>,
+        outcome: Outcome,
+        question: Option<Box<tabtunnel_wire::gestures::GestureQuestion>>,
+    ) {
         let url = url.map(|u| redact_secrets(u, &self.config.secrets));
         let activity = Activity {
             method: method.to_owned(),
@@ -108,7 +139,8 @@ impl Core {
         if let Some(record) = self.agents.get_mut(agent) {
             record.recent.push(activity);
         }
-        let record = AuditRecord { agent: agent.clone(), tab, method: method.to_owned(), url, outcome };
+        let record =
+            AuditRecord { agent: agent.clone(), tab, method: method.to_owned(), url, outcome, question };
         self.out.push_back(Output::Audit(record));
     }
 }

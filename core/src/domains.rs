@@ -110,6 +110,10 @@ pub struct TargetSession {
     pub tracing: bool,
     /// It turned `Target.setAutoAttach` on: children's attach and detach events are for it.
     pub auto_attach: bool,
+    /// With `waitForDebuggerOnStart`: it resumes the children it hears of itself.
+    pub wait_for_debugger: bool,
+    /// Its own `Fetch.enable`, added to the gesture guard's interception (`gestures/`).
+    pub fetch: Option<crate::gestures::interception::ClientFetch>,
 }
 
 impl TargetSession {
@@ -121,6 +125,8 @@ impl TargetSession {
             violations: false,
             tracing: false,
             auto_attach: false,
+            wait_for_debugger: false,
+            fetch: None,
         }
     }
 

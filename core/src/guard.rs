@@ -21,6 +21,8 @@ pub(crate) enum Approved {
     Yes,
     /// Approved, and the browser's rules let its navigation through once.
     YesAndBrowserAllowed,
+    /// Through the policy, then the gesture guard (it read the page, or the human allowed it).
+    GestureChecked,
 }
 
 /// What the guard decided for a command.
@@ -30,11 +32,13 @@ enum Verdict {
 }
 
 #[derive(Debug)]
-enum Waiting {
+pub(crate) enum Waiting {
     /// A client's command, replayed from its text when allowed.
     Command { conn: ConnId, text: String },
     /// A navigation the page started, answered to the daemon's navigation endpoint.
     Navigation { id: u64 },
+    /// A gesture or request the gesture guard holds (`gestures/`).
+    Gesture(Box<crate::gestures::Waiting>),
 }
 
 #[derive(Debug)]
@@ -42,6 +46,8 @@ struct Asked {
     request: ApprovalRequest,
     waiting: Waiting,
     asked_at_ms: u64,
+    /// Its own time to wait (`gesture_timeout`); else the policy's `ask_timeout`.
+    timeout_ms: Option<u64>,
 }
 
 /// The guard's state in the core.
@@ -294,6 +300,23 @@ impl Core {
         rule: String,
         waiting: Waiting,
     ) {
+        self.ask_human(agent, tab, method, url, rule, None, waiting, None);
+    }
+
+    /// Puts a question to the human in the side panel; `gesture` is the gesture guard's (shown
+    /// with Allow once and Deny only), `timeout_ms` its own time to wait.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn ask_human(
+        &mut self,
+        agent: &AgentId,
+        tab: Option<TabId>,
+        method: &str,
+        url: Option<&str>,
+        rule: String,
+        gesture: Option<tabtunnel_wire::gestures::GestureQuestion>,
+        waiting: Waiting,
+        timeout_ms: Option<u64>,
+    ) {
         self.guard.next_id += 1;
         let id = self.guard.next_id;
         let request = ApprovalRequest {
@@ -301,18 +324,59 @@ impl Core {
             agent: agent.as_str().to_owned(),
             tab_id: tab,
             method: method.to_owned(),
-            url: url.map(str::to_owned),
+            url: url.map(|u| crate::audit::redact_secrets(u, &self.config.secrets)),
             rule,
+            gesture: gesture.map(Box::new),
         };
         if self.extension_connected {
             self.out.push_back(Output::ToExtension(ToExtension::Approval(request.clone())));
         }
-        self.guard.asked.insert(id, Asked { request, waiting, asked_at_ms: self.now_ms });
+        self.guard.asked.insert(id, Asked { request, waiting, asked_at_ms: self.now_ms, timeout_ms });
+    }
+
+    /// The policy in force, if any.
+    pub(crate) fn guard_policy(&self) -> Option<Arc<PolicySet>> {
+        self.guard.policy.clone()
+    }
+
+    /// Withdraws the gesture guard's questions whose wait `gone` says is moot (its tab reset).
+    pub(crate) fn withdraw_gesture_questions(&mut self, gone: impl Fn(&crate::gestures::Waiting) -> bool) {
+        let ids: Vec<u64> = self
+            .guard
+            .asked
+            .iter()
+            .filter(|(_, a)| matches!(&a.waiting, Waiting::Gesture(w) if gone(w)))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in ids {
+            let asked = self.guard.asked.remove(&id).expect("listed");
+            if self.extension_connected {
+                self.out.push_back(Output::ToExtension(ToExtension::ApprovalWithdrawn { id }));
+            }
+            let agent = AgentId::new(&asked.request.agent);
+            let outcome = Outcome::Asked {
+                rule: asked.request.rule.clone(),
+                answer: "withdrawn: the tab started over",
+            };
+            self.audit_question(
+                &agent,
+                asked.request.tab_id,
+                &asked.request.method,
+                asked.request.url.as_deref(),
+                outcome,
+                *asked.request.gesture.unwrap_or_default(),
+            );
+        }
     }
 
     /// The human answered in the side panel.
     pub(crate) fn approval_answered(&mut self, id: u64, answer: ApprovalAnswer) {
         let Some(asked) = self.guard.asked.remove(&id) else { return };
+        // A gesture has no "always": whatever the answer says, it is this once.
+        let answer = match answer {
+            ApprovalAnswer::Always if asked.request.gesture.is_some() => ApprovalAnswer::Allow,
+            answer => answer,
+        };
         let words = match answer {
             ApprovalAnswer::Allow => "allowed once",
             ApprovalAnswer::Always => "always allowed",
@@ -325,7 +389,17 @@ impl Core {
         let Asked { request, waiting, .. } = asked;
         let agent = AgentId::new(&request.agent);
         let outcome = Outcome::Asked { rule: request.rule.clone(), answer: words };
-        self.audit(&agent, request.tab_id, &request.method, request.url.as_deref(), outcome);
+        match request.gesture.clone() {
+            Some(question) => self.audit_question(
+                &agent,
+                request.tab_id,
+                &request.method,
+                request.url.as_deref(),
+                outcome,
+                *question,
+            ),
+            None => self.audit(&agent, request.tab_id, &request.method, request.url.as_deref(), outcome),
+        }
         let is_origin_question = request.rule.starts_with("ask_origins");
         if always {
             let (methods, origins) = self.guard.always.entry(agent.clone()).or_default();
@@ -347,6 +421,14 @@ impl Core {
             }
             Waiting::Navigation { id } if allowed => self.let_navigation_through(id, &request),
             Waiting::Navigation { id } => self.out.push_back(Output::NavigationDecided { id, go: false }),
+            Waiting::Gesture(waiting) => {
+                let why =
+                    if words == "denied" { "the user refused it" } else { "the user did not answer in time" };
+                if let Some(question) = request.gesture.as_deref().filter(|_| !allowed) {
+                    self.remember_refusal(&agent, question);
+                }
+                self.gesture_settled(*waiting, allowed, why)
+            }
         }
     }
 
@@ -387,6 +469,7 @@ impl Core {
             method: "navigation".into(),
             url: Some(url.to_owned()),
             rule,
+            gesture: None,
         };
         match decision {
             Decision::Deny(rule) => {
@@ -445,7 +528,7 @@ impl Core {
             .guard
             .asked
             .iter()
-            .filter(|(_, a)| now.saturating_sub(a.asked_at_ms) >= timeout)
+            .filter(|(_, a)| now.saturating_sub(a.asked_at_ms) >= a.timeout_ms.unwrap_or(timeout))
             .map(|(id, _)| *id)
             .collect();
         for id in expired {
@@ -463,7 +546,13 @@ impl Core {
             .guard
             .asked
             .iter()
-            .filter(|(_, a)| matches!(a.waiting, Waiting::Command { conn: c, .. } if c == conn))
+            .filter(|(_, a)| match &a.waiting {
+                Waiting::Command { conn: c, .. } => *c == conn,
+                Waiting::Gesture(w) => {
+                    matches!(**w, crate::gestures::Waiting::Input { conn: c, .. } if c == conn)
+                }
+                _ => false,
+            })
             .map(|(id, _)| *id)
             .collect();
         for id in gone {
@@ -508,8 +597,11 @@ impl Core {
             if self.extension_connected {
                 self.out.push_back(Output::ToExtension(ToExtension::ApprovalWithdrawn { id }));
             }
-            if let Waiting::Navigation { id } = asked.waiting {
-                self.out.push_back(Output::NavigationDecided { id, go: false });
+            match asked.waiting {
+                Waiting::Navigation { id } => self.out.push_back(Output::NavigationDecided { id, go: false }),
+                // A held write is refused, never let go with everyone stopped.
+                Waiting::Gesture(waiting) => self.gesture_settled(*waiting, false, "every agent was stopped"),
+                Waiting::Command { .. } => {}
             }
         }
     }
@@ -838,9 +930,8 @@ mod tests {
     #[test]
     fn a_frame_of_a_forbidden_origin_never_becomes_the_agents_target() {
         let (mut h, page) = guarded("a");
-        let step = h.send(1, json!({"id": 1, "sessionId": page, "method": "Target.setAutoAttach", "params": {"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true}}));
-        let id = step.commands()[0].id;
-        h.answer(id, json!({}));
+        // Answered by the core: Chrome's auto-attach is the gesture guard's, always on.
+        h.send(1, json!({"id": 1, "sessionId": page, "method": "Target.setAutoAttach", "params": {"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true}}));
         let attach = |session: &str, url: &str| {
             event(1, None, "Target.attachedToTarget", &json!({"sessionId": session, "targetInfo": {"targetId": format!("T-{session}"), "type": "iframe", "url": url}, "waitingForDebugger": false}).to_string())
         };

@@ -29,6 +29,7 @@ mod domains;
 mod emulation;
 pub mod envelope;
 pub mod frames;
+pub mod gestures;
 mod guard;
 mod handover;
 mod lifecycle;
@@ -143,6 +144,8 @@ enum Then {
     Redispatch { conn: ConnId, text: String },
     /// The browser lets a navigation through once: tell the navigation endpoint to go on.
     NavigationGo { id: u64 },
+    /// The extension read a page for the gesture guard.
+    Inspected(Box<gestures::Inspected>),
 }
 
 struct ReplyTo {
@@ -159,9 +162,6 @@ enum OnSuccess {
     ReplayContexts(ContextReplay),
     /// A `Tracing.start` the tab accepted: the trace's events are for this session.
     TraceStarted { tab: TabId, child: Option<String> },
-    /// A `Target.setAutoAttach` on a target: before the reply, announce the children Chrome
-    /// attached earlier (for another session) that this session does not know yet.
-    AutoAttached { tab: TabId, child: Option<String> },
     /// A `Target.createTarget`: the answer is the new tab; reply with its targetId.
     TabCreated { agent: AgentId },
     /// The agent's policy hides cookies: the answer loses any cookie value it holds.
@@ -197,6 +197,7 @@ pub struct Core {
     handovers: handover::Handovers,
     guard: guard::Guard,
     prepared: prepared::PreparedTabs,
+    gestures: gestures::Gestures,
     next_session: u64,
     /// The time as of the last [`Core::tick`] (ms on the shell's clock).
     now_ms: u64,
@@ -217,6 +218,7 @@ impl Core {
             handovers: handover::Handovers::default(),
             guard: guard::Guard::default(),
             prepared: prepared::PreparedTabs::default(),
+            gestures: gestures::Gestures::default(),
             next_session: 1,
             now_ms: 0,
             out: VecDeque::new(),
@@ -315,6 +317,7 @@ impl Core {
             self.conn_left_tab(tab, conn);
         }
         self.forget_questions_of(conn);
+        self.gestures_forget_conn(conn);
         // Answers still in flight for this connection are dropped when they arrive; a tab being
         // created for it is still learnt (its TabShared comes anyway).
         self.pending.retain(|p| match p {
@@ -356,6 +359,9 @@ impl Core {
         }
         self.agents.acted(&agent, cmd.method, self.now_ms);
         if !self.guard_command(conn, &cmd, kind, text, approved) {
+            return;
+        }
+        if self.gesture_command(conn, &cmd, kind, text, approved) {
             return;
         }
         let rewritten = self.read_only_params(conn, &cmd, kind);
@@ -419,7 +425,7 @@ impl Core {
                 self.command_answered(to, outcome);
                 self.release_waiting(conn);
             }
-            Some(Pending::Core(Some(then))) => self.then(then, outcome.is_ok()),
+            Some(Pending::Core(Some(then))) => self.then(then, outcome.ok()),
             Some(Pending::Core(None)) | None => {}
         }
     }
@@ -591,21 +597,28 @@ impl Core {
             OnSuccess::NavigationGo { id } => Then::NavigationGo { id },
             _ => unreachable!("only the core's own follow-ups"),
         };
+        self.browser_op_then(op, then);
+    }
+
+    /// A browser operation of the core's own, and what to do with its answer.
+    fn browser_op_then(&mut self, op: BrowserOp, then: Then) {
         if !self.extension_connected {
-            return self.then(then, false);
+            return self.then(then, None);
         }
         let id = self.pending.insert(self.now_ms, Pending::Core(Some(then)));
         self.out.push_back(Output::ToExtension(ToExtension::Browser(BrowserRequest { id, op })));
     }
 
-    /// One of the core's own operations is done (or failed).
-    fn then(&mut self, then: Then, done: bool) {
+    /// One of the core's own operations is done (its result), or failed (`None`).
+    fn then(&mut self, then: Then, result: Option<&str>) {
+        let done = result.is_some();
         match then {
             Then::Redispatch { conn, text } if done => {
                 self.dispatch(conn, &text, Approved::YesAndBrowserAllowed)
             }
             Then::Redispatch { conn, text } => self.fail_text(conn, &text, &errors::extension_gone()),
             Then::NavigationGo { id } => self.out.push_back(Output::NavigationDecided { id, go: done }),
+            Then::Inspected(inspected) => self.gesture_inspected(*inspected, result),
         }
     }
 
@@ -617,7 +630,7 @@ impl Core {
                 let frame = frames::error_response(Some(to.client_id), &to.session_id, error);
                 self.send_if_open(to.conn, frame);
             }
-            Pending::Core(Some(then)) => self.then(then, false),
+            Pending::Core(Some(then)) => self.then(then, None),
             Pending::Core(None) => {}
         }
     }
@@ -724,10 +737,6 @@ impl Core {
                 self.trace_started(tab, child.as_deref(), conn, &session_id);
                 frames::response(client_id, &session_id, result)
             }
-            Some(OnSuccess::AutoAttached { tab, child }) => {
-                self.replay_children(tab, child.as_deref(), conn, &session_id);
-                frames::response(client_id, &session_id, result)
-            }
             Some(OnSuccess::Redispatch { .. } | OnSuccess::NavigationGo { .. }) => {
                 unreachable!("the core's own follow-ups are never a client's")
             }
@@ -808,6 +817,7 @@ impl Core {
         let Some(state) = self.tabs.get_mut(&tab_id) else { return };
         // The re-attached session starts with nothing enabled and no children.
         state.forget_debugger_state();
+        self.gestures_forget_tab(tab_id);
         if self.extension_connected {
             self.out.push_back(Output::ToExtension(ToExtension::ResetTab { tab_id }));
         }

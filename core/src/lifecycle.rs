@@ -226,6 +226,7 @@ impl Core {
         }
         self.close_page_sockets(tab_id);
         self.tabs.remove(&tab_id);
+        self.gestures_forget_tab(tab_id);
     }
 
     /// A page socket is its tab: when the tab goes, Chrome says `Inspector.detached` and
@@ -362,8 +363,17 @@ impl Core {
             }
             None => event,
         };
-        if event.method == "Target.attachedToTarget" && self.child_not_allowed(&event) {
+        if matches!(event.method, "Fetch.requestPaused" | "Fetch.authRequired")
+            && self.tabs.contains_key(&event.tab_id)
+        {
+            self.request_paused(event.tab_id, event.child_session_id, event.method, event.params);
             return;
+        }
+        if event.method == "Target.attachedToTarget" {
+            self.child_may_run(event.tab_id, event.child_session_id, event.params);
+            if self.child_not_allowed(&event) {
+                return;
+            }
         }
         if event.method == "Target.detachedFromTarget" && !self.child_known(&event) {
             // One the agent never heard of (see `child_not_allowed`).

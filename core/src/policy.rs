@@ -8,6 +8,7 @@
 //! `allow_frame_origins`) or a preset set in the agent's section replaces the default's. So a
 //! deny in `[default]` holds for every agent.
 
+use crate::gestures::rule::Triggers;
 use crate::origins::{is_local_document, origin_of, OriginPattern};
 pub use crate::presets::Preset;
 use serde::Deserialize;
@@ -20,6 +21,9 @@ pub struct PolicyFile {
     /// How long a question to the human waits before it counts as a refusal, in seconds.
     #[serde(default)]
     pub ask_timeout: Option<f64>,
+    /// The same for the gesture guard's questions (default 90).
+    #[serde(default)]
+    pub gesture_timeout: Option<f64>,
     #[serde(default)]
     pub default: Section,
     #[serde(default)]
@@ -39,6 +43,12 @@ pub struct Section {
     /// Origins that may load in frames of the agent's pages besides `allow_origins` (payment
     /// and sign-in widgets, video players); with the user's cookies. Only with `allow_origins`.
     pub allow_frame_origins: Option<Vec<String>>,
+    /// Added to the gesture guard's vocabulary: a gesture or request they name is held.
+    pub gesture_words: Option<Vec<String>>,
+    /// CSS selectors: a gesture on a matching element (or in a matching form) is held.
+    pub gesture_selectors: Option<Vec<String>>,
+    /// Origins on whose pages every gesture on something that acts, and every write, is held.
+    pub gesture_origins: Option<Vec<String>>,
 }
 
 /// A method pattern: `Domain.method`, `Domain.*`, `Domain.prefix*` (such as `Page.get*`),
@@ -300,6 +310,36 @@ pub struct PolicySet {
     default: std::sync::Arc<AgentPolicy>,
     agents: BTreeMap<String, std::sync::Arc<AgentPolicy>>,
     pub ask_timeout_ms: u64,
+    /// What each agent's policy adds to the gesture guard (`[default]`'s and its own, added up:
+    /// a section can add triggers, never remove the built-in ones or the default's).
+    default_gestures: std::sync::Arc<Triggers>,
+    agent_gestures: BTreeMap<String, std::sync::Arc<Triggers>>,
+    pub gesture_timeout_ms: u64,
+}
+
+/// A section's gesture triggers laid over `base`'s.
+fn gesture_triggers(name: &str, own: &Section, base: Option<&Triggers>) -> Result<Triggers, String> {
+    let mut triggers = base.cloned().unwrap_or_default();
+    triggers.section = name.to_owned();
+    triggers.words.extend(own.gesture_words.iter().flatten().cloned());
+    for selector in own.gesture_selectors.iter().flatten() {
+        if selector.trim().is_empty() || selector.len() > 512 {
+            return Err(format!("[{name}]: gesture_selectors {selector:?} is not a CSS selector"));
+        }
+        triggers.selectors.push(selector.clone());
+    }
+    for origin in own.gesture_origins.iter().flatten() {
+        triggers.origins.push(OriginPattern::parse(origin)?);
+    }
+    Ok(triggers)
+}
+
+fn seconds_to_ms(value: Option<f64>, default: u64, name: &str) -> Result<u64, String> {
+    match value {
+        None => Ok(default),
+        Some(secs) if secs.is_finite() && secs > 0.0 => Ok((secs * 1000.0) as u64),
+        Some(_) => Err(format!("{name} must be a positive number of seconds")),
+    }
 }
 
 impl PolicySet {
@@ -307,7 +347,9 @@ impl PolicySet {
 
     pub fn compile(file: &PolicyFile) -> Result<Self, String> {
         let default = std::sync::Arc::new(AgentPolicy::compile("default", &file.default, None)?);
+        let default_gestures = gesture_triggers("default", &file.default, None)?;
         let mut agents = BTreeMap::new();
+        let mut agent_gestures = BTreeMap::new();
         for (name, section) in &file.agent {
             if !crate::is_valid_agent_name(name) {
                 return Err(format!("[agent.{name}]: {name:?} is not an agent name"));
@@ -315,13 +357,28 @@ impl PolicySet {
             let policy =
                 AgentPolicy::compile(&format!("agent.{name}"), section, Some(("default", &file.default)))?;
             agents.insert(name.clone(), std::sync::Arc::new(policy));
+            let triggers = gesture_triggers(&format!("agent.{name}"), section, Some(&default_gestures))?;
+            agent_gestures.insert(name.clone(), std::sync::Arc::new(triggers));
         }
-        let ask_timeout_ms = match file.ask_timeout {
-            None => Self::DEFAULT_ASK_TIMEOUT_MS,
-            Some(secs) if secs.is_finite() && secs > 0.0 => (secs * 1000.0) as u64,
-            Some(_) => return Err("ask_timeout must be a positive number of seconds".into()),
-        };
-        Ok(PolicySet { default, agents, ask_timeout_ms })
+        let ask_timeout_ms = seconds_to_ms(file.ask_timeout, Self::DEFAULT_ASK_TIMEOUT_MS, "ask_timeout")?;
+        let gesture_timeout_ms = seconds_to_ms(
+            file.gesture_timeout,
+            crate::gestures::DEFAULT_GESTURE_TIMEOUT_MS,
+            "gesture_timeout",
+        )?;
+        Ok(PolicySet {
+            default,
+            agents,
+            ask_timeout_ms,
+            default_gestures: std::sync::Arc::new(default_gestures),
+            agent_gestures,
+            gesture_timeout_ms,
+        })
+    }
+
+    /// What the policy adds to the gesture guard for `agent`.
+    pub fn gesture_triggers(&self, agent: &str) -> std::sync::Arc<Triggers> {
+        self.agent_gestures.get(agent).unwrap_or(&self.default_gestures).clone()
     }
 
     /// The policy of `agent`: its own section laid over `[default]`, or `[default]`.

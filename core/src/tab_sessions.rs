@@ -84,10 +84,11 @@ impl Core {
         }
     }
 
-    /// `Target.setAutoAttach` on a page or child reaches Chrome (which auto-attaches its
-    /// children); the session then wants children's attach events, and a session turning it on
-    /// late learns the children Chrome attached before. Turning it off reaches Chrome only when
-    /// no other session on the target still wants children, as for a domain's `disable`.
+    /// `Target.setAutoAttach` on a page or child is answered here: Chrome's auto-attach is the
+    /// gesture guard's, on from the moment the extension attached (waiting for the debugger, so
+    /// that each child's interception is on before it runs). The session then wants children's
+    /// attach events, learns those Chrome attached before, and with `waitForDebuggerOnStart`
+    /// resumes the children it hears of itself (else the core does).
     pub(crate) fn target_set_auto_attach(
         &mut self,
         conn: ConnId,
@@ -95,17 +96,18 @@ impl Core {
         tab: TabId,
         child: Option<String>,
     ) {
-        let on = crate::emulation::params(cmd)["autoAttach"].as_bool().unwrap_or(false);
+        let params = crate::emulation::params(cmd);
+        let on = params["autoAttach"].as_bool().unwrap_or(false);
         let target = self.routed_target(tab, child.as_deref());
         if let Some(session) = target.session_mut(conn, cmd.session_id) {
-            // Before the reply: Chrome announces the children it attaches now before answering.
             session.auto_attach = on;
+            session.wait_for_debugger = on && params["waitForDebuggerOnStart"].as_bool().unwrap_or(false);
         }
-        if !on && target.sessions.iter().any(|s| s.auto_attach) {
-            return self.reply(conn, cmd, "{}");
+        if on {
+            // Before the reply, as Chrome announces the children it attaches now.
+            self.replay_children(tab, child.as_deref(), conn, cmd.session_id);
         }
-        let then = on.then(|| OnSuccess::AutoAttached { tab, child: child.clone() });
-        self.forward_then(conn, cmd, tab, child, then);
+        self.reply(conn, cmd, "{}");
     }
 
     /// `Log.startViolationsReport` reaches the tab; its `violation` entries then go to this
@@ -230,7 +232,9 @@ impl Core {
         if !state.has_sessions() {
             return self.reset_tab(tab);
         }
-        if let Some(child) = child.filter(|c| state.child_is_unwatched(c)) {
+        self.fetch_sessions_left(tab, child, leavers);
+        let Some(state) = self.tabs.get_mut(&tab) else { return };
+        if let Some(child) = child.filter(|c| state.worker_is_unwatched(c)) {
             return self.let_go_of_child(tab, child);
         }
         let Some(target) = state.target_mut(child) else { return };
@@ -283,6 +287,17 @@ mod tests {
     use serde_json::json;
     use tabtunnel_wire::CommandResult;
 
+    /// Turns auto-attach on or off for a session: answered by the core (Chrome's is the gesture
+    /// guard's, always on).
+    fn auto_attach(h: &mut Harness, conn: ConnId, session: &str, id: i64, params: serde_json::Value) -> Step {
+        let step = h.send(
+            conn,
+            json!({"id": id, "sessionId": session, "method": "Target.setAutoAttach", "params": params}),
+        );
+        assert!(step.commands().is_empty());
+        step
+    }
+
     /// Sends `method` on `session` and has the tab answer it at once.
     fn call(
         h: &mut Harness,
@@ -306,7 +321,7 @@ mod tests {
         h.connect(2);
         let first = h.playwright_attach(1)[0].clone();
         let auto = json!({"autoAttach": true, "flatten": true, "waitForDebuggerOnStart": false});
-        call(&mut h, 1, &first, 1, "Target.setAutoAttach", auto.clone());
+        auto_attach(&mut h, 1, &first, 1, auto.clone());
         let step = h.ext(event(1, None, "Target.attachedToTarget", IFRAME));
         assert_eq!(step.methods(1), ["Target.attachedToTarget"]);
         assert!(step.to(2).is_empty());
@@ -315,7 +330,7 @@ mod tests {
         h.ext(event(1, Some("C1"), "Runtime.executionContextCreated", r#"{"context":{"id":7}}"#));
 
         let second = h.playwright_attach(2)[0].clone();
-        let step = call(&mut h, 2, &second, 1, "Target.setAutoAttach", auto);
+        let step = auto_attach(&mut h, 2, &second, 1, auto);
         assert_eq!(step.methods(2), ["Target.attachedToTarget", "reply#1"]);
         assert_eq!(step.to(2)[0]["sessionId"], second);
         assert_eq!(step.to(2)[0]["params"]["targetInfo"]["targetId"], "F1");
@@ -345,7 +360,7 @@ mod tests {
     }
 
     #[test]
-    fn auto_attach_goes_off_in_chrome_only_when_no_session_wants_children() {
+    fn auto_attach_never_goes_off_in_chrome_and_children_go_to_who_wants_them() {
         let mut h = Harness::with_tabs(&[1]);
         h.connect(1);
         h.connect(2);
@@ -353,17 +368,15 @@ mod tests {
         let second = h.playwright_attach(2)[0].clone();
         let on = json!({"autoAttach": true, "flatten": true});
         let off = json!({"autoAttach": false, "flatten": true});
-        call(&mut h, 1, &first, 1, "Target.setAutoAttach", on.clone());
-        call(&mut h, 2, &second, 1, "Target.setAutoAttach", on);
-        let step =
-            h.send(2, json!({"id": 2, "sessionId": second, "method": "Target.setAutoAttach", "params": off}));
+        auto_attach(&mut h, 1, &first, 1, on.clone());
+        auto_attach(&mut h, 2, &second, 1, on);
+        let step = auto_attach(&mut h, 2, &second, 2, off.clone());
         assert_eq!(step.only_reply(2)["result"], json!({}));
-        assert!(step.commands().is_empty(), "the first client still wants children");
         let step = h.ext(event(1, None, "Target.attachedToTarget", IFRAME));
         assert_eq!((step.to(1).len(), step.to(2).len()), (1, 0));
-        let step =
-            h.send(1, json!({"id": 2, "sessionId": first, "method": "Target.setAutoAttach", "params": off}));
-        assert_eq!(step.commands()[0].method, "Target.setAutoAttach", "the last one reaches Chrome");
+        auto_attach(&mut h, 1, &first, 2, off);
+        let step = h.ext(event(1, None, "Target.attachedToTarget", &IFRAME.replace("C1", "C2")));
+        assert!(step.client.is_empty(), "nobody wants children now; Chrome still attaches them");
     }
 
     #[test]
@@ -381,8 +394,7 @@ mod tests {
         h.drain();
         h.connect(2);
         let page2 = h.playwright_attach(2)[0].clone();
-        let step =
-            call(&mut h, 2, &page2, 1, "Target.setAutoAttach", json!({"autoAttach": true, "flatten": true}));
+        let step = auto_attach(&mut h, 2, &page2, 1, json!({"autoAttach": true, "flatten": true}));
         assert_eq!(step.methods(2), ["reply#1"]);
     }
 
@@ -391,9 +403,9 @@ mod tests {
         let mut h = Harness::with_tabs(&[1]);
         h.connect(1);
         let page = h.playwright_attach(1)[0].clone();
-        call(&mut h, 1, &page, 1, "Target.setAutoAttach", json!({"autoAttach": true, "flatten": true}));
+        auto_attach(&mut h, 1, &page, 1, json!({"autoAttach": true, "flatten": true}));
         h.ext(event(1, None, "Target.attachedToTarget", IFRAME));
-        call(&mut h, 1, "C1", 2, "Target.setAutoAttach", json!({"autoAttach": true, "flatten": true}));
+        auto_attach(&mut h, 1, "C1", 2, json!({"autoAttach": true, "flatten": true}));
         let worker = r#"{"sessionId":"W1","targetInfo":{"targetId":"W","type":"worker","url":"http://x/w.js"},"waitingForDebugger":false}"#;
         let step = h.ext(event(1, Some("C1"), "Target.attachedToTarget", worker));
         assert_eq!(step.to(1)[0]["sessionId"], "C1");

@@ -47,6 +47,23 @@ pub(crate) struct ChildTarget {
     pub state: TargetState,
 }
 
+impl ChildTarget {
+    /// A service or shared worker, by the type Chrome announced it with.
+    fn is_long_lived_worker(&self) -> bool {
+        #[derive(serde::Deserialize)]
+        struct Announced {
+            #[serde(rename = "targetInfo")]
+            target_info: Info,
+        }
+        #[derive(serde::Deserialize)]
+        struct Info {
+            r#type: String,
+        }
+        serde_json::from_str::<Announced>(&self.announcement)
+            .is_ok_and(|a| matches!(a.target_info.r#type.as_str(), "service_worker" | "shared_worker"))
+    }
+}
+
 impl TabState {
     pub fn new(tab: Tab) -> Self {
         TabState {
@@ -80,8 +97,16 @@ impl TabState {
         !self.page.sessions.is_empty() || self.children.values().any(|c| !c.state.sessions.is_empty())
     }
 
+    /// Whether a child is a service or shared worker (a target Chrome keeps alive while a
+    /// debugger is attached) that, with every child under it, has no client session left.
+    /// Frames stay attached: the gesture guard's request interception lives in their sessions.
+    pub fn worker_is_unwatched(&self, child: &str) -> bool {
+        self.children.get(child).is_some_and(ChildTarget::is_long_lived_worker)
+            && self.child_is_unwatched(child)
+    }
+
     /// Whether a child and every child under it has no client session left.
-    pub fn child_is_unwatched(&self, child: &str) -> bool {
+    fn child_is_unwatched(&self, child: &str) -> bool {
         self.children.get(child).is_some_and(|c| c.state.sessions.is_empty())
             && self
                 .children

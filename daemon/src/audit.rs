@@ -17,7 +17,7 @@ pub const KEEP: usize = 4;
 const QUEUE: usize = 65_536;
 
 /// One line of the trail.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Line {
     /// RFC 3339, UTC, milliseconds.
     pub time: String,
@@ -35,6 +35,10 @@ pub struct Line {
     /// For `asked`: `allowed once`, `always allowed`, `denied`, `not answered in time`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<String>,
+    /// For a question of the gesture guard's: what the human was shown (the gesture, origin,
+    /// element, form, amounts, field kinds, and why it was held).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<tabtunnel_wire::gestures::GestureQuestion>,
 }
 
 impl Line {
@@ -53,6 +57,7 @@ impl Line {
             outcome: outcome.into(),
             rule,
             answer,
+            context: record.question.as_deref().cloned(),
         }
     }
 
@@ -69,6 +74,21 @@ impl Line {
             (Some(rule), Some(answer)) => text.push_str(&format!("  asked ({rule}): {answer}")),
             (Some(rule), None) => text.push_str(&format!("  DENIED by {rule}")),
             _ => {}
+        }
+        if let Some(q) = &self.context {
+            text.push_str(&format!("  [{} on {}", q.gesture, q.origin));
+            for (label, value) in [("element", &q.element), ("form", &q.form), ("request", &q.request)] {
+                if !value.is_empty() {
+                    text.push_str(&format!(", {label} {value:?}"));
+                }
+            }
+            if !q.amounts.is_empty() {
+                text.push_str(&format!(", amounts {}", q.amounts.join(" ")));
+            }
+            if !q.fields.is_empty() {
+                text.push_str(&format!(", fields {}", q.fields.join(", ")));
+            }
+            text.push(']');
         }
         escape_controls(&text)
     }
@@ -267,7 +287,38 @@ mod tests {
     }
 
     fn record(method: &str, outcome: Outcome) -> AuditRecord {
-        AuditRecord { agent: AgentId::new("a"), tab: Some(3), method: method.into(), url: None, outcome }
+        AuditRecord {
+            agent: AgentId::new("a"),
+            tab: Some(3),
+            method: method.into(),
+            url: None,
+            outcome,
+            question: None,
+        }
+    }
+
+    #[test]
+    fn a_gesture_question_is_kept_with_what_the_human_saw() {
+        let mut r = record(
+            "Input.dispatchMouseEvent",
+            Outcome::Asked { rule: "the gesture guard: x".into(), answer: "denied" },
+        );
+        r.question = Some(Box::new(tabtunnel_wire::gestures::GestureQuestion {
+            gesture: "click".into(),
+            origin: "https://shop.test".into(),
+            element: "Pay €1,240.00\n".into(),
+            form: "POST https://shop.test/pay".into(),
+            amounts: vec!["€1,240.00".into()],
+            fields: vec!["card number".into()],
+            reasons: vec!["x".into()],
+            ..Default::default()
+        }));
+        let line = Line::new(&r, SystemTime::UNIX_EPOCH);
+        let json: serde_json::Value = serde_json::to_value(&line).unwrap();
+        assert_eq!(json["context"]["element"], "Pay €1,240.00\n");
+        assert_eq!(json["context"]["amounts"][0], "€1,240.00");
+        let human = line.human();
+        assert!(human.contains("[click on https://shop.test, element \"Pay €1,240.00\\n\", form \"POST https://shop.test/pay\", amounts €1,240.00, fields card number]"), "{human}");
     }
 
     #[test]

@@ -37,7 +37,15 @@ async fn each_agent_has_its_own_endpoint_and_sees_only_its_tabs() {
     let ids: Vec<&str> = list.as_array().unwrap().iter().map(|p| p["id"].as_str().unwrap()).collect();
     assert_eq!(ids, ["PAGE1"]);
     assert!(list[0]["webSocketDebuggerUrl"].as_str().unwrap().contains("/agent/a/devtools/page/PAGE1"));
-    let (_, body) = get(port, &format!("/{}/json/list", d.token()), &[]).await;
+    // The extension's frames and this request come over different sockets: wait for tab 3.
+    let mut body = String::new();
+    for _ in 0..100 {
+        body = get(port, &format!("/{}/json/list", d.token()), &[]).await.1;
+        if body.contains("PAGE3") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     assert!(
         body.contains("PAGE3") && !body.contains("PAGE1"),
         "the plain endpoint is the default agent: {body}"

@@ -109,6 +109,10 @@ pub struct PanelState {
     /// Questions the policy asks before an agent goes on.
     #[serde(default)]
     pub approvals: Vec<tabtunnel_wire::ApprovalRequest>,
+    /// Pictures of the elements the gesture guard asks about: question id and data URL. (A list:
+    /// a map with number keys does not survive serde's internally tagged enums.)
+    #[serde(default)]
+    pub approval_pictures: Vec<(u64, String)>,
     /// Every agent is stopped.
     #[serde(default)]
     pub kill_switch: bool,

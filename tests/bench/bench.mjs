@@ -7,7 +7,7 @@
 //
 //   --quick     tiny counts: a smoke run of every section (the e2e suite runs it)
 //   --json      also print every figure as one JSON object on the last line
-//   --only      sections: roundtrip, agents, flood, fairness, sessions, large, restart (default: all)
+//   --only      sections: roundtrip, agents, flood, fairness, sessions, large, gestures, restart (default: all)
 //   --rounds    client session rounds per path (default 5; alternating direct and tabtunnel)
 //   --sessions  where client sessions and agents get their tabs: new pages (Target.createTarget
 //               through an agent endpoint) or, as a fallback, the one shared test tab; `auto`
@@ -24,6 +24,7 @@ import { REPO_ROOT, startHarness } from '../e2e/harness.mjs';
 import { agentsAtOnce } from './agents.mjs';
 import { floodFairness } from './fairness.mjs';
 import { eventFlood } from './flood.mjs';
+import { gestureCost } from './gestures.mjs';
 import { largeResults } from './large.mjs';
 import { daemonRestart, workerRestart } from './restart.mjs';
 import { BENCH_PAGES } from './pages.mjs';
@@ -34,7 +35,7 @@ import { roundTrips } from './roundtrip.mjs';
 import { clientSessions } from './sessions.mjs';
 import { rounded } from './stats.mjs';
 
-const SECTIONS = ['roundtrip', 'agents', 'flood', 'fairness', 'sessions', 'large', 'restart'];
+const SECTIONS = ['roundtrip', 'agents', 'flood', 'fairness', 'sessions', 'large', 'gestures', 'restart'];
 
 const FULL = {
   roundtrip: { sequentialCalls: 2000, blocks: 4, pipelinedTotal: 3000, pipelinedRuns: 3, window: 32 },
@@ -43,6 +44,7 @@ const FULL = {
   fairness: { messages: 200_000, directFlood: true },
   sessions: { rounds: 5 },
   large: { screenshot: { width: 1024, height: 3000 }, evaluateBytes: 64 << 20, repeats: 3 },
+  gestures: { gestures: 200 },
 };
 const QUICK = {
   roundtrip: { sequentialCalls: 60, blocks: 2, pipelinedTotal: 200, pipelinedRuns: 1, window: 32 },
@@ -51,6 +53,7 @@ const QUICK = {
   fairness: { messages: 2000, restSamples: 20, directFlood: true },
   sessions: { rounds: 1 },
   large: { screenshot: { width: 256, height: 256 }, evaluateBytes: 1 << 20, repeats: 1 },
+  gestures: { gestures: 25 },
 };
 
 function options() {
@@ -134,6 +137,7 @@ try {
   await run('fairness', () => floodFairness(h, opts.sizes.fairness));
   await run('sessions', () => clientSessions(h, { ...opts.sizes.sessions, openPages }));
   await run('large', () => largeResults(h, pageTargetId, opts.sizes.large));
+  await run('gestures', () => gestureCost(h, pageTargetId, opts.sizes.gestures));
   await run('restart', async () => ({
     daemon: await daemonRestart(h, pageTargetId),
     worker: await workerRestart(h, pageTargetId),

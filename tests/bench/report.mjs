@@ -146,6 +146,19 @@ function agentsReport(a) {
   );
 }
 
+function gesturesReport(g) {
+  const rows = [['input (p50, sequential)', 'direct', 'tabtunnel', 'tabtunnel - direct']];
+  for (const [name, key] of [['mouse press (inspected)', 'press'], ['mouse release (never inspected)', 'release'], ['a key (never inspected)', 'key'], ['Enter (inspected)', 'enter']]) {
+    rows.push([name, fmtMs(g.direct[key].p50_ms), fmtMs(g.tabtunnel[key].p50_ms), fmtMs(g.tabtunnel[key].p50_ms - g.direct[key].p50_ms)]);
+  }
+  out(
+    `The gesture guard on harmless gestures: ${g.gestures} of each on the shared tab, interleaved`,
+    table(rows),
+    `what the guard adds: ${fmtMs(g.press_cost_p50_ms)} per press, ${fmtMs(g.enter_cost_p50_ms)} per Enter ` +
+      '(p50 over a release or a plain key through tabtunnel, less the same difference direct)',
+  );
+}
+
 function restartReport(r) {
   out(
     `Daemon killed and started again (same port and config, browser running): listening after ${ms1(r.daemon.listening_ms)}, ` +
@@ -173,6 +186,7 @@ export function printReport(r) {
     [r.flood, () => floodReport(r.flood)],
     [r.fairness, () => fairnessReport(r.fairness)],
     [r.agents, () => agentsReport(r.agents)],
+    [r.gestures, () => gesturesReport(r.gestures)],
     [r.restart, () => restartReport(r.restart)],
   ];
   for (const [present, print] of sections) {

@@ -64,6 +64,9 @@ describe('./dev bench --quick --json', { timeout: 240_000 }, () => {
       assert.ok(isNumber(r.restart?.daemon?.[key]), `restart.daemon.${key} missing`);
       assert.ok(isNumber(r.restart?.worker?.[key]), `restart.worker.${key} missing`);
     }
+    for (const key of ['press_cost_p50_ms', 'enter_cost_p50_ms']) {
+      assert.ok(isNumber(r.gestures?.[key]), `gestures.${key} missing`);
+    }
     assert.ok(r.wasm_bytes > 0 && r.daemon_idle.rss_bytes > 0);
   });
 });

@@ -13,6 +13,7 @@
 use serde::{Deserialize, Serialize};
 pub use serde_json::value::RawValue;
 
+pub mod gestures;
 pub mod hot;
 
 /// Chrome's tab id (`chrome.tabs.Tab.id`).
@@ -24,7 +25,7 @@ pub type RequestId = u64;
 
 /// Version of this wire protocol; bumped on any incompatible change. The daemon refuses an
 /// extension that speaks another one, with a message the side panel shows.
-pub const PROTOCOL_VERSION: u32 = 6;
+pub const PROTOCOL_VERSION: u32 = 7;
 
 /// How often each side sends [`ToExtension::Heartbeat`] / [`FromExtension::Heartbeat`]. A data
 /// message (not a WebSocket ping) is what keeps an MV3 service worker alive past ~30 s idle.
@@ -138,6 +139,49 @@ pub enum BrowserOp {
     /// Let this tab load this exact URL once, past its agent's origin rules (the human allowed
     /// it). Answers `{}` once the browser's rules are in place.
     AllowNavigation { tab_id: TabId, url: String },
+    /// Reads what the page shows where an agent acts, for the gesture guard: answers a
+    /// [`gestures::GestureFacts`]. `selectors` are the agent's policy's `gesture_selectors`, matched
+    /// in the page. Runs on the tab's (or its child's) debugger session, in an isolated world.
+    Inspect {
+        tab_id: TabId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        child_session_id: Option<String>,
+        target: gestures::InspectTarget,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        selectors: Vec<String>,
+    },
+    /// The clients' own `Fetch.enable` on this target (every shared tab and child pauses
+    /// [`gestures::GUARD_RESOURCE_TYPES`] for the guard; clients' patterns are added, never put
+    /// in its place). With no client patterns, the extension continues paused reads itself.
+    /// Answers `{}` once Chrome took the patterns.
+    Intercept {
+        tab_id: TabId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        child_session_id: Option<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        client_patterns: Vec<serde_json::Value>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        handle_auth_requests: bool,
+    },
+    /// Sends a write again from the page's frame, as it was (the gesture guard answered it at
+    /// once and the human allowed it, or it was a form submission answered `204` to read the
+    /// page): a form made in the extension's isolated world with the URL-encoded body's fields
+    /// (`as_form`), else a `fetch` with these headers and body. The guard lets the next
+    /// request like it through once. Answers `{}`.
+    Resend {
+        tab_id: TabId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        child_session_id: Option<String>,
+        frame_id: String,
+        url: String,
+        method: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        as_form: bool,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        headers: Vec<(String, String)>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        body: Option<String>,
+    },
     /// CDP's `Browser.setContentsSize`: resize the window so that its active tab's contents get
     /// this size; only for an agent's own window. Sent from a page session, `tab_id` is that page,
     /// made the window's active tab first (tabs share their window's size; a background tab is
@@ -207,7 +251,7 @@ impl NavigationRules {
 }
 
 /// Something an agent wants to do that the policy asks the human about.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalRequest {
     pub id: u64,
@@ -219,8 +263,12 @@ pub struct ApprovalRequest {
     /// For a navigation, where to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
-    /// The policy rule that asks.
+    /// The policy rule that asks (for a gesture: the gesture guard).
     pub rule: String,
+    /// A gesture held by the gesture guard, with what the page showed: answered with Allow once
+    /// or Deny only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gesture: Option<Box<gestures::GestureQuestion>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -412,12 +412,39 @@ impl View {
     }
 
     fn render_approvals(&self, state: &PanelState) {
+        let b = Builder(&self.doc);
         if !self.changed("approvals", serde_json::to_string(&state.approvals).unwrap_or_default()) {
+            // Only a picture arrived: put it in place without rebuilding the question, whose
+            // buttons the human may be pressing right now.
+            for (id, src) in &state.approval_pictures {
+                let item = self.doc.query_selector(&format!("#approvals li[data-request-id=\"{id}\"]"));
+                if let Ok(Some(item)) = item {
+                    if item.query_selector("img.picture").ok().flatten().is_none() {
+                        let alt =
+                            item.query_selector(".element").ok().flatten().and_then(|e| e.text_content());
+                        let img = b.el(
+                            "img",
+                            &[("class", "picture"), ("src", src), ("alt", &alt.unwrap_or_default())],
+                            "",
+                        );
+                        let after = item.query_selector("p.request").ok().flatten();
+                        let _ = item.insert_before(&img, after.and_then(|p| p.next_sibling()).as_ref());
+                    }
+                }
+            }
             return;
         }
-        let b = Builder(&self.doc);
         self.approvals.set_text_content(None);
         for request in &state.approvals {
+            if let Some(question) = &request.gesture {
+                let picture = state
+                    .approval_pictures
+                    .iter()
+                    .find(|(id, _)| *id == request.id)
+                    .map(|(_, src)| src.as_str());
+                self.approvals.append_child(&gesture_item(&b, request, question, picture)).unwrap();
+                continue;
+            }
             let item = b.el("li", &[("data-request-id", &request.id.to_string())], "");
             let text = b.el("p", &[("class", "request")], "");
             text.append_child(&b.el("strong", &[], &request.agent)).unwrap();
@@ -630,6 +657,52 @@ impl SetHidden for Element {
             self.remove_attribute("hidden").unwrap();
         }
     }
+}
+
+/// A question of the gesture guard's: what the agent is doing where, with what the page showed
+/// and a picture of the element; Allow once or Deny, nothing for always.
+fn gesture_item(
+    b: &Builder,
+    request: &tabtunnel_wire::ApprovalRequest,
+    q: &tabtunnel_wire::gestures::GestureQuestion,
+    picture: Option<&str>,
+) -> Element {
+    let item = b.el("li", &[("data-request-id", &request.id.to_string()), ("class", "gesture")], "");
+    let text = b.el("p", &[("class", "request")], "");
+    text.append_child(&b.el("strong", &[], &request.agent)).unwrap();
+    let what = if q.gesture == "request" || q.gesture == "form submission" {
+        format!(" wants to send a {} on ", q.gesture)
+    } else {
+        format!(" wants to {} on ", q.gesture)
+    };
+    text.append_child(&b.el("span", &[], &what)).unwrap();
+    text.append_child(&b.el("strong", &[("class", "origin")], &q.origin)).unwrap();
+    item.append_child(&text).unwrap();
+    if let Some(src) = picture {
+        item.append_child(&b.el("img", &[("class", "picture"), ("src", src), ("alt", &q.element)], ""))
+            .unwrap();
+    }
+    let facts = b.el("dl", &[("class", "facts")], "");
+    let amounts = q.amounts.join(", ");
+    let fields = q.fields.join(", ");
+    for (class, label, value) in [
+        ("element", "Element", q.element.as_str()),
+        ("form", "Form sends", q.form.as_str()),
+        ("sent", "Request", q.request.as_str()),
+        ("amounts", "Amounts", amounts.as_str()),
+        ("fields", "Fields", fields.as_str()),
+    ] {
+        if !value.is_empty() {
+            facts.append_child(&b.el("dt", &[], label)).unwrap();
+            facts.append_child(&b.el("dd", &[("class", class)], value)).unwrap();
+        }
+    }
+    item.append_child(&facts).unwrap();
+    item.append_child(&b.el("p", &[("class", "hint")], &format!("Held because {}", q.reasons.join("; "))))
+        .unwrap();
+    let button = |answer, label| b.el("button", &[("type", "button"), ("data-answer", answer)], label);
+    item.append_child(&b.row(&[&button("allow", "Allow once"), &button("deny", "Deny")])).unwrap();
+    item
 }
 
 struct Builder<'a>(&'a Document);

@@ -136,6 +136,7 @@ pub fn handover_withdrawn(id: u64) {
 
 /// The policy asks the human: shown in the panel until answered or withdrawn.
 pub fn approval_requested(request: ApprovalRequest) {
+    super::gestures::picture(&request);
     with(|w| {
         w.approvals.retain(|r| r.id != request.id);
         w.approvals.push(request);
@@ -144,6 +145,7 @@ pub fn approval_requested(request: ApprovalRequest) {
 }
 
 pub fn approval_withdrawn(id: u64) {
+    super::gestures::forget_picture(id);
     with(|w| w.approvals.retain(|r| r.id != id));
     broadcast();
 }
@@ -153,6 +155,7 @@ pub fn answer_approval(id: u64, answer: ApprovalAnswer) -> Result<(), String> {
         return Err("That question is no longer waiting.".into());
     }
     with(|w| w.approvals.retain(|r| r.id != id));
+    super::gestures::forget_picture(id);
     daemon::send(&FromExtension::ApprovalAnswer { id, answer });
     broadcast();
     Ok(())
@@ -165,5 +168,6 @@ pub fn forget_reports() {
         w.agents.clear();
         w.handovers.clear();
         w.approvals.clear();
+        w.gestures.pictures.clear();
     });
 }

@@ -10,7 +10,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
 use super::sharing::{self, Owner};
-use super::{daemon, navigation, placement, prepared, with};
+use super::{daemon, gestures, navigation, placement, prepared, with};
 use crate::chrome;
 use crate::js::sleep;
 
@@ -42,6 +42,15 @@ async fn perform(op: BrowserOp) -> Result<Value, String> {
         BrowserOp::AllowNavigation { tab_id, url } => {
             navigation::allow_once(tab_id, &url).await?;
             Ok(json!({}))
+        }
+        BrowserOp::Inspect { tab_id, child_session_id, target, selectors } => {
+            gestures::inspect(tab_id, child_session_id, target, selectors).await
+        }
+        BrowserOp::Intercept { tab_id, child_session_id, client_patterns, handle_auth_requests } => {
+            gestures::intercept(tab_id, child_session_id, client_patterns, handle_auth_requests).await
+        }
+        BrowserOp::Resend { tab_id, child_session_id, frame_id, url, method, as_form, headers, body } => {
+            gestures::resend(tab_id, child_session_id, &frame_id, &url, &method, as_form, headers, body).await
         }
         BrowserOp::CloseTab { tab_id } => {
             chrome::remove_tab(tab_id).await?;

@@ -315,6 +315,8 @@ fn closed(generation: u64, code: u16, reason: &str) {
     agents::forget_reports();
     // The agents went with the daemon's clients.
     prepared::drop_all();
+    // The daemon's questions went with it: nothing it held may go through unasked.
+    super::gestures::fail_all_held();
     let (retry_generation, delay, rejection, was_open) = with(|w| {
         w.generation += 1;
         let socket = w.socket.take();

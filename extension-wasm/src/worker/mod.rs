@@ -5,6 +5,7 @@ mod agents;
 mod batching;
 mod browser_ops;
 mod daemon;
+mod gestures;
 mod kill_switch;
 mod navigation;
 mod pairing;
@@ -77,6 +78,8 @@ struct Worker {
     navigation: navigation::Navigation,
     /// Questions the policy asks the human, waiting for an answer.
     approvals: Vec<ApprovalRequest>,
+    /// The gesture guard's state in the browser.
+    gestures: gestures::Gestures,
     kill_switch: bool,
     /// The daemon's version differs from ours: what to do about it.
     version_warning: Option<String>,
@@ -215,6 +218,7 @@ fn snapshot() -> PanelState {
         handovers: w.handovers.clone(),
         human_window: w.focus.human_window(),
         approvals: w.approvals.clone(),
+        approval_pictures: w.gestures.pictures.iter().map(|(id, src)| (*id, src.clone())).collect(),
         kill_switch: w.kill_switch,
         agent_credentials: w.agent_credentials.clone(),
         minted_token: w.minted_token.clone(),

@@ -91,6 +91,9 @@ pub fn listen() {
                     None => return,
                 },
             };
+            if super::gestures::on_event(tab_id, source.session_id().as_deref(), &method, &params) {
+                return;
+            }
             let Some(params) = json_js(&params) else {
                 warn!("dropping {method}: params are not JSON");
                 return;
@@ -148,6 +151,7 @@ async fn outcome(command: IncomingCommand, epoch: u64) -> Result<JsString, CdpEr
     if !(params.is_undefined() || params.is_object() && !js_sys::Array::is_array(&params)) {
         return Err(invalid_params("params must be a JSON object"));
     }
+    super::gestures::command_sent(tab_id, child_session_id.as_deref(), &method, &params)?;
     let event_type =
         || params.dyn_ref::<js_sys::Object>().and_then(|p| p.unchecked_ref::<InputParams>().event_type());
     if super::placement::is_press(&method, event_type) {

@@ -7,7 +7,7 @@ use tabtunnel_wire::{FromExtension, TabId, TabInfo, UnshareReason, WindowId, DEF
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
-use super::{broadcast, daemon, navigation, placement, prepared, settings, with, workers};
+use super::{broadcast, daemon, gestures, navigation, placement, prepared, settings, with, workers};
 use crate::chrome;
 use crate::js::{error_message, from_js, sleep, to_js};
 use crate::restricted::check_debuggable;
@@ -268,6 +268,7 @@ pub async fn stop_sharing(tab_id: TabId, reason: UnshareReason) -> bool {
     }
     // Unshared first, so that what follows (a detach, an ungroup) is not taken for the user's.
     unshare(tab_id, reason);
+    gestures::fail_held(tab_id).await;
     if let Err(e) = chrome::detach(tab_id).await {
         warn!("detach from tab {tab_id}: {e}");
     }
@@ -342,6 +343,8 @@ pub fn reset_gate(tab_id: TabId) -> Option<js_sys::Promise> {
 }
 
 async fn reset_session(tab_id: TabId) {
+    gestures::fail_held(tab_id).await;
+    gestures::forget(tab_id);
     if let Err(e) = chrome::detach(tab_id).await {
         warn!("reset: detach from tab {tab_id}: {e}");
     }
@@ -410,6 +413,11 @@ pub async fn attach_and_describe(tab_id: TabId, check_url: bool, owner: Owner) -
             chrome::attach(tab_id).await.map_err(|e| format!("Chrome refused to attach: {e}"))?;
         }
         Err(e) => return Err(format!("Chrome refused to attach: {e}")),
+    }
+    // An agent's tab is never without the gesture guard: not armed, not shared.
+    if let Err(e) = gestures::arm(tab_id).await {
+        let _ = chrome::detach(tab_id).await;
+        return Err(e);
     }
     // Every attach starts a session with no emulation: an agent's page gets its focus back
     // before any client hears of it (a reset's re-attach included). Sent now, not waited for:
@@ -512,6 +520,7 @@ pub fn unshare(tab_id: TabId, reason: UnshareReason) {
         return;
     }
     log!("tab {tab_id} unshared: {reason:?}");
+    gestures::forget(tab_id);
     daemon::send(&FromExtension::TabUnshared { tab_id, reason });
     spawn_local(navigation::apply(tab_id, None));
     persist();

@@ -1,0 +1,775 @@
+//! The written rule: which gestures and which requests are held for the human. Pure functions
+//! of what the page showed ([`GestureFacts`]) and what a request carries; every case is a test
+//! below.
+//!
+//! **A gesture** (a press, a tap, Enter, Space, a typed line break) is held when
+//! 1. it activates an element whose label pays, deletes or changes a secret (the vocabulary), or
+//! 2. it sends a form (a submit button; Enter or a line break in one of its fields) whose
+//!    method is not GET and that carries a card, bank account, password or one-time-code field,
+//!    or whose submit buttons, heading or action URL say so;
+//! 3. or the agent's policy adds it: its `gesture_words` in those labels, a `gesture_selectors`
+//!    match on the element or its form, or a page of `gesture_origins` (any gesture that acts
+//!    on something there).
+//!
+//! A press on nothing that acts (text, an empty area) and Space in a text field are no gestures.
+//! **Reading never pays**: a form sent with GET (a search, a filter, pagination) and a link's
+//! URL are never held for their words; a link labelled with the vocabulary (`Delete account`)
+//! is, since its page is where the deletion starts.
+//!
+//! **A request** the page sends (whatever started it: a script's `el.click()`, `form.submit()`,
+//! a click handler's `fetch`) is held when it writes (any method but GET, HEAD and OPTIONS) and
+//! 1. its URL's path or query names paying, deleting or a secret (`/checkout/pay`,
+//!    `/settings/delete`, `/account/password`), or
+//! 2. its body carries a card number (a number with a card's prefix, length and check digit)
+//!    or a field named as a card, a bank account, a password or a one-time code, or
+//! 3. it is the submission of a form that the gesture rule (2.) holds, or
+//! 4. the policy adds it (`gesture_words` in the URL or the form, `gesture_selectors` on the
+//!    form, any write to or from a page of `gesture_origins`).
+//!
+//! What a request carries is the server's own vocabulary, which no script in the page can
+//! change; what a page shows is read too but only ever adds a reason. Amounts of money on the
+//! page are shown to the human, never a reason on their own ("Add to cart – €9.99" is not
+//! paying).
+
+use super::vocabulary::{self, FieldKind, Found, Label};
+use crate::origins::{origin_of, OriginPattern};
+use tabtunnel_wire::gestures::{ElementFacts, FormFacts, GestureFacts, GestureQuestion};
+
+/// What an agent's input does to the page.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Gesture {
+    /// A mouse press (`Input.dispatchMouseEvent` `mousePressed`, `emulateTouchFromMouseEvent`).
+    Press { x: f64, y: f64 },
+    /// A touch or a synthesized tap.
+    Tap { x: f64, y: f64 },
+    /// Enter (a key event, or `\r`/`\n` typed as text through a key event).
+    Enter,
+    /// Space.
+    Space,
+    /// `Input.insertText` with a line break (Chrome submits a single-line field's form).
+    LineBreak,
+}
+
+impl Gesture {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Gesture::Press { .. } => "click",
+            Gesture::Tap { .. } => "tap",
+            Gesture::Enter => "Enter",
+            Gesture::Space => "Space",
+            Gesture::LineBreak => "typing a line break",
+        }
+    }
+
+    /// The point it acts on, for pointer gestures; keys act on the focused element.
+    pub fn point(self) -> Option<(f64, f64)> {
+        match self {
+            Gesture::Press { x, y } | Gesture::Tap { x, y } => Some((x, y)),
+            _ => None,
+        }
+    }
+}
+
+/// What an agent's policy adds to the built-in rule.
+#[derive(Debug, Clone, Default)]
+pub struct Triggers {
+    pub words: Vec<String>,
+    pub selectors: Vec<String>,
+    pub origins: Vec<OriginPattern>,
+    /// Where each came from, for the reasons: `[default]`, `[agent.x]`.
+    pub section: String,
+}
+
+impl Triggers {
+    fn origin_listed(&self, url: &str) -> Option<&OriginPattern> {
+        let origin = origin_of(url)?;
+        self.origins.iter().find(|p| p.matches(&origin))
+    }
+}
+
+/// A request as the network layer paused it.
+#[derive(Debug, Clone, Default)]
+pub struct Request<'a> {
+    pub method: &'a str,
+    pub url: &'a str,
+    pub content_type: &'a str,
+    pub body: Option<&'a str>,
+}
+
+/// Why something is held, and what the human is shown about it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Held {
+    pub reasons: Vec<String>,
+    pub fields: Vec<FieldKind>,
+}
+
+impl Held {
+    pub fn is_held(&self) -> bool {
+        !self.reasons.is_empty()
+    }
+
+    fn add(&mut self, reason: String) {
+        if !self.reasons.contains(&reason) {
+            self.reasons.push(reason);
+        }
+    }
+
+    fn found(&mut self, found: Vec<Found>, where_: &str) {
+        for f in found {
+            self.add(format!("{} {where_}", f.describe()));
+        }
+    }
+}
+
+/// Whether an HTTP method can change something on a server.
+pub fn is_write(method: &str) -> bool {
+    !matches!(method.to_ascii_uppercase().as_str(), "GET" | "HEAD" | "OPTIONS")
+}
+
+/// The gesture rule (see the module's documentation).
+pub fn gesture(gesture: Gesture, facts: &GestureFacts, triggers: &Triggers) -> Held {
+    let mut held = Held::default();
+    let Some(element) = &facts.element else { return held };
+    let activates = match gesture {
+        Gesture::Press { .. } | Gesture::Tap { .. } => element.actionable,
+        Gesture::Space => element.actionable && !element.editable,
+        Gesture::Enter => element.actionable || element.editable,
+        Gesture::LineBreak => element.editable,
+    };
+    if !activates {
+        return held;
+    }
+    // Typing into a field acts through its form; activating anything else acts through itself.
+    let typing = element.editable && matches!(gesture, Gesture::Enter | Gesture::LineBreak);
+    let sends_form = element.submits || typing;
+    let form = facts.form.as_ref().filter(|f| sends_form && sends_a_write(f));
+    let reads = sends_form && facts.form.as_ref().is_some_and(|f| !sends_a_write(f));
+    if !typing && !reads {
+        held.found(vocabulary::find(&label_of(element), &triggers.words), "on the element");
+    }
+    if let Some(form) = form {
+        form_reasons(form, triggers, &mut held);
+    }
+    if !facts.matched_selectors.is_empty() {
+        held.add(format!("gesture_selectors {:?} in [{}]", facts.matched_selectors, triggers.section));
+    }
+    if let Some(pattern) = triggers.origin_listed(&facts.url) {
+        held.add(format!("gesture_origins \"{}\" in [{}]", pattern.as_str(), triggers.section));
+    }
+    held
+}
+
+/// The request rule (see the module's documentation). `facts` are the page's, with the form
+/// that sends this request when there is one.
+pub fn request(request: &Request, facts: Option<&GestureFacts>, triggers: &Triggers) -> Held {
+    let mut held = Held::default();
+    if !is_write(request.method) {
+        return held;
+    }
+    held.found(vocabulary::find_in_url(&url_words(request.url), &triggers.words), "in its URL");
+    if let Some(body) = request.body {
+        for (kind, how) in body_fields(body, request.content_type) {
+            held.fields.push(kind);
+            held.add(format!("a {} is sent ({how})", kind.describe()));
+        }
+    }
+    if let Some(facts) = facts {
+        if let Some(form) = facts.form.as_ref().filter(|f| sends_a_write(f)) {
+            form_reasons(form, triggers, &mut held);
+        }
+        if !facts.matched_selectors.is_empty() {
+            held.add(format!("gesture_selectors {:?} in [{}]", facts.matched_selectors, triggers.section));
+        }
+    }
+    let page = facts.map(|f| f.url.as_str()).unwrap_or_default();
+    if let Some(pattern) = triggers.origin_listed(request.url).or_else(|| triggers.origin_listed(page)) {
+        held.add(format!("gesture_origins \"{}\" in [{}]", pattern.as_str(), triggers.section));
+    }
+    held.fields.sort();
+    held.fields.dedup();
+    held
+}
+
+fn sends_a_write(form: &FormFacts) -> bool {
+    !matches!(form.method.to_ascii_lowercase().as_str(), "get" | "dialog")
+}
+
+/// The form part of both rules: its fields, its buttons and heading, its action URL.
+fn form_reasons(form: &FormFacts, triggers: &Triggers, held: &mut Held) {
+    let mut kinds: Vec<FieldKind> = form.fields.iter().filter_map(vocabulary::field_kind).collect();
+    let card_frame = form.frames.iter().any(|f| {
+        let label = Label::new(&vocabulary::split_identifier(f));
+        ["card", "payment", "cvc", "karte", "carte", "tarjeta", "carta", "cartão"]
+            .iter()
+            .any(|w| label.has(w))
+    });
+    if card_frame {
+        kinds.push(FieldKind::CardNumber);
+    }
+    kinds.sort();
+    kinds.dedup();
+    for kind in &kinds {
+        let how = if *kind == FieldKind::CardNumber && card_frame { " (in a payment frame)" } else { "" };
+        held.add(format!("the form has a {} field{how}", kind.describe()));
+    }
+    held.fields.extend(kinds);
+    if let Some(button) = form.buttons.first() {
+        held.found(vocabulary::find(button, &triggers.words), "on the form's button");
+    }
+    held.found(vocabulary::find(&form.label, &triggers.words), "in the form's heading");
+    held.found(vocabulary::find_in_url(&url_words(&form.action), &triggers.words), "in the form's action");
+    held.fields.sort();
+    held.fields.dedup();
+}
+
+/// What an element is called: its accessible name, else its text, else what its link says.
+fn label_of(element: &ElementFacts) -> String {
+    [&element.name, &element.text].into_iter().find(|t| !t.trim().is_empty()).cloned().unwrap_or_default()
+}
+
+/// A URL's path and query as words (`/repo/settings/delete?confirm=1` → `repo settings delete
+/// confirm 1`); the host says nothing of what a request does.
+pub fn url_words(url: &str) -> String {
+    let Ok(parsed) = url::Url::parse(url) else { return vocabulary::split_identifier(url) };
+    let query = parsed.query().unwrap_or_default();
+    let decoded: String =
+        url::form_urlencoded::parse(query.as_bytes()).map(|(k, v)| format!("{k} {v} ")).collect();
+    let path = percent_decoded(parsed.path()).replace('/', " ");
+    vocabulary::split_identifier(&format!("{path} {decoded}"))
+}
+
+fn percent_decoded(text: &str) -> String {
+    let escaped = format!("p={}", text.replace('+', "%2B").replace('&', "%26"));
+    url::form_urlencoded::parse(escaped.as_bytes()).next().map(|(_, v)| v.into_owned()).unwrap_or_default()
+}
+
+/// Sensitive fields a request body carries: by their names (form, JSON and multipart bodies),
+/// and card numbers by their digits wherever they are.
+pub fn body_fields(body: &str, content_type: &str) -> Vec<(FieldKind, &'static str)> {
+    let mut names = Vec::new();
+    let mut values = Vec::new();
+    let trimmed = body.trim_start();
+    if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        if let Ok(json) = serde_json::from_str::<serde_json::Value>(trimmed) {
+            json_fields(&json, 0, &mut names, &mut values);
+        }
+    } else if content_type.to_ascii_lowercase().contains("multipart/") {
+        for part in body.split("name=\"").skip(1) {
+            if let Some((name, rest)) = part.split_once('"') {
+                names.push(name.to_owned());
+                let value = rest.split("\r\n\r\n").nth(1).and_then(|v| v.split("\r\n").next()).unwrap_or("");
+                values.push(value.to_owned());
+            }
+        }
+    } else {
+        for (name, value) in url::form_urlencoded::parse(body.as_bytes()) {
+            names.push(name.into_owned());
+            values.push(value.into_owned());
+        }
+    }
+    let mut found = Vec::new();
+    for name in &names {
+        let field = tabtunnel_wire::gestures::FieldFacts { name: name.clone(), ..Default::default() };
+        if let Some(kind) = vocabulary::field_kind(&field) {
+            found.push((kind, "a field named so"));
+        }
+    }
+    if values.iter().any(|v| is_card_number(v)) {
+        found.push((FieldKind::CardNumber, "its digits"));
+    }
+    found.sort();
+    found.dedup_by(|a, b| a.0 == b.0);
+    found
+}
+
+fn json_fields(value: &serde_json::Value, depth: usize, names: &mut Vec<String>, values: &mut Vec<String>) {
+    if depth > 8 || names.len() > 512 {
+        return;
+    }
+    match value {
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                names.push(k.clone());
+                json_fields(v, depth + 1, names, values);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            items.iter().for_each(|v| json_fields(v, depth + 1, names, values))
+        }
+        serde_json::Value::String(s) => values.push(s.clone()),
+        serde_json::Value::Number(n) => values.push(n.to_string()),
+        _ => {}
+    }
+}
+
+/// A payment card's number: 13 to 19 digits (in groups or not) with a card network's prefix and
+/// a valid check digit (Luhn). Long ids in JSON rarely have all three.
+pub fn is_card_number(value: &str) -> bool {
+    let value = value.trim();
+    if !value.chars().all(|c| c.is_ascii_digit() || c == ' ' || c == '-') {
+        return false;
+    }
+    let digits: Vec<u32> = value.chars().filter_map(|c| c.to_digit(10)).collect();
+    if !(13..=19).contains(&digits.len()) {
+        return false;
+    }
+    let prefix = |n: usize| digits[..n].iter().fold(0u32, |acc, d| acc * 10 + d);
+    let network = digits[0] == 4
+        || (51..=55).contains(&prefix(2))
+        || (2221..=2720).contains(&prefix(4))
+        || matches!(prefix(2), 34 | 37 | 35 | 36 | 38 | 62 | 65)
+        || prefix(4) == 6011;
+    let luhn: u32 = digits
+        .iter()
+        .rev()
+        .enumerate()
+        .map(|(i, d)| {
+            if i % 2 == 1 {
+                if d * 2 > 9 {
+                    d * 2 - 9
+                } else {
+                    d * 2
+                }
+            } else {
+                *d
+            }
+        })
+        .sum();
+    network && luhn.is_multiple_of(10)
+}
+
+/// Amounts of money in a text (`€1,240.00`, `1.240,00 €`, `US$ 9.99`, `CHF 12.50`, `¥1,000`,
+/// `12,50 zł`), in the order they appear, each once, at most `limit`.
+pub fn amounts(text: &str, limit: usize) -> Vec<String> {
+    const SIGNS: &[&str] = &[
+        "US$", "R$", "A$", "C$", "HK$", "€", "$", "£", "¥", "₹", "₩", "₽", "₺", "฿", "zł", "kr", "CHF",
+        "EUR", "USD", "GBP", "JPY", "PLN", "CNY", "RMB", "元", "円",
+    ];
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let mut found: Vec<String> = Vec::new();
+    let number_at = |start: usize| -> Option<usize> {
+        // The end (byte index) of a number beginning at char index `start`.
+        let mut i = start;
+        while i < chars.len() && matches!(chars[i].1, ' ' | '\u{a0}' | '\u{202f}') {
+            i += 1;
+        }
+        if i >= chars.len() || !chars[i].1.is_ascii_digit() {
+            return None;
+        }
+        let mut end = i;
+        while end < chars.len()
+            && (chars[end].1.is_ascii_digit()
+                || (matches!(chars[end].1, ',' | '.' | '\'' | '\u{a0}' | '\u{202f}' | ' ')
+                    && chars.get(end + 1).is_some_and(|(_, c)| c.is_ascii_digit())))
+        {
+            end += 1;
+        }
+        Some(end)
+    };
+    let byte = |i: usize| chars.get(i).map_or(text.len(), |(b, _)| *b);
+    let mut i = 0;
+    while i < chars.len() && found.len() < limit {
+        let rest = &text[chars[i].0..];
+        let Some(sign) = SIGNS.iter().find(|s| rest.starts_with(**s)) else {
+            i += 1;
+            continue;
+        };
+        let sign_chars = sign.chars().count();
+        // Letters glued to a code are a word, not a currency (`EURO`, `Krone` is fine as `kr`?).
+        let glued = |c: Option<&(usize, char)>| c.is_some_and(|(_, c)| c.is_alphabetic());
+        if sign.chars().all(|c| c.is_ascii_alphabetic())
+            && (glued(chars.get(i + sign_chars)) || (i > 0 && glued(chars.get(i - 1))))
+        {
+            i += sign_chars;
+            continue;
+        }
+        let after = number_at(i + sign_chars).map(|end| text[chars[i].0..byte(end)].to_owned());
+        let before = || {
+            // A number ending just before the sign (`1.240,00 €`).
+            let mut j = i;
+            while j > 0 && matches!(chars[j - 1].1, ' ' | '\u{a0}' | '\u{202f}') {
+                j -= 1;
+            }
+            let end = j;
+            while j > 0
+                && (chars[j - 1].1.is_ascii_digit()
+                    || (matches!(chars[j - 1].1, ',' | '.' | '\'' | '\u{a0}' | '\u{202f}')
+                        && j >= 2
+                        && chars[j - 2].1.is_ascii_digit()))
+            {
+                j -= 1;
+            }
+            (j < end).then(|| text[chars[j].0..byte(i + sign_chars)].to_owned())
+        };
+        if let Some(amount) = after.or_else(before) {
+            let amount = amount.split_whitespace().collect::<Vec<_>>().join(" ");
+            if !found.contains(&amount) {
+                found.push(amount);
+            }
+        }
+        i += sign_chars;
+    }
+    found
+}
+
+/// The question the human is asked about a held gesture or request.
+pub fn question(
+    what: &str,
+    facts: Option<&GestureFacts>,
+    request: Option<&Request>,
+    held: &Held,
+) -> GestureQuestion {
+    let url = facts
+        .map(|f| f.url.as_str())
+        .filter(|u| !u.is_empty())
+        .or(request.map(|r| r.url))
+        .unwrap_or_default();
+    let origin =
+        url::Url::parse(url).map(|u| u.origin().ascii_serialization()).unwrap_or_else(|_| url.to_owned());
+    let element = facts.and_then(|f| f.element.as_ref());
+    let form = facts.and_then(|f| f.form.as_ref());
+    // The element's own amounts first, then the form's button's, then the page's.
+    let mut texts: Vec<&str> = Vec::new();
+    if let Some(e) = element {
+        texts.push(&e.name);
+        texts.push(&e.text);
+    }
+    if let Some(f) = form {
+        texts.extend(f.buttons.iter().map(String::as_str));
+    }
+    if let Some(f) = facts {
+        texts.push(&f.page_text);
+    }
+    let mut found = Vec::new();
+    for text in texts {
+        for amount in amounts(text, 8) {
+            if !found.contains(&amount) && found.len() < 8 {
+                found.push(amount);
+            }
+        }
+    }
+    // Enter in a field presses its form's default button: that is what it acts on.
+    let typing = element.is_some_and(|e| e.editable) && matches!(what, "Enter" | "typing a line break");
+    let default_button = || form.and_then(|f| f.buttons.first().cloned()).filter(|b| !b.is_empty());
+    let element_label = if typing { default_button() } else { None }
+        .or_else(|| element.map(label_of).filter(|l| !l.is_empty()))
+        .or_else(default_button)
+        .unwrap_or_default();
+    GestureQuestion {
+        gesture: what.to_owned(),
+        origin,
+        element: element_label,
+        role: element.map(|e| e.role.clone()).unwrap_or_default(),
+        form: form.map(|f| format!("{} {}", f.method.to_uppercase(), f.action)).unwrap_or_default(),
+        request: request.map(|r| format!("{} {}", r.method, r.url)).unwrap_or_default(),
+        amounts: found,
+        fields: held.fields.iter().map(|k| k.describe().to_owned()).collect(),
+        reasons: held.reasons.clone(),
+        rect: facts.and_then(|f| f.rect),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gestures::vocabulary::Category;
+    use tabtunnel_wire::gestures::FieldFacts;
+
+    fn button(name: &str) -> ElementFacts {
+        ElementFacts {
+            tag: "button".into(),
+            role: "button".into(),
+            name: name.into(),
+            text: name.into(),
+            actionable: true,
+            submits: true,
+            ..Default::default()
+        }
+    }
+
+    fn field_el(label: &str) -> ElementFacts {
+        ElementFacts {
+            tag: "input".into(),
+            role: "textbox".into(),
+            name: label.into(),
+            input_type: "text".into(),
+            actionable: true,
+            editable: true,
+            ..Default::default()
+        }
+    }
+
+    fn form(method: &str, action: &str, fields: &[(&str, &str)], buttons: &[&str]) -> FormFacts {
+        FormFacts {
+            action: action.into(),
+            method: method.into(),
+            fields: fields
+                .iter()
+                .map(|(t, a)| FieldFacts {
+                    input_type: (*t).into(),
+                    autocomplete: (*a).into(),
+                    ..Default::default()
+                })
+                .collect(),
+            buttons: buttons.iter().map(|b| (*b).to_owned()).collect(),
+            ..Default::default()
+        }
+    }
+
+    fn facts(element: ElementFacts, form: Option<FormFacts>) -> GestureFacts {
+        GestureFacts {
+            url: "https://shop.test/checkout".into(),
+            element: Some(element),
+            form,
+            page_text: "Total €1,240.00".into(),
+            ..Default::default()
+        }
+    }
+
+    const PRESS: Gesture = Gesture::Press { x: 1.0, y: 2.0 };
+
+    fn none() -> Triggers {
+        Triggers { section: "default".into(), ..Default::default() }
+    }
+
+    #[test]
+    fn the_pay_button_of_a_card_form_is_held_for_its_words_and_its_fields() {
+        let checkout = form(
+            "post",
+            "https://shop.test/pay",
+            &[("text", "cc-number"), ("text", "cc-csc")],
+            &["Pay €1,240.00"],
+        );
+        let held = gesture(PRESS, &facts(button("Pay €1,240.00"), Some(checkout.clone())), &none());
+        assert!(
+            held.reasons.iter().any(|r| r.starts_with("\"pay\" (English: paying) on the element")),
+            "{held:?}"
+        );
+        assert!(held.reasons.contains(&"the form has a card number field".to_owned()));
+        assert!(held.reasons.contains(&"\"pay\" (English: paying) in the form's action".to_owned()));
+        assert_eq!(held.fields, [FieldKind::CardNumber, FieldKind::CardSecurityCode]);
+        // Enter in its card field sends it too; Space there only types.
+        let enter = gesture(Gesture::Enter, &facts(field_el("Card number"), Some(checkout.clone())), &none());
+        assert!(enter.reasons.contains(&"the form has a card number field".to_owned()), "{enter:?}");
+        assert!(!gesture(Gesture::Space, &facts(field_el("Card number"), Some(checkout.clone())), &none())
+            .is_held());
+        assert!(
+            gesture(Gesture::LineBreak, &facts(field_el("Card number"), Some(checkout)), &none()).is_held()
+        );
+    }
+
+    #[test]
+    fn a_form_with_a_password_or_one_time_code_is_held_whatever_its_button_says() {
+        let login = form(
+            "post",
+            "https://x.test/session",
+            &[("text", "username"), ("password", "current-password")],
+            &["Continue"],
+        );
+        let held = gesture(PRESS, &facts(button("Continue"), Some(login)), &none());
+        assert_eq!(held.reasons, ["the form has a password field"]);
+        let otp = form("post", "https://x.test/verify", &[("text", "one-time-code")], &["Verify"]);
+        assert!(gesture(Gesture::Enter, &facts(field_el("Code"), Some(otp)), &none()).is_held());
+    }
+
+    #[test]
+    fn reading_is_never_held_searches_next_and_links_that_say_nothing() {
+        let search = form("get", "https://shop.test/search", &[("search", "")], &["Search"]);
+        assert!(!gesture(PRESS, &facts(button("Search"), Some(search.clone())), &none()).is_held());
+        assert!(!gesture(Gesture::Enter, &facts(field_el("Search"), Some(search)), &none()).is_held());
+        // A GET form whose button has a paying word is still a read.
+        let get_buy = form("get", "https://shop.test/buy", &[], &["Buy"]);
+        assert!(!gesture(PRESS, &facts(button("Buy"), Some(get_buy)), &none()).is_held());
+        let next = ElementFacts {
+            tag: "a".into(),
+            role: "link".into(),
+            name: "Next".into(),
+            href: "https://shop.test/?page=2".into(),
+            actionable: true,
+            ..Default::default()
+        };
+        assert!(!gesture(PRESS, &facts(next, None), &none()).is_held());
+        let add = ElementFacts { submits: true, ..button("Add to cart – €9.99") };
+        let cart = form("post", "https://shop.test/cart/add", &[("hidden", "")], &["Add to cart – €9.99"]);
+        assert!(!gesture(PRESS, &facts(add, Some(cart)), &none()).is_held(), "an amount alone is not paying");
+        let remove = ElementFacts { submits: false, ..button("Remove filter") };
+        assert!(!gesture(PRESS, &facts(remove, None), &none()).is_held());
+    }
+
+    #[test]
+    fn a_button_or_link_that_deletes_is_held_without_a_form() {
+        let danger =
+            ElementFacts { submits: false, input_type: "button".into(), ..button("Delete this repository") };
+        let held = gesture(PRESS, &facts(danger, None), &none());
+        assert_eq!(held.reasons, ["\"delete\" (English: deleting) on the element"]);
+        let link = ElementFacts {
+            tag: "a".into(),
+            role: "link".into(),
+            name: "Konto löschen".into(),
+            actionable: true,
+            ..Default::default()
+        };
+        assert!(gesture(Gesture::Enter, &facts(link, None), &none()).is_held());
+    }
+
+    #[test]
+    fn a_press_on_nothing_that_acts_is_no_gesture() {
+        let text = ElementFacts {
+            tag: "p".into(),
+            text: "Delete your data any time from settings".into(),
+            ..Default::default()
+        };
+        assert!(!gesture(PRESS, &facts(text, None), &none()).is_held());
+        assert!(!gesture(PRESS, &GestureFacts::default(), &none()).is_held());
+    }
+
+    #[test]
+    fn a_policy_adds_words_selectors_and_origins_and_removes_nothing() {
+        let triggers = Triggers {
+            words: vec!["launch".into()],
+            selectors: vec!["#go".into()],
+            origins: vec![OriginPattern::parse("https://rockets.test").unwrap()],
+            section: "agent.bot".into(),
+        };
+        let launch = ElementFacts { submits: false, ..button("Launch") };
+        assert!(gesture(PRESS, &facts(launch.clone(), None), &triggers).reasons[0].contains("your policy"));
+        assert!(!gesture(PRESS, &facts(launch.clone(), None), &none()).is_held());
+        let mut matched = facts(ElementFacts { submits: false, ..button("Go") }, None);
+        matched.matched_selectors = vec!["#go".into()];
+        assert_eq!(
+            gesture(PRESS, &matched, &triggers).reasons,
+            ["gesture_selectors [\"#go\"] in [agent.bot]"]
+        );
+        let mut there = facts(ElementFacts { submits: false, ..button("Go") }, None);
+        there.url = "https://rockets.test/pad".into();
+        assert_eq!(
+            gesture(PRESS, &there, &triggers).reasons,
+            ["gesture_origins \"https://rockets.test\" in [agent.bot]"]
+        );
+        assert!(gesture(PRESS, &facts(button("Pay"), None), &triggers).is_held(), "the built-in words stay");
+    }
+
+    fn post(url: &str, body: &str, content_type: &str) -> Held {
+        request(&Request { method: "POST", url, content_type, body: Some(body) }, None, &none())
+    }
+
+    #[test]
+    fn requests_are_held_by_what_they_carry() {
+        assert!(post("https://shop.test/checkout/pay", "", "").reasons[0].contains("in its URL"));
+        assert!(post("https://git.test/acme/rocket/settings/delete", "", "").is_held());
+        assert!(post("https://x.test/account/password", "", "").is_held());
+        assert!(post("https://git.test/settings/tokens", "", "").is_held());
+        let held = post(
+            "https://x.test/api/checkout",
+            "cardnumber=4242424242424242&cvc=123",
+            "application/x-www-form-urlencoded",
+        );
+        assert_eq!(held.fields, [FieldKind::CardNumber, FieldKind::CardSecurityCode]);
+        let held = post(
+            "https://x.test/api/v1/charge",
+            r#"{"source":{"number":"4242 4242 4242 4242"}}"#,
+            "application/json",
+        );
+        assert!(held.reasons.iter().any(|r| r == "a card number is sent (its digits)"), "{held:?}");
+        let held = post("https://x.test/session", "user=a&password=b", "application/x-www-form-urlencoded");
+        assert_eq!(held.fields, [FieldKind::Password]);
+        let multipart = "--b\r\nContent-Disposition: form-data; name=\"new_password\"\r\n\r\nx\r\n--b--";
+        assert_eq!(
+            post("https://x.test/u", multipart, "multipart/form-data; boundary=b").fields,
+            [FieldKind::NewPassword]
+        );
+    }
+
+    #[test]
+    fn everyday_writes_are_not_held() {
+        for (url, body) in [
+            ("https://shop.test/cart/add", "product=123&qty=1"),
+            (
+                "https://shop.test/api/graphql",
+                r#"{"query":"{ cart { id } }","variables":{"id":"1234567890123456"}}"#,
+            ),
+            ("https://x.test/collect", "v=2&tid=G-123&t=pageview"),
+            ("https://x.test/oauth/token", "grant_type=refresh_token&refresh_token=abc"),
+            ("https://x.test/api/comments", r#"{"body":"please pay attention"}"#),
+            ("https://x.test/search", "q=delete"),
+        ] {
+            assert!(!post(url, body, "").is_held(), "{url}");
+        }
+        assert!(!request(
+            &Request { method: "GET", url: "https://shop.test/pay", ..Default::default() },
+            None,
+            &none()
+        )
+        .is_held());
+    }
+
+    #[test]
+    fn a_request_from_a_form_the_gesture_rule_holds_is_held() {
+        let checkout = form("post", "https://shop.test/orders", &[("text", "cc-number")], &["Pay"]);
+        let page = facts(button("x"), Some(checkout));
+        let held = request(
+            &Request { method: "POST", url: "https://shop.test/orders", content_type: "", body: None },
+            Some(&page),
+            &none(),
+        );
+        assert!(held.reasons.contains(&"the form has a card number field".to_owned()), "{held:?}");
+        let origins =
+            Triggers { origins: vec![OriginPattern::parse("https://shop.test").unwrap()], ..none() };
+        let held = request(
+            &Request { method: "PUT", url: "https://shop.test/cart", ..Default::default() },
+            None,
+            &origins,
+        );
+        assert!(held.reasons[0].starts_with("gesture_origins"));
+    }
+
+    #[test]
+    fn card_numbers_need_a_network_length_and_check_digit() {
+        assert!(is_card_number("4242424242424242"));
+        assert!(is_card_number("4242 4242 4242 4242"));
+        assert!(is_card_number("5555-5555-5555-4444"));
+        assert!(is_card_number("378282246310005"));
+        assert!(!is_card_number("4242424242424241"), "check digit");
+        assert!(!is_card_number("1234567890123452"), "no network starts with 1");
+        assert!(!is_card_number("424242"));
+        assert!(!is_card_number("4242a42424242424"));
+    }
+
+    #[test]
+    fn amounts_in_the_ways_pages_write_them() {
+        assert_eq!(amounts("Pay €1,240.00 now", 8), ["€1,240.00"]);
+        assert_eq!(amounts("Gesamt: 1.240,00 € inkl. MwSt.", 8), ["1.240,00 €"]);
+        assert_eq!(amounts("US$ 9.99 or CHF 12.50", 8), ["US$ 9.99", "CHF 12.50"]);
+        assert_eq!(amounts("合計 ¥1,000 (税込)", 8), ["¥1,000"]);
+        assert_eq!(amounts("Do zapłaty: 49,99 zł", 8), ["49,99 zł"]);
+        assert_eq!(amounts("R$ 10,00 e R$ 10,00", 8), ["R$ 10,00"]);
+        assert_eq!(amounts("EURO 2024, 100 EURos, $ alone", 8), Vec::<String>::new());
+        assert_eq!(amounts("€1 €2 €3", 2).len(), 2);
+    }
+
+    #[test]
+    fn urls_are_read_as_words_of_path_and_query() {
+        assert_eq!(
+            url_words("https://pay.test/a/settings/delete-repo?confirm=yes&x=Pay%20now"),
+            " a settings delete repo confirm yes x Pay now "
+        );
+        assert!(url_words("https://shop.test/cart/add").contains("cart add"));
+        let words = url_words("https://x.test/account/changePassword");
+        assert_eq!(vocabulary::find_in_url(&words, &[])[0].category, Category::ChangingSecret);
+    }
+
+    #[test]
+    fn the_question_shows_what_the_browser_showed() {
+        let checkout = form("post", "https://shop.test/pay", &[("text", "cc-number")], &["Pay €1,240.00"]);
+        let page = facts(button("Pay €1,240.00"), Some(checkout));
+        let held = gesture(PRESS, &page, &none());
+        let q = question("click", Some(&page), None, &held);
+        assert_eq!(q.origin, "https://shop.test");
+        assert_eq!(q.element, "Pay €1,240.00");
+        assert_eq!(q.form, "POST https://shop.test/pay");
+        assert_eq!(q.amounts, ["€1,240.00"]);
+        assert_eq!(q.fields, ["card number"]);
+        let r = Request { method: "POST", url: "https://shop.test/pay", content_type: "", body: None };
+        assert_eq!(question("request", None, Some(&r), &held).request, "POST https://shop.test/pay");
+    }
+}

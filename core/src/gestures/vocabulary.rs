@@ -1,0 +1,1171 @@
+//! The built-in vocabulary of the gesture guard: the words that say a gesture pays, deletes or
+//! changes a secret, in the common languages of the web, and the words that name sensitive form
+//! fields. A policy can add words (`gesture_words`), never take one away.
+//!
+//! How a label is read:
+//! - It is lower-cased and cut into words (runs of letters and digits). A phrase matches when
+//!   its words follow one another in the label (`place order` in "Place your order" does not;
+//!   `place your order` is listed). An entry ending in `*` matches any word it begins.
+//! - Chinese and Japanese have no spaces: their entries match anywhere in the label.
+//! - Paying and deleting are verbs the label carries on its own (`Pay €1,240.00`, `Delete this
+//!   repository`). A secret changes when a label names the secret and a change together
+//!   (`Change password`, `Passwort zurücksetzen`), or names a secret that only ever changes
+//!   (`two-factor`, `recovery codes`).
+//! - The written rule for look-alikes: **a deletion of something that is not data is no
+//!   deletion**. A deletion word in a label that also names a filter, a search, a selection, a
+//!   sort, or a shopping cart or wish list (`Remove filter`, `Supprimer le filtre`, `Eliminar del
+//!   carrito`, `Filter löschen`) does not count. `Remove` alone is no deletion word in English
+//!   (`Remove filter`, `Remove from cart`), `remove account` is. And **putting something in a
+//!   cart is not paying**: `Add to cart`, `In den Warenkorb`, `カートに入れる` carry no paying
+//!   word; `Checkout` and `Continue to payment` neither (they lead to the step that pays).
+
+/// What a matched word says the gesture does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Category {
+    Paying,
+    Deleting,
+    ChangingSecret,
+}
+
+impl Category {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Category::Paying => "paying",
+            Category::Deleting => "deleting",
+            Category::ChangingSecret => "changing a secret",
+        }
+    }
+}
+
+/// One language's words.
+pub struct Language {
+    pub name: &'static str,
+    pub paying: &'static [&'static str],
+    pub deleting: &'static [&'static str],
+    /// Secrets that a label names with a change (`password` + `change`).
+    pub secret_nouns: &'static [&'static str],
+    pub secret_changes: &'static [&'static str],
+    /// Secrets that are named only when they change.
+    pub secrets: &'static [&'static str],
+    /// Things whose deletion deletes no data (see the module's rule).
+    pub not_data: &'static [&'static str],
+}
+
+pub const LANGUAGES: &[Language] = &[
+    Language {
+        name: "English",
+        paying: &[
+            "pay",
+            "pay now",
+            "buy",
+            "buy now",
+            "buy it now",
+            "purchase now",
+            "complete purchase",
+            "confirm purchase",
+            "place order",
+            "place your order",
+            "submit order",
+            "confirm order",
+            "complete order",
+            "order now",
+            "confirm payment",
+            "make payment",
+            "make a payment",
+            "submit payment",
+            "send money",
+            "send payment",
+            "transfer",
+            "transfer money",
+            "transfer funds",
+            "wire transfer",
+            "donate",
+        ],
+        deleting: &[
+            "delete",
+            "destroy",
+            "erase",
+            "wipe",
+            "purge",
+            "permanently delete",
+            "close account",
+            "close my account",
+            "close your account",
+            "deactivate account",
+            "deactivate my account",
+            "terminate account",
+            "remove account",
+            "remove my account",
+            "revoke",
+            "revoke access",
+        ],
+        secret_nouns: &["password", "passphrase", "pin code", "email address"],
+        secret_changes: &["change", "update", "reset", "set", "new", "save", "create", "choose", "edit"],
+        secrets: &[
+            "two factor",
+            "two step",
+            "2fa",
+            "mfa",
+            "authenticator",
+            "recovery codes",
+            "backup codes",
+            "security key",
+            "security keys",
+            "passkey",
+            "api key",
+            "api keys",
+            "access token",
+            "access tokens",
+            "personal access token",
+            "generate token",
+            "generate new token",
+            "regenerate",
+            "ssh key",
+            "deploy key",
+            "secret key",
+            "client secret",
+        ],
+        not_data: &[
+            "filter",
+            "filters",
+            "search",
+            "searches",
+            "selection",
+            "sort",
+            "sorting",
+            "cart",
+            "basket",
+            "bag",
+            "wishlist",
+            "wish list",
+            "formatting",
+            "highlight",
+        ],
+    },
+    Language {
+        name: "German",
+        paying: &[
+            "bezahlen",
+            "jetzt bezahlen",
+            "jetzt zahlen",
+            "kaufen",
+            "jetzt kaufen",
+            "kostenpflichtig bestellen",
+            "zahlungspflichtig bestellen",
+            "jetzt bestellen",
+            "bestellung abschicken",
+            "bestellung aufgeben",
+            "bestellung abschließen",
+            "zahlung bestätigen",
+            "überweisen",
+            "überweisung",
+            "spenden",
+        ],
+        deleting: &[
+            "löschen",
+            "lösche",
+            "endgültig löschen",
+            "vernichten",
+            "konto schließen",
+            "konto deaktivieren",
+            "konto auflösen",
+            "widerrufen",
+        ],
+        secret_nouns: &["passwort", "kennwort", "e mail adresse"],
+        secret_changes: &[
+            "ändern",
+            "zurücksetzen",
+            "festlegen",
+            "neues",
+            "neue",
+            "speichern",
+            "aktualisieren",
+            "setzen",
+        ],
+        secrets: &[
+            "zwei faktor",
+            "zweistufige",
+            "2fa",
+            "sicherheitsschlüssel",
+            "api schlüssel",
+            "zugriffstoken",
+            "token erstellen",
+            "token generieren",
+            "wiederherstellungscodes",
+        ],
+        not_data: &["filter", "suche", "auswahl", "sortierung", "warenkorb", "einkaufswagen", "merkliste"],
+    },
+    Language {
+        name: "French",
+        paying: &[
+            "payer",
+            "payer maintenant",
+            "acheter",
+            "acheter maintenant",
+            "commander",
+            "passer la commande",
+            "passer commande",
+            "valider la commande",
+            "confirmer la commande",
+            "confirmer le paiement",
+            "effectuer le paiement",
+            "régler",
+            "virement",
+            "effectuer un virement",
+            "faire un don",
+        ],
+        deleting: &[
+            "supprimer",
+            "supprimer définitivement",
+            "effacer",
+            "détruire",
+            "fermer le compte",
+            "fermer mon compte",
+            "clôturer le compte",
+            "désactiver le compte",
+            "révoquer",
+        ],
+        secret_nouns: &["mot de passe", "code pin", "adresse e mail"],
+        secret_changes: &[
+            "changer",
+            "modifier",
+            "réinitialiser",
+            "définir",
+            "nouveau",
+            "enregistrer",
+            "mettre à jour",
+        ],
+        secrets: &[
+            "double authentification",
+            "deux facteurs",
+            "2fa",
+            "validation en deux étapes",
+            "clé de sécurité",
+            "clé api",
+            "jeton",
+            "codes de récupération",
+            "clé d accès",
+        ],
+        not_data: &["filtre", "filtres", "recherche", "sélection", "tri", "panier", "liste de souhaits"],
+    },
+    Language {
+        name: "Spanish",
+        paying: &[
+            "pagar",
+            "pagar ahora",
+            "comprar",
+            "comprar ahora",
+            "realizar pedido",
+            "hacer pedido",
+            "confirmar pedido",
+            "tramitar pedido",
+            "finalizar compra",
+            "confirmar compra",
+            "confirmar pago",
+            "transferir",
+            "transferencia",
+            "donar",
+        ],
+        deleting: &[
+            "eliminar",
+            "borrar",
+            "suprimir",
+            "destruir",
+            "cerrar cuenta",
+            "cerrar mi cuenta",
+            "desactivar cuenta",
+            "revocar",
+        ],
+        secret_nouns: &["contraseña", "clave", "correo electrónico"],
+        secret_changes: &[
+            "cambiar",
+            "actualizar",
+            "restablecer",
+            "establecer",
+            "nueva",
+            "guardar",
+            "modificar",
+        ],
+        secrets: &[
+            "dos factores",
+            "2fa",
+            "verificación en dos pasos",
+            "llave de seguridad",
+            "clave de api",
+            "token de acceso",
+            "códigos de recuperación",
+        ],
+        not_data: &["filtro", "filtros", "búsqueda", "selección", "orden", "carrito", "cesta", "favoritos"],
+    },
+    Language {
+        name: "Italian",
+        paying: &[
+            "paga",
+            "paga ora",
+            "pagare",
+            "acquista",
+            "acquista ora",
+            "compra",
+            "compra ora",
+            "effettua l ordine",
+            "conferma ordine",
+            "conferma l ordine",
+            "concludi ordine",
+            "invia ordine",
+            "conferma pagamento",
+            "bonifico",
+            "trasferisci",
+            "dona",
+        ],
+        deleting: &[
+            "elimina",
+            "eliminare",
+            "cancella",
+            "cancellare",
+            "distruggi",
+            "chiudi account",
+            "chiudi il conto",
+            "disattiva account",
+            "revoca",
+        ],
+        secret_nouns: &["password", "indirizzo email"],
+        secret_changes: &["cambia", "modifica", "reimposta", "imposta", "nuova", "salva", "aggiorna"],
+        secrets: &[
+            "due fattori",
+            "2fa",
+            "verifica in due passaggi",
+            "chiave di sicurezza",
+            "chiave api",
+            "token di accesso",
+            "codici di recupero",
+        ],
+        not_data: &[
+            "filtro",
+            "filtri",
+            "ricerca",
+            "selezione",
+            "ordinamento",
+            "carrello",
+            "lista dei desideri",
+        ],
+    },
+    Language {
+        name: "Portuguese",
+        paying: &[
+            "pagar",
+            "pagar agora",
+            "comprar",
+            "comprar agora",
+            "finalizar compra",
+            "finalizar pedido",
+            "fazer pedido",
+            "confirmar pedido",
+            "confirmar pagamento",
+            "transferir",
+            "transferência",
+            "doar",
+        ],
+        deleting: &[
+            "excluir",
+            "apagar",
+            "eliminar",
+            "deletar",
+            "destruir",
+            "encerrar conta",
+            "fechar conta",
+            "desativar conta",
+            "revogar",
+        ],
+        secret_nouns: &["senha", "endereço de e mail"],
+        secret_changes: &["alterar", "mudar", "redefinir", "definir", "nova", "salvar", "atualizar"],
+        secrets: &[
+            "dois fatores",
+            "2fa",
+            "verificação em duas etapas",
+            "chave de segurança",
+            "chave de api",
+            "token de acesso",
+            "códigos de recuperação",
+        ],
+        not_data: &["filtro", "filtros", "pesquisa", "busca", "seleção", "carrinho", "sacola", "favoritos"],
+    },
+    Language {
+        name: "Dutch",
+        paying: &[
+            "betalen",
+            "nu betalen",
+            "betaal",
+            "kopen",
+            "nu kopen",
+            "koop",
+            "bestellen",
+            "bestelling plaatsen",
+            "overmaken",
+            "overschrijven",
+            "doneren",
+        ],
+        deleting: &[
+            "verwijderen",
+            "verwijder",
+            "definitief verwijderen",
+            "wissen",
+            "vernietigen",
+            "account sluiten",
+            "account opheffen",
+            "intrekken",
+        ],
+        secret_nouns: &["wachtwoord", "pincode", "e mailadres"],
+        secret_changes: &[
+            "wijzigen",
+            "wijzig",
+            "opnieuw instellen",
+            "herstellen",
+            "instellen",
+            "nieuw",
+            "opslaan",
+            "bijwerken",
+        ],
+        secrets: &[
+            "tweestapsverificatie",
+            "twee factor",
+            "2fa",
+            "beveiligingssleutel",
+            "api sleutel",
+            "toegangstoken",
+            "herstelcodes",
+        ],
+        not_data: &[
+            "filter",
+            "filters",
+            "zoekopdracht",
+            "selectie",
+            "sortering",
+            "winkelwagen",
+            "winkelmand",
+            "verlanglijst",
+        ],
+    },
+    Language {
+        name: "Polish",
+        paying: &[
+            "zapłać",
+            "zapłać teraz",
+            "płacę",
+            "kup",
+            "kup teraz",
+            "kupuję",
+            "zamów",
+            "zamawiam",
+            "zamawiam i płacę",
+            "złóż zamówienie",
+            "potwierdź płatność",
+            "przelew",
+            "przelej",
+            "wpłać",
+            "przekaż darowiznę",
+        ],
+        deleting: &[
+            "usuń",
+            "usunąć",
+            "skasuj",
+            "wymaż",
+            "zniszcz",
+            "zamknij konto",
+            "dezaktywuj konto",
+            "unieważnij",
+            "cofnij dostęp",
+        ],
+        secret_nouns: &["hasło", "hasła", "hasłem", "adres e mail"],
+        secret_changes: &["zmień", "zmiana", "resetuj", "zresetuj", "ustaw", "nowe", "zapisz", "zaktualizuj"],
+        secrets: &[
+            "weryfikacja dwuetapowa",
+            "uwierzytelnianie dwuskładnikowe",
+            "2fa",
+            "klucz bezpieczeństwa",
+            "klucz api",
+            "token dostępu",
+            "kody odzyskiwania",
+        ],
+        not_data: &[
+            "filtr",
+            "filtry",
+            "filtra",
+            "wyszukiwanie",
+            "wybór",
+            "sortowanie",
+            "koszyk",
+            "koszyka",
+            "listy życzeń",
+        ],
+    },
+    Language {
+        name: "Japanese",
+        paying: &[
+            "支払う",
+            "お支払い",
+            "支払いを確定",
+            "今すぐ購入",
+            "購入する",
+            "購入を確定",
+            "注文を確定",
+            "注文確定",
+            "注文する",
+            "決済する",
+            "決済を確定",
+            "振り込む",
+            "振込",
+            "送金",
+            "寄付",
+        ],
+        deleting: &["削除", "消去", "破棄", "退会", "解約", "アカウントを閉じる"],
+        secret_nouns: &["パスワード", "暗証番号", "メールアドレス"],
+        secret_changes: &["変更", "再設定", "リセット", "設定", "更新", "新しい"],
+        secrets: &[
+            "二段階認証",
+            "2段階認証",
+            "二要素認証",
+            "セキュリティキー",
+            "apiキー",
+            "アクセストークン",
+            "リカバリーコード",
+        ],
+        not_data: &["フィルタ", "フィルター", "絞り込み", "検索", "選択", "並べ替え", "カート", "お気に入り"],
+    },
+    Language {
+        name: "Chinese",
+        paying: &[
+            "支付",
+            "付款",
+            "立即付款",
+            "立即支付",
+            "购买",
+            "購買",
+            "立即购买",
+            "提交订单",
+            "提交訂單",
+            "确认订单",
+            "確認訂單",
+            "确认付款",
+            "转账",
+            "轉帳",
+            "汇款",
+            "匯款",
+            "捐款",
+        ],
+        deleting: &["删除", "刪除", "销毁", "銷毀", "注销", "註銷", "撤销", "撤銷"],
+        secret_nouns: &["密码", "密碼", "邮箱", "電子郵件"],
+        secret_changes: &["修改", "更改", "重置", "设置", "設定", "更新", "新"],
+        secrets: &[
+            "双重验证",
+            "两步验证",
+            "兩步驟驗證",
+            "双因素",
+            "雙因素",
+            "安全密钥",
+            "api密钥",
+            "访问令牌",
+            "恢复码",
+        ],
+        not_data: &["筛选", "篩選", "过滤", "過濾", "搜索", "搜尋", "购物车", "購物車", "收藏"],
+    },
+];
+
+/// A word of the vocabulary (or a policy's) found in a label.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    pub category: Category,
+    /// The entry as listed (`place order`, `Passwort` + `ändern` for a secret's change).
+    pub words: String,
+    /// The language it is listed under, or `your policy`.
+    pub language: &'static str,
+}
+
+impl Found {
+    pub fn describe(&self) -> String {
+        format!("\"{}\" ({}: {})", self.words, self.language, self.category.describe())
+    }
+}
+
+/// A label made ready for matching: lower-cased, cut into words, and as one string (for
+/// Chinese and Japanese).
+pub struct Label {
+    words: Vec<String>,
+    /// The words joined by single spaces, with a space at both ends.
+    spaced: String,
+}
+
+impl Label {
+    pub fn new(text: &str) -> Self {
+        let lower = text.to_lowercase();
+        let words: Vec<String> = lower
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_owned)
+            .collect();
+        let spaced = format!(" {} ", words.join(" "));
+        Label { words, spaced }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.words.is_empty()
+    }
+
+    /// Whether an entry of the vocabulary is in the label (see the module's rules).
+    pub fn has(&self, entry: &str) -> bool {
+        if entry.chars().any(is_cjk) {
+            // Chinese and Japanese: anywhere, ignoring the spaces the label may have.
+            let entry: String = entry.to_lowercase().chars().filter(|c| !c.is_whitespace()).collect();
+            return self.spaced.replace(' ', "").contains(&entry);
+        }
+        let entry = Label::new(entry);
+        !entry.is_empty() && self.spaced.contains(&entry.spaced)
+    }
+
+    /// Whether an entry ending in `*` (a stem) begins one of the label's words.
+    fn has_stem(&self, stem: &str) -> bool {
+        let stem = stem.to_lowercase();
+        self.words.iter().any(|w| w.starts_with(&stem))
+    }
+
+    fn has_entry(&self, entry: &str) -> bool {
+        match entry.strip_suffix('*') {
+            Some(stem) if !stem.contains(' ') => self.has_stem(stem),
+            _ => self.has(entry),
+        }
+    }
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF   // hiragana, katakana
+        | 0x3400..=0x4DBF // CJK extension A
+        | 0x4E00..=0x9FFF // CJK unified ideographs
+        | 0xF900..=0xFAFF // compatibility ideographs
+        | 0xFF66..=0xFF9F // half-width katakana
+    )
+}
+
+/// Secrets a request's URL names when it writes (`POST /settings/tokens` makes one).
+const URL_SECRETS: &[&str] = &["tokens", "keys", "credentials", "secrets"];
+
+/// Everything the built-in vocabulary and `extra` words (a policy's, which count as every
+/// category's) find in `text`.
+pub fn find(text: &str, extra: &[String]) -> Vec<Found> {
+    find_with(text, extra, false)
+}
+
+/// [`find`] for the words of a URL a request writes to: a secret's name alone is its change
+/// there (`POST /account/password`).
+pub fn find_in_url(text: &str, extra: &[String]) -> Vec<Found> {
+    find_with(text, extra, true)
+}
+
+fn find_with(text: &str, extra: &[String], writes: bool) -> Vec<Found> {
+    let label = Label::new(text);
+    if label.is_empty() {
+        return Vec::new();
+    }
+    let mut found = Vec::new();
+    let about_no_data = LANGUAGES.iter().any(|l| l.not_data.iter().any(|w| label.has_entry(w)));
+    for language in LANGUAGES {
+        let mut push =
+            |category, words: String| found.push(Found { category, words, language: language.name });
+        // The longest entry that matches says most; one per category and language.
+        let longest = |list: &[&'static str]| {
+            list.iter().filter(|e| label.has_entry(e)).max_by_key(|e| e.chars().count()).copied()
+        };
+        if let Some(entry) = longest(language.paying) {
+            push(Category::Paying, entry.to_owned());
+        }
+        if !about_no_data {
+            if let Some(entry) = longest(language.deleting) {
+                push(Category::Deleting, entry.to_owned());
+            }
+        }
+        if let Some(entry) = longest(language.secrets) {
+            push(Category::ChangingSecret, entry.to_owned());
+        } else if let (Some(noun), Some(change)) =
+            (longest(language.secret_nouns), longest(language.secret_changes))
+        {
+            push(Category::ChangingSecret, format!("{noun} + {change}"));
+        } else if let Some(noun) = longest(language.secret_nouns).filter(|_| writes) {
+            push(Category::ChangingSecret, noun.to_owned());
+        }
+    }
+    if writes {
+        if let Some(entry) = URL_SECRETS.iter().find(|e| label.has(e)) {
+            found.push(Found {
+                category: Category::ChangingSecret,
+                words: (*entry).to_owned(),
+                language: "URL",
+            });
+        }
+    }
+    for word in extra {
+        if label.has_entry(word) {
+            found.push(Found { category: Category::Paying, words: word.clone(), language: "your policy" });
+        }
+    }
+    // The same words listed by two languages (`pagar`, `2fa`) are said once.
+    found.dedup_by(|a, b| a.category == b.category && a.words == b.words);
+    found
+}
+
+/// The kinds of form fields whose presence makes sending the form sensitive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FieldKind {
+    CardNumber,
+    CardSecurityCode,
+    CardExpiry,
+    BankAccount,
+    Password,
+    NewPassword,
+    OneTimeCode,
+}
+
+impl FieldKind {
+    pub fn describe(self) -> &'static str {
+        match self {
+            FieldKind::CardNumber => "card number",
+            FieldKind::CardSecurityCode => "card security code",
+            FieldKind::CardExpiry => "card expiry date",
+            FieldKind::BankAccount => "bank account number",
+            FieldKind::Password => "password",
+            FieldKind::NewPassword => "new password",
+            FieldKind::OneTimeCode => "one-time code",
+        }
+    }
+
+    /// Money or a secret.
+    pub fn category(self) -> Category {
+        match self {
+            FieldKind::CardNumber
+            | FieldKind::CardSecurityCode
+            | FieldKind::CardExpiry
+            | FieldKind::BankAccount => Category::Paying,
+            FieldKind::Password | FieldKind::NewPassword | FieldKind::OneTimeCode => Category::ChangingSecret,
+        }
+    }
+}
+
+/// Names fields carry (their `name`, `id`, label, placeholder), by kind, in the vocabulary's
+/// languages. Matched as words of the name, so `card_number`, `cardNumber`-less `cardnumber` and
+/// "Card number" all read alike.
+const FIELD_NAMES: &[(FieldKind, &[&str])] = &[
+    (
+        FieldKind::CardNumber,
+        &[
+            "card number",
+            "cardnumber",
+            "card no",
+            "cc number",
+            "ccnumber",
+            "cc num",
+            "ccnum",
+            "credit card",
+            "debit card",
+            "pan",
+            "kartennummer",
+            "numéro de carte",
+            "número de tarjeta",
+            "numero di carta",
+            "numero della carta",
+            "número do cartão",
+            "kaartnummer",
+            "numer karty",
+            "カード番号",
+            "卡号",
+            "卡號",
+        ],
+    ),
+    (
+        FieldKind::CardSecurityCode,
+        &[
+            "cvc",
+            "cvv",
+            "cvv2",
+            "csc",
+            "cvn",
+            "card code",
+            "security code",
+            "prüfnummer",
+            "prüfziffer",
+            "kartenprüfnummer",
+            "sicherheitscode",
+            "cryptogramme",
+            "código de seguridad",
+            "codice di sicurezza",
+            "código de segurança",
+            "beveiligingscode",
+            "kod cvv",
+            "セキュリティコード",
+            "安全码",
+            "安全碼",
+        ],
+    ),
+    (
+        FieldKind::CardExpiry,
+        &[
+            "expiry",
+            "expiration",
+            "exp date",
+            "cc exp",
+            "card expiry",
+            "ablaufdatum",
+            "gültig bis",
+            "date d expiration",
+            "fecha de caducidad",
+            "fecha de vencimiento",
+            "data di scadenza",
+            "data de validade",
+            "vervaldatum",
+            "data ważności",
+            "有効期限",
+            "有效期",
+        ],
+    ),
+    (
+        FieldKind::BankAccount,
+        &[
+            "iban",
+            "bic",
+            "swift",
+            "account number",
+            "routing number",
+            "sort code",
+            "kontonummer",
+            "bankleitzahl",
+        ],
+    ),
+    (
+        FieldKind::OneTimeCode,
+        &[
+            "otp",
+            "totp",
+            "2fa",
+            "mfa",
+            "one time code",
+            "one time password",
+            "verification code",
+            "authentication code",
+            "auth code",
+            "bestätigungscode",
+            "code de vérification",
+            "código de verificación",
+            "codice di verifica",
+            "código de verificação",
+            "verificatiecode",
+            "kod weryfikacyjny",
+            "確認コード",
+            "验证码",
+            "驗證碼",
+        ],
+    ),
+    (
+        FieldKind::Password,
+        &[
+            "password",
+            "passwd",
+            "pwd",
+            "passphrase",
+            "passwort",
+            "kennwort",
+            "mot de passe",
+            "contraseña",
+            "senha",
+            "wachtwoord",
+            "hasło",
+            "パスワード",
+            "密码",
+            "密碼",
+        ],
+    ),
+];
+
+/// What kind of sensitive field this is, if any. `autocomplete` is the page's own statement and
+/// is believed first; then an `input type=password`; then the names the field carries.
+pub fn field_kind(field: &tabtunnel_wire::gestures::FieldFacts) -> Option<FieldKind> {
+    let autocomplete = field.autocomplete.to_lowercase();
+    for token in autocomplete.split_whitespace() {
+        let kind = match token {
+            "cc-number" => FieldKind::CardNumber,
+            "cc-csc" => FieldKind::CardSecurityCode,
+            "cc-exp" | "cc-exp-month" | "cc-exp-year" => FieldKind::CardExpiry,
+            "new-password" => FieldKind::NewPassword,
+            "current-password" => FieldKind::Password,
+            "one-time-code" => FieldKind::OneTimeCode,
+            _ => continue,
+        };
+        return Some(kind);
+    }
+    let said = Label::new(&split_identifier(&format!("{} {} {}", field.name, field.id, field.label)));
+    let password = |said: &Label| {
+        let new = ["new", "neues", "nouveau", "nueva", "nuova", "nova", "nieuw", "nowe", "confirm"]
+            .iter()
+            .any(|w| said.has(w));
+        if new {
+            FieldKind::NewPassword
+        } else {
+            FieldKind::Password
+        }
+    };
+    if field.input_type.eq_ignore_ascii_case("password") {
+        return Some(password(&said));
+    }
+    // Only fields one can type into are named by what they hold (a hidden `csrf` is not).
+    if matches!(
+        field.input_type.to_lowercase().as_str(),
+        "hidden" | "submit" | "button" | "checkbox" | "radio" | "file"
+    ) {
+        return None;
+    }
+    match FIELD_NAMES.iter().find(|(_, names)| names.iter().any(|n| said.has(n))).map(|(kind, _)| *kind)? {
+        FieldKind::Password => Some(password(&said)),
+        kind => Some(kind),
+    }
+}
+
+/// `cardNumber`, `card_number`, `card-number` and `card[number]` as words: `card number`.
+pub fn split_identifier(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut previous: Option<char> = None;
+    for c in text.chars() {
+        if c.is_uppercase() && previous.is_some_and(|p| p.is_lowercase()) {
+            out.push(' ');
+        }
+        out.push(if c == '_' || c == '-' || c == '[' || c == ']' || c == '.' { ' ' } else { c });
+        previous = Some(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tabtunnel_wire::gestures::FieldFacts;
+
+    fn says(text: &str) -> Vec<Category> {
+        let mut c: Vec<Category> = find(text, &[]).into_iter().map(|f| f.category).collect();
+        c.sort();
+        c.dedup();
+        c
+    }
+
+    const PAY: &[Category] = &[Category::Paying];
+    const DELETE: &[Category] = &[Category::Deleting];
+    const SECRET: &[Category] = &[Category::ChangingSecret];
+    const NOTHING: &[Category] = &[];
+
+    #[test]
+    fn paying_in_every_language() {
+        for label in [
+            "Pay €1,240.00",
+            "Buy now",
+            "Place your order",
+            "Confirm payment",
+            "Jetzt kaufen",
+            "Zahlungspflichtig bestellen",
+            "Payer 49,90 €",
+            "Passer la commande",
+            "Pagar ahora",
+            "Finalizar compra",
+            "Acquista ora",
+            "Conferma ordine",
+            "Pagar agora",
+            "Finalizar pedido",
+            "Nu betalen",
+            "Bestelling plaatsen",
+            "Zapłać teraz",
+            "Kupuję i płacę",
+            "注文を確定する",
+            "今すぐ購入",
+            "立即付款",
+            "提交订单",
+        ] {
+            assert_eq!(says(label), PAY, "{label}");
+        }
+    }
+
+    #[test]
+    fn deleting_in_every_language() {
+        for label in [
+            "Delete this repository",
+            "Permanently delete",
+            "Close my account",
+            "Revoke access",
+            "Repository löschen",
+            "Supprimer le dépôt",
+            "Eliminar repositorio",
+            "Elimina il repository",
+            "Excluir repositório",
+            "Repository verwijderen",
+            "Usuń repozytorium",
+            "リポジトリを削除",
+            "删除仓库",
+            "刪除帳戶",
+        ] {
+            assert_eq!(says(label), DELETE, "{label}");
+        }
+    }
+
+    #[test]
+    fn a_secret_changes_when_named_with_a_change_or_named_at_all() {
+        for label in [
+            "Change password",
+            "Update your password",
+            "Enable two-factor authentication",
+            "Generate new token",
+            "Regenerate recovery codes",
+            "Passwort ändern",
+            "Kennwort zurücksetzen",
+            "Modifier le mot de passe",
+            "Cambiar contraseña",
+            "Cambia password",
+            "Alterar senha",
+            "Wachtwoord wijzigen",
+            "Zmień hasło",
+            "パスワードを変更",
+            "二段階認証を有効にする",
+            "修改密码",
+        ] {
+            assert_eq!(says(label), SECRET, "{label}");
+        }
+        for label in ["Password", "Show password", "Forgot password?", "Passwort", "Mot de passe oublié ?"] {
+            assert_eq!(says(label), NOTHING, "{label}: naming a secret alone changes nothing");
+        }
+    }
+
+    #[test]
+    fn harmless_look_alikes_are_not_held() {
+        for label in [
+            "Add to cart",
+            "Add to basket",
+            "In den Warenkorb",
+            "Ajouter au panier",
+            "Añadir al carrito",
+            "Aggiungi al carrello",
+            "Adicionar ao carrinho",
+            "In winkelwagen",
+            "Dodaj do koszyka",
+            "カートに入れる",
+            "加入购物车",
+            "Checkout",
+            "Proceed to checkout",
+            "Continue to payment",
+            "Remove filter",
+            "Remove",
+            "Remove from cart",
+            "Clear all filters",
+            "Filter löschen",
+            "Supprimer le filtre",
+            "Eliminar filtro",
+            "Eliminar del carrito",
+            "Rimuovi filtro",
+            "Elimina dal carrello",
+            "Excluir filtro",
+            "Filter verwijderen",
+            "Usuń filtr",
+            "フィルターを削除",
+            "清除筛选",
+            "Search",
+            "Next",
+            "Weiter",
+            "Suivant",
+            "Siguiente",
+            "Avanti",
+            "Próximo",
+            "Volgende",
+            "Dalej",
+            "次へ",
+            "下一页",
+            "Sort order",
+            "Order by price",
+            "Cancel",
+            "Sign in",
+            "Reset",
+            "Subscribe to our newsletter",
+            "Purchase history",
+            "Create Pin",
+            "通知を無効にする",
+            "清除缓存",
+        ] {
+            assert_eq!(says(label), NOTHING, "{label}");
+        }
+    }
+
+    #[test]
+    fn words_match_whole_not_inside_others() {
+        assert_eq!(says("Paypal"), NOTHING, "pay inside a word");
+        assert_eq!(says("Display settings"), NOTHING);
+        assert_eq!(says("Undelete"), NOTHING);
+        assert_eq!(says("PAY"), PAY, "any case");
+        assert_eq!(says("pay-now"), PAY, "punctuation cuts words");
+        assert_eq!(says("  Delete\n  repository "), DELETE);
+        assert_eq!(says(""), NOTHING);
+    }
+
+    #[test]
+    fn a_policy_adds_words_and_stems() {
+        let extra = vec!["ship it".to_owned(), "launch*".to_owned(), "発射".to_owned()];
+        assert_eq!(find("Ship it!", &extra)[0].language, "your policy");
+        assert_eq!(find("Launching now", &extra).len(), 1);
+        assert_eq!(find("ロケットを発射", &extra).len(), 1);
+        assert!(find("Shipping", &extra).is_empty());
+        // Added words add; the built-in ones stay.
+        assert_eq!(find("Pay", &extra).len(), 1);
+    }
+
+    #[test]
+    fn found_words_say_where_they_come_from() {
+        let found = find("Zapłać teraz", &[]);
+        assert_eq!(found[0].describe(), "\"zapłać teraz\" (Polish: paying)");
+        let found = find("Passwort ändern", &[]);
+        assert_eq!(found[0].describe(), "\"passwort + ändern\" (German: changing a secret)");
+    }
+
+    fn field(input_type: &str, autocomplete: &str, name: &str, label: &str) -> FieldFacts {
+        FieldFacts {
+            input_type: input_type.into(),
+            autocomplete: autocomplete.into(),
+            name: name.into(),
+            id: String::new(),
+            label: label.into(),
+        }
+    }
+
+    #[test]
+    fn fields_are_known_by_autocomplete_type_or_name() {
+        use FieldKind::*;
+        for (f, kind) in [
+            (field("text", "cc-number", "x", ""), Some(CardNumber)),
+            (field("text", "billing cc-csc", "x", ""), Some(CardSecurityCode)),
+            (field("text", "cc-exp-month", "", ""), Some(CardExpiry)),
+            (field("password", "", "pw", ""), Some(Password)),
+            (field("password", "new-password", "pw", ""), Some(NewPassword)),
+            (field("password", "", "new_password", ""), Some(NewPassword)),
+            (field("text", "one-time-code", "", ""), Some(OneTimeCode)),
+            (field("text", "", "cardNumber", ""), Some(CardNumber)),
+            (field("tel", "", "card[number]", ""), Some(CardNumber)),
+            (field("text", "", "x", "Kartennummer"), Some(CardNumber)),
+            (field("text", "", "cvc", ""), Some(CardSecurityCode)),
+            (field("text", "", "", "Código de seguridad"), Some(CardSecurityCode)),
+            (field("text", "", "iban", ""), Some(BankAccount)),
+            (field("text", "", "otp_code", ""), Some(OneTimeCode)),
+            (field("text", "", "", "カード番号"), Some(CardNumber)),
+            (field("search", "", "q", "Search"), None),
+            (field("text", "", "company", ""), None),
+            (field("text", "", "panel", ""), None),
+            (field("hidden", "", "card_number", ""), None),
+            (field("email", "email", "email", "Email"), None),
+        ] {
+            assert_eq!(field_kind(&f), kind, "{f:?}");
+        }
+    }
+
+    #[test]
+    fn identifiers_split_into_words() {
+        assert_eq!(split_identifier("cardNumber"), "card Number");
+        assert_eq!(split_identifier("card_number[0]"), "card number 0 ");
+        assert_eq!(split_identifier("new-password"), "new password");
+    }
+}

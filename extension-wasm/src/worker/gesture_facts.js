@@ -1,0 +1,194 @@
+// What the page shows where an agent acts, for tabtunnel's gesture guard
+// (`tabtunnel_wire::gestures::GestureFacts`). Runs in an isolated world of the extension's own
+// (`Runtime.callFunctionOn`), so the page's scripts cannot change how it reads, only what the
+// DOM holds. Called with `this` = the node a press hits (`mode` "point"), or on the global
+// object to read the focused element ("focus") or the form that sends `request` ("request").
+// Every string is bounded; what a field holds is never read.
+function (mode, selectors, request) {
+  const clip = (text, max = 200) => String(text || '').replace(/\s+/g, ' ').trim().slice(0, max);
+  const up = (e) => e.parentElement || (e.parentNode && e.parentNode.host) || null;
+  const ACTS = 'button, a[href], input, select, textarea, summary, label, [role=button], [role=link],' +
+    ' [role=menuitem], [role=menuitemcheckbox], [role=menuitemradio], [role=option], [role=tab],' +
+    ' [role=checkbox], [role=radio], [role=switch], [onclick], [contenteditable=""], [contenteditable=true]';
+  const TEXT_INPUTS = ['text', 'search', 'email', 'tel', 'url', 'password', 'number', 'date',
+    'datetime-local', 'month', 'week', 'time'];
+  const SUBMITS = (e) => (e.tagName === 'BUTTON' && (e.getAttribute('type') || 'submit').toLowerCase() === 'submit') ||
+    (e.tagName === 'INPUT' && (e.type === 'submit' || e.type === 'image'));
+
+  // The element acted on.
+  let node = null;
+  if (mode === 'point') {
+    node = this;
+  } else if (mode === 'focus') {
+    let e = document.activeElement;
+    for (let depth = 0; e && depth < 16; depth += 1) {
+      if (e.shadowRoot && e.shadowRoot.activeElement) { e = e.shadowRoot.activeElement; continue; }
+      let inner = null;
+      try { inner = (e.tagName === 'IFRAME' || e.tagName === 'FRAME') ? e.contentDocument : null; } catch (err) { inner = null; }
+      if (inner && inner.activeElement && inner.activeElement !== inner.body) { e = inner.activeElement; continue; }
+      break;
+    }
+    node = e;
+  }
+  let hit = node && (node.nodeType === 1 ? node : node.parentElement || null);
+  let element = null;
+  let cursor = false;
+  for (let e = hit, depth = 0; e && depth < 16; e = up(e), depth += 1) {
+    if (e.matches && e.matches(ACTS)) { element = e; break; }
+  }
+  if (!element && hit) {
+    try { cursor = getComputedStyle(hit).cursor === 'pointer'; } catch (err) { cursor = false; }
+    element = hit;
+  }
+  if (element && element.tagName === 'LABEL' && element.control) element = element.control;
+
+  const byId = (e, id) => {
+    const root = e.getRootNode ? e.getRootNode() : document;
+    return (root.getElementById ? root.getElementById(id) : null) || document.getElementById(id);
+  };
+  const nameOf = (e) => {
+    if (!e || !e.getAttribute) return '';
+    const by = e.getAttribute('aria-labelledby');
+    if (by) {
+      const t = clip(by.split(/\s+/).map((id) => { const x = byId(e, id); return x ? x.textContent : ''; }).join(' '));
+      if (t) return t;
+    }
+    const aria = clip(e.getAttribute('aria-label'));
+    if (aria) return aria;
+    if (e.tagName === 'INPUT' && ['submit', 'button', 'reset', 'image'].includes(e.type)) {
+      return clip(e.value || e.alt || e.title || (e.type === 'submit' ? 'Submit' : ''));
+    }
+    if (e.labels && e.labels.length) {
+      const t = clip([...e.labels].map((l) => l.innerText || l.textContent).join(' '));
+      if (t) return t;
+    }
+    if (e.tagName === 'IMG') return clip(e.alt);
+    if (!['INPUT', 'TEXTAREA', 'SELECT'].includes(e.tagName)) {
+      const t = clip(e.innerText || e.textContent);
+      if (t) return t;
+      const inner = e.querySelector && e.querySelector('img[alt], [aria-label]');
+      if (inner) return clip(inner.getAttribute('alt') || inner.getAttribute('aria-label'));
+    }
+    return clip(e.title || e.placeholder);
+  };
+  const roleOf = (e) => {
+    const own = e.getAttribute && e.getAttribute('role');
+    if (own) return clip(own, 40);
+    const t = e.tagName;
+    if (t === 'A') return e.hasAttribute('href') ? 'link' : '';
+    if (t === 'BUTTON' || (t === 'INPUT' && ['submit', 'button', 'reset', 'image'].includes(e.type))) return 'button';
+    if (t === 'INPUT') return ['checkbox', 'radio'].includes(e.type) ? e.type : 'textbox';
+    if (t === 'TEXTAREA') return 'textbox';
+    if (t === 'SELECT') return 'combobox';
+    if (t === 'SUMMARY') return 'button';
+    return '';
+  };
+
+  // The form: the element's, or the one in this frame that sends the request.
+  let form = null;
+  if (mode === 'request' && request) {
+    const want = String(request.url).split('#')[0];
+    const method = String(request.method).toLowerCase();
+    form = [...document.forms].find((f) => String(f.action).split('#')[0] === want && f.method === method) || null;
+    // The submit button that has the focus (a press focuses it), else none: the form's
+    // default button stands for it.
+    const focused = document.activeElement;
+    element = form && focused && focused.form === form && SUBMITS(focused) ? focused : null;
+  } else if (element) {
+    form = element.form !== undefined ? element.form : (element.closest ? element.closest('form') : null);
+  }
+
+  const formFacts = (f) => {
+    const controls = [...f.elements].slice(0, 96);
+    const heading = f.querySelector('legend, h1, h2, h3, h4');
+    return {
+      action: String(f.action),
+      method: f.method,
+      target: clip(f.target, 40),
+      fields: controls.filter((x) => ['INPUT', 'SELECT', 'TEXTAREA'].includes(x.tagName)).slice(0, 64).map((x) => ({
+        inputType: clip(x.type || x.tagName.toLowerCase(), 40),
+        autocomplete: clip(x.getAttribute('autocomplete'), 80),
+        name: clip(x.name, 80),
+        id: clip(x.id, 80),
+        label: clip((x.labels && x.labels[0] && (x.labels[0].innerText || x.labels[0].textContent)) ||
+          x.getAttribute('aria-label') || x.placeholder, 80),
+      })),
+      buttons: controls.filter(SUBMITS).slice(0, 8).map(nameOf),
+      label: clip((heading && heading.textContent) || f.getAttribute('aria-label')),
+      frames: [...f.querySelectorAll('iframe')].slice(0, 8).map((i) => clip(`${i.title || ''} ${i.name || ''}`, 120)),
+    };
+  };
+
+  const elementFacts = (e) => {
+    const tag = e.tagName.toLowerCase();
+    const type = e.tagName === 'INPUT' || e.tagName === 'BUTTON' ? clip(e.type, 40) : '';
+    const editable = (e.tagName === 'INPUT' && TEXT_INPUTS.includes(e.type)) || e.tagName === 'TEXTAREA' || e.isContentEditable === true;
+    return {
+      tag,
+      role: roleOf(e),
+      name: nameOf(e),
+      text: ['INPUT', 'TEXTAREA', 'SELECT'].includes(e.tagName) ? '' : clip(e.innerText || e.textContent),
+      inputType: type,
+      href: e.tagName === 'A' && e.href ? clip(String(e.href), 300) : '',
+      actionable: (e.matches && e.matches(ACTS)) || cursor,
+      submits: SUBMITS(e) && !!e.form,
+      editable,
+    };
+  };
+
+  // The text the amounts are looked for in: around the element first, then the page.
+  const textOf = (root, max) => {
+    if (!root) return '';
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
+      acceptNode: (n) => (n.parentElement && /^(SCRIPT|STYLE|NOSCRIPT|TEMPLATE)$/.test(n.parentElement.tagName)
+        ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
+    });
+    let out = '';
+    for (let n = walker.nextNode(); n && out.length < max; n = walker.nextNode()) out += ` ${n.nodeValue}`;
+    return clip(out, max);
+  };
+  const near = form || (element && element.closest ? element.closest('section, article, main, dialog, [role=dialog]') : null);
+  const pageText = clip(`${textOf(near, 3000)} ${textOf(document.body, 4000)}`, 7000);
+
+  // Its box in the top page's coordinates, for the picture (none across an origin boundary).
+  let rect = null;
+  if (element && element.getBoundingClientRect) {
+    const r = element.getBoundingClientRect();
+    let x = r.x, y = r.y;
+    let w = window;
+    try {
+      while (w !== w.top) {
+        const fe = w.frameElement;
+        const fr = fe.getBoundingClientRect();
+        x += fr.x + fe.clientLeft;
+        y += fr.y + fe.clientTop;
+        w = w.parent;
+      }
+      rect = { x: x + w.scrollX, y: y + w.scrollY, width: r.width, height: r.height };
+    } catch (err) {
+      rect = null;
+    }
+  }
+
+  const matchedSelectors = [];
+  for (const selector of selectors || []) {
+    try {
+      let hitIt = !!(form && form.matches(selector));
+      for (let e = element, depth = 0; e && !hitIt && depth < 32; e = up(e), depth += 1) {
+        hitIt = !!(e.matches && e.matches(selector));
+      }
+      if (hitIt) matchedSelectors.push(selector);
+    } catch (err) {
+      // not a selector this browser reads: it matches nothing
+    }
+  }
+
+  return {
+    url: String(location.href),
+    element: element ? elementFacts(element) : null,
+    form: form ? formFacts(form) : null,
+    pageText,
+    rect,
+    matchedSelectors,
+  };
+}
