@@ -408,7 +408,8 @@ preset = "read-only"
   });
 
   test('(6) a web page that learns the token cannot use it', async () => {
-    const tabsBefore = await h.sw(async () => (await chrome.tabs.query({})).length);
+    // Counting tabs would see other agents' prepared tabs come and go: look for the URL.
+    const target = `${h.pageServerUrl}/other.html?opened-by-a-web-page=${crypto.randomUUID()}`;
     const page = await h.browser.newPage();
     await page.goto(h.pageUrl);
     const endpoint = h.agentEndpoint('web');
@@ -423,12 +424,16 @@ preset = "read-only"
       const img = new Image();
       img.src = `${base}/json/new?${target}`;
       return Promise.all(tries.map((p) => p.then((r) => `${r.type} ${r.status}`, (e) => `error ${e.message}`)));
-    }, endpoint, `${h.pageServerUrl}/other.html`);
+    }, endpoint, target);
     assert.ok(!outcomes.some((o) => /^(basic|cors) 2/.test(o)), `a page got an answer: ${outcomes}`);
     await pollFor(() => h.logs().includes('requests from web pages are refused'), WAIT_MS, 'the daemon refusing the page', h.detail);
     assert.deepEqual(await (await fetch(`${endpoint}/json/list`)).json(), [], 'no tab was opened for the page');
     await page.close();
-    assert.equal(await h.sw(async () => (await chrome.tabs.query({})).length), tabsBefore);
+    const opened = await h.sw(
+      async (marker) => (await chrome.tabs.query({})).filter((t) => `${t.url} ${t.pendingUrl}`.includes(marker)).length,
+      target.split('=')[1],
+    );
+    assert.equal(opened, 0, 'no tab was opened for the page');
     // Chrome's own endpoint takes PUT for /json/new, and so do we.
     assert.equal((await fetch(`${endpoint}/json/new?about:blank`)).status, 405);
   });

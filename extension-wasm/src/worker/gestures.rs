@@ -97,6 +97,28 @@ pub fn on_event(tab_id: TabId, session: Option<&str>, method: &str, params: &JsV
             // alone (the human's tabs use them too), and are not paused here.
             let info = get(params, "targetInfo");
             let kind = get_str(&info, "type").unwrap_or_default();
+            if kind == "service_worker" || kind == "shared_worker" {
+                // Attached under the page only by the guard's auto-attach, such a worker would
+                // never end (Chrome does not stop an attached one). Clients get it as a target
+                // of its own (`workers.rs`), so its session here is let go at once.
+                if let Some(child) = get_str(params, "sessionId") {
+                    let parent = session.map(str::to_owned);
+                    spawn_local(async move {
+                        let params = to_js(&json!({ "sessionId": child }));
+                        if let Err(e) = chrome::send_command(
+                            tab_id,
+                            parent.as_deref(),
+                            "Target.detachFromTarget",
+                            &params,
+                        )
+                        .await
+                        {
+                            warn!("tab {tab_id}: could not let go of worker {child}: {}", error_message(&e));
+                        }
+                    });
+                }
+                return true;
+            }
             if let Some(child) = get_str(params, "sessionId").filter(|_| kind == "iframe" || kind == "worker")
             {
                 spawn_local(async move {

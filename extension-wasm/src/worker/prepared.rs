@@ -20,7 +20,7 @@ use wasm_bindgen_futures::spawn_local;
 
 use super::placement::{self, OpenedTab};
 use super::sharing::{self, Owner};
-use super::{browser_ops, with};
+use super::{browser_ops, gestures, with};
 use crate::chrome;
 use crate::js::{sleep, to_js};
 
@@ -86,7 +86,17 @@ pub async fn take(agent: &str) -> Option<Ready> {
     persist();
     let own_window = with(|w| w.places.windows.get(agent).copied());
     match chrome::get_tab(ready.info.tab_id).await {
-        Ok(tab) if is_blank(&tab) && Some(tab.window_id) == own_window => Some(ready),
+        // Handed out, it is the agent's: never without the gesture guard.
+        Ok(tab) if is_blank(&tab) && Some(tab.window_id) == own_window => {
+            match gestures::arm(ready.info.tab_id).await {
+                Ok(()) => Some(ready),
+                Err(e) => {
+                    warn!("prepared tab {}: {e}", ready.info.tab_id);
+                    discard(ready).await;
+                    None
+                }
+            }
+        }
         _ => {
             discard(ready).await;
             None
@@ -156,7 +166,7 @@ async fn prepare(agent: &str) -> Result<Option<Ready>, String> {
     with(|w| w.prepared.opening.extend(opened.tab_ids()));
     persist();
     let owner = Owner { agent: agent.to_owned(), created: true };
-    let described = sharing::attach_and_describe(tab_id, false, owner).await;
+    let described = sharing::attach_unguarded_and_describe(tab_id, owner).await;
     with(|w| {
         for id in opened.tab_ids() {
             w.prepared.opening.remove(&id);

@@ -399,6 +399,22 @@ async fn reattach_or_unshare(tab_id: TabId, when: &str, clients_lost_state: bool
 /// Attaches (or confirms our existing attachment) and describes the tab as `owner`'s. `check_url`
 /// refuses pages Chrome will not let us debug, with a message for the user.
 pub async fn attach_and_describe(tab_id: TabId, check_url: bool, owner: Owner) -> Result<TabInfo, String> {
+    attach_then_describe(tab_id, check_url, owner, true).await
+}
+
+/// As [`attach_and_describe`], for a tab no agent has yet (a prepared one): the gesture guard
+/// is armed when it is handed out (`prepared::take`), so the human who takes the tab instead
+/// navigates it with nothing paused.
+pub async fn attach_unguarded_and_describe(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> {
+    attach_then_describe(tab_id, false, owner, false).await
+}
+
+async fn attach_then_describe(
+    tab_id: TabId,
+    check_url: bool,
+    owner: Owner,
+    guard: bool,
+) -> Result<TabInfo, String> {
     if check_url {
         let tab = chrome::get_tab(tab_id).await.map_err(|e| format!("No such tab: {e}"))?;
         let url = if tab.pending_url.is_empty() { &tab.url } else { &tab.pending_url };
@@ -415,9 +431,11 @@ pub async fn attach_and_describe(tab_id: TabId, check_url: bool, owner: Owner) -
         Err(e) => return Err(format!("Chrome refused to attach: {e}")),
     }
     // An agent's tab is never without the gesture guard: not armed, not shared.
-    if let Err(e) = gestures::arm(tab_id).await {
-        let _ = chrome::detach(tab_id).await;
-        return Err(e);
+    if guard {
+        if let Err(e) = gestures::arm(tab_id).await {
+            let _ = chrome::detach(tab_id).await;
+            return Err(e);
+        }
     }
     // Every attach starts a session with no emulation: an agent's page gets its focus back
     // before any client hears of it (a reset's re-attach included). Sent now, not waited for:
