@@ -103,7 +103,9 @@ setTimeout(() => {
   progress(`timed out after ${RUN_LIMIT_MS / 60_000} min in section ${section}`);
   process.exit(1);
 }, RUN_LIMIT_MS).unref();
-const h = await startHarness({ name: 'bench', extraPages: BENCH_PAGES });
+// Every client session through tabtunnel is a new agent (20 in a run, 16 more in `agents`),
+// each kept for its grace period after it goes: more than the default 32 at once.
+const h = await startHarness({ name: 'bench', extraPages: BENCH_PAGES, daemonArgs: ['--max-agents', '256'] });
 const results = {};
 try {
   h.browserVersion = await h.browser.version();

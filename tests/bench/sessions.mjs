@@ -117,6 +117,7 @@ export async function clientSessions(h, { rounds, openPages }) {
       const order = paths.map((_, i) => paths[(i + round) % paths.length]);
       for (const path of order) {
         const agent = `bench-${client}-${path}-${round}`;
+        try {
         if (path === 'direct') runs[path].push(await session(h, h.realBrowserWsEndpoint, openPages));
         else if (!openPages) runs[path].push(await session(h, h.wsEndpoint, openPages));
         else if (path === 'tabtunnel') runs[path].push(await session(h, await agentWsEndpoint(h, agent), openPages));
@@ -129,6 +130,9 @@ export async function clientSessions(h, { rounds, openPages }) {
           } finally {
             there.close();
           }
+        }
+        } catch (err) {
+          throw new Error(`${client} session, path ${path}, round ${round}`, { cause: err });
         }
       }
     }
