@@ -123,7 +123,7 @@ struct ServeArgs {
     /// Bytes that may wait for one client (each frame counted with a small overhead) before it
     /// is disconnected (one larger frame alone always fits); Chrome's own endpoint allows the
     /// same. A client that has stopped reading is disconnected long before: with more than
-    /// 1 MiB waiting, after 10 s without taking anything, less the more waits (5 s from 2 MiB, 2 s from 32 MiB).
+    /// 1 MiB waiting, after 10 s without taking anything, less the more waits (5 s from 2 MiB).
     #[arg(long, value_name = "BYTES", default_value_t = outbox::Limits::default().max_bytes)]
     client_outbox_bytes: usize,
     /// The owner token may not name agents (`/agent/<name>`): every agent must use its own token

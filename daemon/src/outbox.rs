@@ -6,7 +6,7 @@
 //! DevTools client: memory stays bounded, whatever the client does), or more than
 //! `stall_bytes` wait and its writer has taken nothing for a while (its socket accepts nothing:
 //! the peer reads nothing): `stall_timeout` just past `stall_bytes`, less the more waits, down
-//! to half of it, and to a fifth from 32 MiB on ([`Limits::patience`]). A client that reads takes frames every few
+//! to half of it ([`Limits::patience`]). A client that reads takes frames every few
 //! milliseconds, however far behind; one that has stopped is dropped before it holds much.
 //! Either way the queue is freed at once and the writer is told to stop, even in the middle of
 //! a write. Its socket task then ends and the socket closes. (A queue that is empty takes any
@@ -49,19 +49,15 @@ impl Default for Limits {
 impl Limits {
     /// How long a client with `queued` bytes waiting may take nothing before it counts as
     /// stopped: never at or under `stall_bytes`; past it, `stall_timeout` scaled down by how
-    /// many times `stall_bytes` wait, but never under half of it while less than 32 times
-    /// `stall_bytes` wait, nor under a fifth of it beyond (by default: 10 s just past 1 MiB,
-    /// 5 s from 2 MiB on, 2 s from 32 MiB on). A reading puppeteer on a loaded machine was seen
-    /// to pause longer than 2 s in a flood of small frames; a flood of large ones fills 32 MiB
-    /// in about a second, and each second of patience there holds tens of MiB per client.
+    /// many times `stall_bytes` wait, but never under half of it (by default: 10 s just past
+    /// 1 MiB, 5 s from 2 MiB on: a reading puppeteer on a loaded machine was seen to pause
+    /// longer than 2 s).
     pub fn patience(&self, queued: usize) -> Option<Duration> {
         if queued <= self.stall_bytes {
             return None;
         }
         let scaled = self.stall_timeout.mul_f64(self.stall_bytes as f64 / queued as f64);
-        let floor =
-            if queued < 32 * self.stall_bytes { self.stall_timeout / 2 } else { self.stall_timeout / 5 };
-        Some(scaled.max(floor))
+        Some(scaled.max(self.stall_timeout / 2))
     }
 }
 
@@ -339,16 +335,14 @@ mod tests {
     }
 
     #[test]
-    fn the_more_waits_the_less_patience_down_to_half_then_a_fifth_for_large_queues() {
+    fn the_more_waits_the_less_patience_down_to_half() {
         let limits = Limits::default();
         let mib = 1 << 20;
         assert_eq!(limits.patience(mib), None);
         assert_eq!(limits.patience(mib + 1).map(|d| d.as_secs()), Some(9), "just past: about 10 s");
         assert_eq!(limits.patience(mib * 3 / 2).map(|d| d.as_millis()), Some(6666));
         assert_eq!(limits.patience(2 * mib), Some(Duration::from_secs(5)));
-        assert_eq!(limits.patience(32 * mib - 1), Some(Duration::from_secs(5)));
-        assert_eq!(limits.patience(32 * mib), Some(Duration::from_secs(2)));
-        assert_eq!(limits.patience(200 * mib), Some(Duration::from_secs(2)));
+        assert_eq!(limits.patience(200 * mib), Some(Duration::from_secs(5)));
     }
 
     #[tokio::test]

@@ -161,7 +161,11 @@ describe('nothing lost, nothing held', { timeout: 600_000 }, () => {
         assert.ok(received[i].bytes < flooded / 2, `paused reader ${i} received ${received[i].bytes} of ${flooded} bytes`);
       }
 
-      assert.ok(peakKiB < 256 * 1024, `the daemon's resident memory peaked at ${peakKiB} KiB`);
+      // A paused reader may hold what the page sent while its patience ran (5 s: a reading
+      // client on a loaded machine was seen to take nothing for over 2 s with 76 MiB waiting),
+      // here the whole flood; never more than one copy of it per paused reader.
+      const boundKiB = (paused.length * flooded) / 1024 + 64 * 1024;
+      assert.ok(peakKiB < boundKiB, `the daemon's resident memory peaked at ${peakKiB} KiB (bound ${boundKiB})`);
       // Memory goes back near its resting level once the load is gone.
       const settledKiB = await pollFor(
         () => {
