@@ -419,7 +419,10 @@ impl View {
             for (id, src) in &state.approval_pictures {
                 let item = self.doc.query_selector(&format!("#approvals li[data-request-id=\"{id}\"]"));
                 if let Ok(Some(item)) = item {
-                    if item.query_selector("img.picture").ok().flatten().is_none() {
+                    let slot = item.query_selector(".picture-slot").ok().flatten();
+                    if let Some(slot) =
+                        slot.filter(|s| s.query_selector("img.picture").ok().flatten().is_none())
+                    {
                         let alt =
                             item.query_selector(".element").ok().flatten().and_then(|e| e.text_content());
                         let img = b.el(
@@ -427,8 +430,7 @@ impl View {
                             &[("class", "picture"), ("src", src), ("alt", &alt.unwrap_or_default())],
                             "",
                         );
-                        let after = item.query_selector("p.request").ok().flatten();
-                        let _ = item.insert_before(&img, after.and_then(|p| p.next_sibling()).as_ref());
+                        let _ = slot.append_child(&img);
                     }
                 }
             }
@@ -678,10 +680,14 @@ fn gesture_item(
     text.append_child(&b.el("span", &[], &what)).unwrap();
     text.append_child(&b.el("strong", &[("class", "origin")], &q.origin)).unwrap();
     item.append_child(&text).unwrap();
+    // The picture comes a moment after the question: its place is kept from the start, so that
+    // nothing moves under the human's pointer (a click meant for Allow once landed elsewhere).
+    let slot = b.el("div", &[("class", "picture-slot")], "");
     if let Some(src) = picture {
-        item.append_child(&b.el("img", &[("class", "picture"), ("src", src), ("alt", &q.element)], ""))
+        slot.append_child(&b.el("img", &[("class", "picture"), ("src", src), ("alt", &q.element)], ""))
             .unwrap();
     }
+    item.append_child(&slot).unwrap();
     let facts = b.el("dl", &[("class", "facts")], "");
     let amounts = q.amounts.join(", ");
     let fields = q.fields.join(", ");
