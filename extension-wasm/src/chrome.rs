@@ -59,6 +59,9 @@ extern "C" {
     pub fn on_tab_activated(cb: &Closure<dyn FnMut(JsValue)>);
     #[wasm_bindgen(js_namespace = ["chrome", "tabs", "onCreated"], js_name = addListener)]
     pub fn on_tab_created(cb: &Closure<dyn FnMut(JsValue)>);
+    /// `({tabId, sourceTabId, sourceFrameId, url, ...})`: a page opened a tab.
+    #[wasm_bindgen(js_namespace = ["chrome", "webNavigation", "onCreatedNavigationTarget"], js_name = addListener)]
+    pub fn on_created_navigation_target(cb: &Closure<dyn FnMut(JsValue)>);
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = create, catch)]
     async fn tabs_create(properties: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = remove, catch)]
@@ -155,7 +158,6 @@ pub struct Tab {
     /// `-1` when the tab is in no group.
     #[serde(default = "no_group")]
     pub group_id: i32,
-    pub opener_tab_id: Option<TabId>,
     /// The size of the tab's contents, in CSS pixels.
     pub width: Option<u32>,
     pub height: Option<u32>,

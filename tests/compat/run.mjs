@@ -90,7 +90,18 @@ function patchMochaUtils(text) {
   if (!createContext.test(text)) {
     throw new Error('mocha-utils.ts creates no browser context the runner knows how to replace; is this a supported checkout?');
   }
-  return `import * as __tabtunnelCompat from 'tabtunnel-compat';\n${text.replace(createContext, '__tabtunnelCompat.testContext($1)')}`;
+  return `import * as __tabtunnelCompat from 'tabtunnel-compat';\n${withoutDebugLogCapture(
+    text.replace(createContext, '__tabtunnelCompat.testContext($1)'),
+  )}`;
+}
+
+/** Newer checkouts' mocha-utils capture puppeteer's debug log, which the pinned puppeteer-core
+ *  may not offer: the capture becomes a no-op, as in the mocha interface below. */
+function withoutDebugLogCapture(text) {
+  return text.replace(
+    /import\s*\{\s*setLogCapture,\s*getCapturedLogs,?\s*\}\s*from\s*'puppeteer-core\/internal\/common\/Debug\.js';/,
+    'const setLogCapture = () => {};\nconst getCapturedLogs = () => [];',
+  );
 }
 
 // ESM output has no __dirname; the suite's code uses it to find its assets.

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
 import { chromium } from 'playwright-core';
+import puppeteer from 'puppeteer-core';
 
 import { RawCdp, pngHasContent, pollFor, rawGet, sleep, startHarness, withTimeout, connectAgent } from './harness.mjs';
 import { pagesOf, startChromeDevtoolsMcp, uidOf } from './mcp.mjs';
@@ -279,6 +280,46 @@ describe('every agent its own tabs', { timeout: 900_000 }, () => {
     } finally {
       await busy.disconnect();
       await calm.disconnect();
+    }
+  });
+
+  test("a tab opened while an agent's window is in front, by no page of the agent, stays out of its hands", async () => {
+    // Chrome's `Target.createTarget` (as the human's Ctrl+T) puts the tab in the last active
+    // window and makes the tab in front there its `openerTabId`: here the agent's. No page of
+    // the agent opened it, so it is not the agent's popup.
+    const agentUrl = `${h.pageServerUrl}/other.html?agent-in-front`;
+    const directUrl = `${h.pageServerUrl}/other.html?direct-client`;
+    const agent = await connectAgent(h, 'in-front');
+    let direct;
+    try {
+      const page = await agent.newPage();
+      await page.goto(agentUrl);
+      const agentTab = await h.sw(async (url) => {
+        const [tab] = await chrome.tabs.query({ url });
+        await chrome.windows.update(tab.windowId, { focused: true });
+        return tab;
+      }, agentUrl);
+      direct = await puppeteer.connect({ browserWSEndpoint: h.realBrowserWsEndpoint, defaultViewport: null });
+      const directPage = await direct.newPage();
+      await directPage.goto(directUrl, { timeout: WAIT_MS });
+      const directTab = await h.sw(async (url) => (await chrome.tabs.query({ url }))[0], directUrl);
+      assert.equal(directTab.windowId, agentTab.windowId, "precondition: the direct client's tab opened in the agent's window");
+      assert.equal(directTab.openerTabId, agentTab.id, "precondition: Chrome names the agent's tab its opener");
+      assert.equal(await directPage.$eval('#other', (e) => e.textContent), 'another page, never shared');
+      // A popup of the agent's page, opened after, is the agent's: by the time it is listed,
+      // the direct client's tab would have been too.
+      const [popup] = await Promise.all([
+        new Promise((resolve) => agent.once('targetcreated', resolve)),
+        page.evaluate((url) => window.open(url), `${h.pageServerUrl}/other.html?popup`),
+      ]);
+      assert.equal(popup.type(), 'page');
+      const urls = puppeteerPageUrls(agent);
+      assert.ok(!urls.includes(directUrl), `the agent lists the direct client's tab: ${urls}`);
+      const tab = await h.sw(async (id) => chrome.tabs.get(id), directTab.id);
+      assert.equal(tab.groupId, -1, "the direct client's tab joined no agent's group");
+    } finally {
+      await direct?.disconnect();
+      await agent.close();
     }
   });
 

@@ -17,33 +17,58 @@ use crate::messages::{AgentView, RecentStep};
 
 pub fn listen() {
     let on_created = Closure::<dyn FnMut(JsValue)>::new(|tab: JsValue| {
-        let Some(tab) = from_js::<chrome::Tab>(&tab) else { return };
-        let (Some(tab_id), Some(opener)) = (tab.id, tab.opener_tab_id) else { return };
-        // Chrome's `openerTabId` is the tab strip's opener, the tab active when the popup came:
-        // a page opening popups in a row names the previous popup, perhaps still being adopted.
-        let owner = sharing::owner_of(opener).or_else(|| with(|w| w.adopting.get(&opener).cloned()));
-        if let Some(owner) = owner {
-            with(|w| w.adopting.insert(tab_id, owner.clone()));
-            let window_id = tab.window_id;
-            spawn_local(async move {
-                adopt_popup(tab_id, window_id, owner).await;
-                with(|w| w.adopting.remove(&tab_id));
-            });
+        let Some(tab_id) = from_js::<chrome::Tab>(&tab).and_then(|t| t.id) else { return };
+        if let Some(source) = with(|w| w.popups.tab_created(tab_id)) {
+            popup_opened(tab_id, source);
         }
     });
     chrome::on_tab_created(&on_created);
     on_created.forget();
+
+    let on_navigation_target = Closure::<dyn FnMut(JsValue)>::new(|details: JsValue| {
+        let Some(target) = from_js::<NavigationTarget>(&details) else { return };
+        if let Some(source) = with(|w| w.popups.opened_by_page(target.tab_id, target.source_tab_id)) {
+            popup_opened(target.tab_id, source);
+        }
+    });
+    chrome::on_created_navigation_target(&on_navigation_target);
+    on_navigation_target.forget();
+}
+
+/// `webNavigation.onCreatedNavigationTarget`'s details, as far as they matter here.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct NavigationTarget {
+    tab_id: TabId,
+    source_tab_id: TabId,
+}
+
+/// A page in `source` opened `tab_id`, now in a tab strip: if that page is an agent's (or a
+/// popup of its being adopted: a page opening popups in a row), the tab is that agent's too.
+fn popup_opened(tab_id: TabId, source: TabId) {
+    let Some(owner) = sharing::owner_of(source).or_else(|| with(|w| w.adopting.get(&source).cloned())) else {
+        return;
+    };
+    with(|w| w.adopting.insert(tab_id, owner.clone()));
+    spawn_local(async move {
+        adopt_popup(tab_id, owner).await;
+        with(|w| w.adopting.remove(&tab_id));
+    });
 }
 
 /// A page of an agent opened a tab (`window.open`, a `target=_blank` link): it is that agent's,
 /// as Chrome would make it a new target of the same browser; it closes when the agent is done if
 /// the opener was one the agent opened.
-async fn adopt_popup(tab_id: TabId, window_id: tabtunnel_wire::WindowId, opener: Owner) {
+async fn adopt_popup(tab_id: TabId, opener: Owner) {
     if sharing::is_shared(tab_id) {
         return;
     }
-    placement::join_group(tab_id, window_id, &opener.agent).await;
     let agent = opener.agent.clone();
+    let tab = match chrome::get_tab(tab_id).await {
+        Ok(tab) => tab,
+        Err(e) => return log!("not sharing tab {tab_id} opened by a page of {agent}: {e}"),
+    };
+    placement::join_group(tab_id, tab.window_id, &opener.agent).await;
     match sharing::attach_and_describe(tab_id, false, opener).await {
         Ok(info) => {
             log!("tab {tab_id}, opened by a page of {agent}, is {agent}'s");

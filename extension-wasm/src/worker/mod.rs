@@ -10,6 +10,7 @@ mod kill_switch;
 mod navigation;
 mod pairing;
 mod placement;
+mod popups;
 mod prepared;
 mod relay;
 mod settings;
@@ -55,7 +56,9 @@ struct Worker {
     epochs: BTreeMap<TabId, u64>,
     /// Agents' windows and tab groups.
     places: placement::Places,
-    /// Popups of agents' pages being adopted, and by whom (see `agents::listen`).
+    /// New tabs and the pages that opened them, joined (see `agents::listen`).
+    popups: popups::Popups,
+    /// Popups of agents' pages being adopted, and by whom.
     adopting: BTreeMap<TabId, sharing::Owner>,
     /// The service and shared workers of shared pages, announced as targets.
     workers: workers::Workers,

@@ -71,6 +71,7 @@ pub fn listen() {
     on_detach.forget();
 
     let on_removed = Closure::<dyn FnMut(TabId, JsValue)>::new(|tab_id: TabId, _info: JsValue| {
+        with(|w| w.popups.tab_removed(tab_id));
         if is_shared(tab_id) {
             unshare(tab_id, UnshareReason::Closed);
         } else {
