@@ -174,6 +174,8 @@ enum OnSuccess {
     Redispatch { conn: ConnId, text: String },
     /// See [`Then::NavigationGo`].
     NavigationGo { id: u64 },
+    /// A client's answer to a request paused for it: the request is no longer paused.
+    PausedAnswered(gestures::PausedKey),
 }
 
 struct ContextReplay {
@@ -731,6 +733,10 @@ impl Core {
             }
             Some(OnSuccess::ReplayContexts(replay)) => {
                 self.replay_contexts(&replay, conn, &session_id);
+                frames::response(client_id, &session_id, result)
+            }
+            Some(OnSuccess::PausedAnswered(key)) => {
+                self.paused_answered(&key);
                 frames::response(client_id, &session_id, result)
             }
             Some(OnSuccess::TraceStarted { tab, child }) => {

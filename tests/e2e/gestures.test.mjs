@@ -360,6 +360,36 @@ describe('the gesture guard', { timeout: 900_000 }, () => {
     }
   });
 
+  test("puppeteer's own request interception beside the guard: continue, respond, abort, and an answer Chrome refuses leaves the request to answer again", async () => {
+    const browser = await connectAgent(h, 'intercepting');
+    try {
+      const page = await browser.newPage();
+      await page.setRequestInterception(true);
+      let refused;
+      page.on('request', async (request) => {
+        if (request.url().endsWith('/answered.txt')) {
+          return request.respond({ status: 200, contentType: 'text/plain', body: 'from the client' });
+        }
+        if (request.url().endsWith('/aborted.txt')) return request.abort();
+        if (request.isNavigationRequest()) {
+          // As puppeteer's own suite does: Chrome refuses the header and keeps the request paused.
+          await request.continue({ headers: { 'X-Invalid-Header': 'a\nb' } }).catch((e) => {
+            refused = e;
+          });
+        }
+        return request.continue();
+      });
+      const response = await page.goto(url('/other.html'), { timeout: WAIT_MS });
+      assert.equal(response.status(), 200);
+      assert.match(refused?.message ?? '(no error)', /Invalid header/);
+      assert.equal(await page.evaluate(() => fetch('/answered.txt').then((r) => r.text())), 'from the client');
+      assert.equal(await page.evaluate(() => fetch('/aborted.txt').then(() => 'loaded', () => 'failed')), 'failed');
+      await noQuestion('a page read through interception');
+    } finally {
+      await browser.close();
+    }
+  });
+
   test('the audit trail holds each question, what the human saw, and the answer', async () => {
     const { stdout } = await promisify(execFile)(daemonBinary(), ['audit', '--json'], {
       env: { ...process.env, XDG_CONFIG_HOME: h.configHome, XDG_DATA_HOME: h.dataHome },

@@ -55,11 +55,20 @@ impl Core {
                     }
                 }
                 if settles {
-                    self.gestures.paused.remove(&key);
+                    // Settled once Chrome took the answer: one it refuses (a header it finds
+                    // invalid) leaves the request paused for the client to answer again.
+                    let settled = Some(crate::OnSuccess::PausedAnswered(key.clone()));
+                    self.forward_then(conn, cmd, tab, key.1, settled);
+                    return true;
                 }
                 false // forwarded as sent
             }
         }
+    }
+
+    /// Chrome took a client's answer to a request paused for it.
+    pub(crate) fn paused_answered(&mut self, key: &PausedKey) {
+        self.gestures.paused.remove(key);
     }
 
     /// Records a client session's `Fetch.enable` (or its end) and gives Chrome the guard's

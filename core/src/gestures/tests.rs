@@ -345,6 +345,36 @@ fn a_clients_interception_is_added_to_the_guards_and_it_answers_only_what_it_was
 }
 
 #[test]
+fn an_answer_chrome_refuses_leaves_the_request_paused_for_the_client_to_answer_again() {
+    let (mut h, page) = agent_page();
+    let step = h.send(1, json!({"id": 1, "sessionId": page, "method": "Fetch.enable", "params": {}}));
+    h.answer(step.browser_ops()[0].0, json!({}));
+    assert_eq!(h.ext(paused(SEARCH_GET)).methods(1), ["Fetch.requestPaused"]);
+    // puppeteer's "should fail if the header value is invalid": Chrome refuses the header and
+    // keeps the request paused; the client's plain continue after it must reach Chrome.
+    let bad = json!({"id": 2, "sessionId": page, "method": "Fetch.continueRequest", "params": {"requestId": "R3", "headers": [{"name": "X-Invalid-Header", "value": "a\nb"}]}});
+    let step = h.send(1, bad);
+    let refused = step.commands()[0].id;
+    let error = CdpError { code: -32602, message: "Invalid header: X-Invalid-Header".into(), data: None };
+    let step = h.ext(FromExtension::CommandResult(tabtunnel_wire::CommandResult::err(refused, error)));
+    assert_eq!(step.only_reply(1)["error"]["message"], "Invalid header: X-Invalid-Header");
+    let step = h.send(
+        1,
+        json!({"id": 3, "sessionId": page, "method": "Fetch.continueRequest", "params": {"requestId": "R3"}}),
+    );
+    assert_eq!(fetch_commands(&step), [("Fetch.continueRequest".to_owned(), json!({"requestId": "R3"}))]);
+    let accepted = step.commands()[0].id;
+    assert_eq!(h.answer(accepted, json!({})).only_reply(1)["result"], json!({}));
+    // Once Chrome took an answer the request is no longer the client's to answer.
+    let step = h.send(
+        1,
+        json!({"id": 4, "sessionId": page, "method": "Fetch.continueRequest", "params": {"requestId": "R3"}}),
+    );
+    assert!(step.commands().is_empty());
+    assert!(step.only_reply(1)["error"]["message"].as_str().unwrap().contains("Invalid InterceptionId"));
+}
+
+#[test]
 fn a_client_that_leaves_has_what_it_was_handed_continued() {
     let (mut h, page) = agent_page();
     h.connect_as(2, "a");
