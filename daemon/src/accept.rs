@@ -1,5 +1,5 @@
 //! The accept loop: each connection is served as HTTP/1.1 (with upgrades, for WebSockets), with
-//! TCP_NODELAY, and must send its request in time.
+//! TCP_NODELAY and a bounded send buffer, and must send its request in time.
 //!
 //! A connection that sends no request within [`REQUEST_WAIT`] (a fresh one, or a kept-alive one
 //! between requests) is closed: each costs a file descriptor and a task, and a local process
@@ -17,6 +17,15 @@ use tokio::net::{TcpListener, TcpStream};
 
 /// How long a connection may take to send its request, or its next one.
 pub const REQUEST_WAIT: Duration = Duration::from_secs(5);
+
+/// The kernel's send buffer for each connection. A client that reads is told apart from one
+/// that stopped by its writer taking frames (`outbox`), and the writer runs again when the
+/// kernel wakes it: once a third of a full send buffer has drained. Left to autotuning, the
+/// buffer grows to megabytes on loopback, and a client reading a flood slowly (a loaded
+/// machine) drained that third in seconds and was taken for stopped. At 256 KiB (Linux
+/// doubles it) the writer runs again after ~170 KiB read; a 64 MiB answer still leaves at
+/// loopback speed.
+const SEND_BUFFER_BYTES: usize = 256 << 10;
 
 /// What the accept loop serves: the gated router, one clone per connection.
 pub trait App:
@@ -64,6 +73,9 @@ async fn serve_connection(tcp: TcpStream, app: impl App) {
     // write that follows another waits for the peer's delayed ACK (~40 ms on Linux).
     if let Err(e) = tcp.set_nodelay(true) {
         tracing::warn!("cannot set TCP_NODELAY: {e}");
+    }
+    if let Err(e) = socket2::SockRef::from(&tcp).set_send_buffer_size(SEND_BUFFER_BYTES) {
+        tracing::warn!("cannot set SO_SNDBUF: {e}");
     }
     let service = hyper::service::service_fn(move |request: Request<Incoming>| {
         let mut app = app.clone();

@@ -32,8 +32,15 @@ const HANDOVER_MAX_WAIT: Duration = Duration::from_secs(600);
 const HANDOVER_DEFAULT_WAIT: Duration = Duration::from_secs(120);
 /// How long a closing client socket may take to accept our Close frame.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
-/// A writer stops gathering queued frames into one write past this many bytes.
+/// The extension's writer stops gathering queued frames into one message past this many bytes.
 const WRITE_BATCH_BYTES: usize = 1 << 20;
+/// A client's writer flushes after this many bytes of queued frames. Taking frames is what
+/// counts as the client's progress against the stall rule (`outbox`), so this is how much a
+/// client with full socket buffers must read to be seen reading: 64 KiB is a few tens of
+/// milliseconds of a slow reader, where a megabyte was seconds of one on a loaded machine
+/// (a reading puppeteer was dropped in a 200,000-event flood). Frames are still written in
+/// tungstenite's 128 KiB writes; the flushes cost nothing while the socket is full anyway.
+const CLIENT_FLUSH_BYTES: usize = 64 << 10;
 
 /// Where the browser sends navigations an agent's policy blocks or asks about.
 pub const NAVIGATION_PATH: &str = "/tabtunnel/navigation";
@@ -519,7 +526,7 @@ async fn write_batch(
 ) -> Result<(), axum::Error> {
     let mut batched = first.len();
     sink.feed(Message::Text(first)).await?;
-    while batched < WRITE_BATCH_BYTES {
+    while batched < CLIENT_FLUSH_BYTES {
         let Some(frame) = outbox.next_ready() else { break };
         batched += frame.len();
         sink.feed(Message::Text(frame)).await?;

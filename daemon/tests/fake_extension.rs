@@ -236,7 +236,10 @@ async fn a_second_browser_is_told_no_while_the_first_is_connected() {
 
 /// A client with a session on tab 1 and `Network` enabled there (the fake extension answers).
 async fn network_client(d: &Daemon, ext: &mut ExtSocket) -> Socket {
-    let mut c = client(d).await;
+    network_enabled(client(d).await, ext).await
+}
+
+async fn network_enabled(mut c: Socket, ext: &mut ExtSocket) -> Socket {
     let pages = attach_pages(&mut c).await;
     send(&mut c, json!({"id": 2, "sessionId": pages[0], "method": "Network.enable"})).await;
     let ToExtension::Command(enable) = next_ext(ext).await else { panic!("expected Network.enable") };
@@ -317,6 +320,29 @@ async fn a_client_that_stops_reading_is_dropped_once_it_stalls_while_a_slow_read
         until_reply(&mut slow, 3).await.0["result"]["product"].is_string(),
         "the slow reader is still there"
     );
+}
+
+#[tokio::test]
+async fn a_client_that_reads_a_long_burst_slowly_but_steadily_is_kept() {
+    // Patience 1 s once 512 KiB wait. The reader takes 32 KiB every 40 ms (800 KB/s) with its
+    // socket buffers full: it takes something every few tens of milliseconds, however much of
+    // the burst is still to come, and the daemon must see that as reading. (It did not while
+    // the kernel's send buffer grew to megabytes: the writer woke only when a third of it had
+    // drained, seconds of such reading.)
+    let limits =
+        OutboxLimits { max_bytes: 64 << 20, stall_bytes: 256 << 10, stall_timeout: Duration::from_secs(2) };
+    let d = daemon_with_outbox(limits).await;
+    let mut ext = extension(&d, &[1]).await;
+    let mut reader = network_enabled(client_with_receive_buffer(&d, 64 << 10).await, &mut ext).await;
+    flood(&mut ext, 512, 32 << 10).await;
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(40)).await;
+        assert_eq!(next_json(&mut reader).await["method"], "Network.dataReceived");
+    }
+    send(&mut reader, json!({"id": 3, "method": "Browser.getVersion"})).await;
+    let (reply, events) = until_reply(&mut reader, 3).await;
+    assert!(reply["result"]["product"].is_string(), "the slow reader is still there: {reply}");
+    assert_eq!(events.len(), 412, "and got every event");
 }
 
 #[tokio::test]

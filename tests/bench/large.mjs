@@ -26,7 +26,9 @@ function floorCommand(h, method, params) {
 /** `repeats` rounds of the command on each path (in turn); medians, sizes and the daemon's peak. */
 async function onEveryPath(h, direct, tunnel, bare, method, params, repeats) {
   const times = { direct: [], floor: [], bare: [], tabtunnel: [] };
-  const out = { answer_bytes: 0, daemon_peak_rss_bytes: 0 };
+  // Per round too: a first answer's peak is what carrying it costs; a higher peak in later
+  // rounds is what the daemon kept from the ones before (buffers that stay grown).
+  const out = { answer_bytes: 0, daemon_peak_rss_bytes: 0, daemon_peak_rss_bytes_by_round: [] };
   for (let r = 0; r < repeats; r += 1) {
     const t0 = performance.now();
     out.answer_bytes = (await direct.client.sendRaw(method, params, direct.sessionId)).length;
@@ -41,6 +43,7 @@ async function onEveryPath(h, direct, tunnel, bare, method, params, repeats) {
     const m = await measured(h.daemon.pid, () => tunnel.client.sendRaw(method, params, tunnel.sessionId));
     times.tabtunnel.push(m.ms);
     out.daemon_peak_rss_bytes = Math.max(out.daemon_peak_rss_bytes, m.peakRssBytes);
+    out.daemon_peak_rss_bytes_by_round.push(m.peakRssBytes);
   }
   for (const [path, list] of Object.entries(times)) out[`${path}_ms`] = median(list);
   return out;

@@ -96,7 +96,8 @@ function largeReport(l) {
   const rows = [['large result', 'answer', 'direct', 'floor', 'bare relay', 'tabtunnel', 'tabtunnel/direct', 'bare/direct', 'daemon peak RSS']];
   const row = (name, x) =>
     rows.push([name, fmtMiB(x.answer_bytes), ms1(x.direct_ms), ms1(x.floor_ms), ms1(x.bare_ms), ms1(x.tabtunnel_ms),
-      fmtRatio(ratio(x.tabtunnel_ms, x.direct_ms)), fmtRatio(ratio(x.bare_ms, x.direct_ms)), fmtMiB(x.daemon_peak_rss_bytes)]);
+      fmtRatio(ratio(x.tabtunnel_ms, x.direct_ms)), fmtRatio(ratio(x.bare_ms, x.direct_ms)),
+      `${fmtMiB(x.daemon_peak_rss_bytes)} (by round: ${(x.daemon_peak_rss_bytes_by_round ?? []).map(fmtMiB).join(', ')})`]);
   row(`full-page screenshot ${l.screenshot.width}x${l.screenshot.height}`, l.screenshot);
   row(`evaluate, a ${fmtMiB(l.evaluate.value_bytes)} string`, l.evaluate);
   out(

@@ -48,6 +48,8 @@ describe('./dev bench --quick --json', { timeout: 240_000 }, () => {
       for (const key of ['direct_ms', 'floor_ms', 'bare_ms', 'tabtunnel_ms', 'daemon_peak_rss_bytes']) {
         assert.ok(isNumber(r.large?.[kind]?.[key]), `large.${kind}.${key} missing`);
       }
+      const byRound = r.large?.[kind]?.daemon_peak_rss_bytes_by_round;
+      assert.ok(Array.isArray(byRound) && byRound.length > 0 && byRound.every(isNumber), `large.${kind}.daemon_peak_rss_bytes_by_round: ${byRound}`);
     }
     for (const path of ['direct', 'tabtunnel']) {
       assert.equal(r.flood?.[path]?.all_delivered, true, `flood through ${path}: ${JSON.stringify(r.flood?.[path])}`);

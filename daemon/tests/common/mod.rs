@@ -326,6 +326,16 @@ pub async fn client(d: &Daemon) -> Socket {
     ws(&d.running.ws_endpoint(), None).await.unwrap()
 }
 
+/// A client whose socket's receive buffer is `bytes`: what it has not read holds the daemon
+/// back sooner, as a client does whose kernel buffers are full.
+pub async fn client_with_receive_buffer(d: &Daemon, bytes: u32) -> Socket {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(bytes).unwrap();
+    let stream = socket.connect(([127, 0, 0, 1], d.running.port).into()).await.unwrap();
+    let request = d.running.ws_endpoint().into_client_request().unwrap();
+    tokio_tungstenite::client_async(request, MaybeTlsStream::Plain(stream)).await.unwrap().0
+}
+
 /// Playwright's root auto-attach; returns the page session of each tab.
 pub async fn attach_pages(client: &mut Socket) -> Vec<String> {
     send(client, json!({"id": 1, "method": "Target.setAutoAttach", "params": {"autoAttach": true, "flatten": true, "waitForDebuggerOnStart": true}})).await;
