@@ -1,9 +1,10 @@
 //! The accept loop: each connection is served as HTTP/1.1 (with upgrades, for WebSockets), with
 //! TCP_NODELAY and a bounded send buffer, and must send its request in time.
 //!
-//! A connection that sends no request within [`REQUEST_WAIT`] (a fresh one, or a kept-alive one
-//! between requests) is closed: each costs a file descriptor and a task, and a local process
-//! could otherwise hold thousands. A WebSocket, once upgraded, may be idle as long as it likes.
+//! A connection that sends no request within [`REQUEST_WAIT`] is closed: each costs a file
+//! descriptor and a task, and a local process could otherwise hold thousands. A connection
+//! carries one request (no keep-alive); a WebSocket, once upgraded, may be idle as long as it
+//! likes.
 
 use axum::body::Body;
 use axum::http::Request;
@@ -15,7 +16,7 @@ use std::future::Future;
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
 
-/// How long a connection may take to send its request, or its next one.
+/// How long a connection may take to send its request.
 pub const REQUEST_WAIT: Duration = Duration::from_secs(5);
 
 /// The kernel's send buffer for each connection. A client that reads is told apart from one
@@ -42,6 +43,20 @@ impl<S> App for S where
         + Send
         + 'static
 {
+}
+
+/// One request per connection: every answer but a WebSocket's upgrade says `Connection: close`,
+/// and hyper closes the connection after it. A client's HTTP agent keeps an answered connection
+/// for its next request, and one reused just as the idle limit closed it got a reset
+/// (Playwright's connectOverCDP: "socket hang up", a loaded e2e run). A new connection on
+/// loopback costs less than that race. (hyper's `keep_alive(false)` would also close the
+/// upgrade's `Connection: upgrade`, which clients refuse.)
+fn closing(mut response: Response) -> Response {
+    if response.status() != axum::http::StatusCode::SWITCHING_PROTOCOLS {
+        let close = axum::http::HeaderValue::from_static("close");
+        response.headers_mut().insert(axum::http::header::CONNECTION, close);
+    }
+    response
 }
 
 /// Serves `app` on every connection `listener` accepts until `shutdown` resolves.
@@ -78,8 +93,8 @@ async fn serve_connection(tcp: TcpStream, app: impl App) {
         tracing::warn!("cannot set SO_SNDBUF: {e}");
     }
     let service = hyper::service::service_fn(move |request: Request<Incoming>| {
-        let mut app = app.clone();
-        app.call(request.map(Body::new))
+        let answered = app.clone().call(request.map(Body::new));
+        async move { answered.await.map(closing) }
     });
     let connection = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())

@@ -47,6 +47,9 @@ struct Worker {
     backoff: Backoff,
     shared: BTreeMap<TabId, TabInfo>,
     attaching: BTreeSet<TabId>,
+    /// Events of tabs attached with the gesture guard armed but not announced yet (see
+    /// `relay::on_debugger_event`), replayed by `sharing::add` once they are.
+    early_events: BTreeMap<TabId, Vec<relay::EarlyEvent>>,
     /// Tabs with a step in progress that commands arriving meanwhile must wait for: their
     /// debugger session detached and re-attached (a reset, or after `target_closed`), or the tab
     /// made active for a screenshot; each promise resolves when that is done.

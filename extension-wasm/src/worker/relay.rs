@@ -80,30 +80,55 @@ impl IncomingCommand {
 }
 
 pub fn listen() {
-    let cb = Closure::<dyn FnMut(JsValue, String, JsValue)>::new(
-        |source: JsValue, method: String, params: JsValue| {
-            let source = source.unchecked_into::<EventSource>();
-            let tab_id = match source.tab_id() {
-                Some(tab_id) if with(|w| w.shared.contains_key(&(tab_id as TabId))) => tab_id as TabId,
-                Some(_) => return,
-                None => match source.target_id().and_then(|t| workers::handle_of(&t)) {
-                    Some(handle) => handle,
-                    None => return,
-                },
-            };
-            if super::gestures::on_event(tab_id, source.session_id().as_deref(), &method, &params) {
-                return;
-            }
-            let Some(params) = json_js(&params) else {
-                warn!("dropping {method}: params are not JSON");
-                return;
-            };
-            let head = hot::event_head(tab_id, source.session_id().as_deref(), &method);
-            daemon::send_event(JsString::from(head).concat(&params).concat(&hot::TAIL.into()));
-        },
-    );
+    let cb = Closure::<dyn FnMut(JsValue, String, JsValue)>::new(on_debugger_event);
     chrome::on_debugger_event(&cb);
     cb.forget();
+}
+
+/// A `chrome.debugger.onEvent` kept until its tab is announced: `(source, method, params)`.
+pub type EarlyEvent = (JsValue, String, JsValue);
+
+/// How many events a tab may gather between its attach and its announcement (milliseconds
+/// apart, so a handful: a bound, not a budget).
+const EARLY_EVENTS: usize = 10_000;
+
+/// One `chrome.debugger.onEvent`: to the gesture guard, then to the daemon. A tab attached
+/// with the guard armed but not yet announced (`sharing::add`) keeps its events for then: the
+/// guard's `Fetch.requestPaused` for a popup's first request came in that gap and was dropped,
+/// so the popup never loaded and every command to it waited (one adoption in a few, loaded).
+pub fn on_debugger_event(source: JsValue, method: String, params: JsValue) {
+    let events = source.unchecked_ref::<EventSource>();
+    let tab_id = match events.tab_id().map(|t| t as TabId) {
+        Some(tab_id) if with(|w| w.shared.contains_key(&tab_id)) => tab_id,
+        Some(tab_id) => {
+            let dropped = with(|w| match w.early_events.get_mut(&tab_id) {
+                Some(early) if early.len() < EARLY_EVENTS => {
+                    early.push((source, method, params));
+                    None
+                }
+                Some(_) => Some(method),
+                None => None,
+            });
+            if let Some(method) = dropped {
+                warn!("tab {tab_id}: dropping {method}, too many events before it was announced");
+            }
+            return;
+        }
+        None => match events.target_id().and_then(|t| workers::handle_of(&t)) {
+            Some(handle) => handle,
+            None => return,
+        },
+    };
+    let session = events.session_id();
+    if super::gestures::on_event(tab_id, session.as_deref(), &method, &params) {
+        return;
+    }
+    let Some(params) = json_js(&params) else {
+        warn!("dropping {method}: params are not JSON");
+        return;
+    };
+    let head = hot::event_head(tab_id, session.as_deref(), &method);
+    daemon::send_event(JsString::from(head).concat(&params).concat(&hot::TAIL.into()));
 }
 
 /// Runs one command; always answers, since a client waits for every id. `gate` is a step of

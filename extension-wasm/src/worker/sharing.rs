@@ -7,7 +7,7 @@ use tabtunnel_wire::{FromExtension, TabId, TabInfo, UnshareReason, WindowId, DEF
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
-use super::{broadcast, daemon, gestures, navigation, placement, prepared, settings, with, workers};
+use super::{broadcast, daemon, gestures, navigation, placement, prepared, relay, settings, with, workers};
 use crate::chrome;
 use crate::js::{error_message, from_js, sleep, to_js};
 use crate::restricted::check_debuggable;
@@ -71,7 +71,10 @@ pub fn listen() {
     on_detach.forget();
 
     let on_removed = Closure::<dyn FnMut(TabId, JsValue)>::new(|tab_id: TabId, _info: JsValue| {
-        with(|w| w.popups.tab_removed(tab_id));
+        with(|w| {
+            w.popups.tab_removed(tab_id);
+            w.early_events.remove(&tab_id);
+        });
         if is_shared(tab_id) {
             unshare(tab_id, UnshareReason::Closed);
         } else {
@@ -416,6 +419,23 @@ async fn attach_then_describe(
     owner: Owner,
     guard: bool,
 ) -> Result<TabInfo, String> {
+    // Armed, the tab's requests pause for the guard from the attach on: their events wait for
+    // the announcement (`add`) rather than being dropped as a stranger tab's.
+    let holds_events = guard
+        && with(|w| !w.shared.contains_key(&tab_id) && w.early_events.insert(tab_id, Vec::new()).is_none());
+    let described = attach_armed_and_describe(tab_id, check_url, owner, guard).await;
+    if described.is_err() && holds_events {
+        with(|w| w.early_events.remove(&tab_id));
+    }
+    described
+}
+
+async fn attach_armed_and_describe(
+    tab_id: TabId,
+    check_url: bool,
+    owner: Owner,
+    guard: bool,
+) -> Result<TabInfo, String> {
     if check_url {
         let tab = chrome::get_tab(tab_id).await.map_err(|e| format!("No such tab: {e}"))?;
         let url = if tab.pending_url.is_empty() { &tab.url } else { &tab.pending_url };
@@ -511,7 +531,12 @@ pub async fn add(info: TabInfo) {
         w.navigated_at.insert(info.tab_id, js_sys::Date::now());
         w.shared.insert(info.tab_id, info.clone())
     });
+    let tab_id = info.tab_id;
     daemon::send(&FromExtension::TabShared(info));
+    // What happened since the attach, now that the daemon knows the tab.
+    for (source, method, params) in with(|w| w.early_events.remove(&tab_id)).unwrap_or_default() {
+        relay::on_debugger_event(source, method, params);
+    }
     persist();
     broadcast();
 }
