@@ -171,6 +171,26 @@ async function startChromium(userDataDir, extension) {
   return { chromium: process_, browser: connected };
 }
 
+/** Stops a Chromium this file started and waits until it has gone: killed at once, its
+ *  helper processes went on writing into the profile while it was removed (ENOTEMPTY under
+ *  load). SIGTERM lets it shut them down; SIGKILL only if it does not within 10 s. */
+async function stopChromium(process_) {
+  const exited = () => process_.exitCode !== null || process_.signalCode !== null;
+  if (exited()) return;
+  const gone = new Promise((r) => process_.once('exit', r));
+  process_.kill('SIGTERM');
+  const stopped = await withTimeout(gone, 10_000, 'Chromium exit after SIGTERM').then(() => true, () => false);
+  if (!stopped) {
+    process_.kill('SIGKILL');
+    await withTimeout(gone, 10_000, 'Chromium exit after SIGKILL').catch(() => {});
+  }
+}
+
+/** A profile Chromium has left: removed, retried while stray writes finish. */
+function removeProfile(dir) {
+  fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+}
+
 before(async () => {
   port = await freePort();
   env = {
@@ -199,11 +219,11 @@ before(async () => {
 after(async () => {
   await mcp?.close();
   await browser?.disconnect().catch(() => {});
-  if (chromium && chromium.exitCode === null) chromium.kill('SIGKILL');
+  if (chromium) await stopChromium(chromium);
   const file = daemonFile();
   if (file && alive(file.pid)) process.kill(file.pid, 'SIGKILL');
   pageServer?.close();
-  fs.rmSync(home, { recursive: true, force: true });
+  removeProfile(home);
 });
 
 test('without the native host, the side panel says what to run', async () => {
@@ -223,8 +243,8 @@ test('without the native host, the side panel says what to run', async () => {
     assert.equal(await panel.$eval('#daemon-status', (el) => el.dataset.state), 'disconnected');
   } finally {
     await started.browser.disconnect().catch(() => {});
-    started.chromium.kill('SIGKILL');
-    fs.rmSync(userDataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+    await stopChromium(started.chromium);
+    removeProfile(userDataDir);
   }
   assert.equal(daemonFile(), null, 'something started a daemon');
 });

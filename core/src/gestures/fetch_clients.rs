@@ -142,9 +142,6 @@ impl Core {
         self.browser_op_housekeeping(op);
     }
 
-    /// A child Chrome attached waits for a debugger (the guard's auto-attach asks that, so its
-    /// interception is on before it runs): it runs once the extension armed it, unless a client
-    /// session asked to resume it itself.
     /// A client's `Fetch.continueRequest` that changes a request into one the rule holds: the
     /// request is answered at once and the client's command refused, and the human is asked; if
     /// allowed, the extension sends the changed request from the page.
@@ -185,6 +182,9 @@ impl Core {
         true
     }
 
+    /// A child Chrome attached waits for a debugger (the guard's auto-attach asks that, so its
+    /// interception is on before it runs): it runs once the extension armed it, unless a client
+    /// session asked to resume it itself.
     pub(crate) fn child_may_run(&mut self, tab: TabId, parent: Option<&str>, params: &str) {
         #[derive(serde::Deserialize)]
         #[serde(rename_all = "camelCase")]

@@ -49,7 +49,7 @@ struct Worker {
     attaching: BTreeSet<TabId>,
     /// Events of tabs attached with the gesture guard armed but not announced yet (see
     /// `relay::on_debugger_event`), replayed by `sharing::add` once they are.
-    early_events: BTreeMap<TabId, Vec<relay::EarlyEvent>>,
+    early_events: BTreeMap<TabId, relay::EarlyEvents>,
     /// Tabs with a step in progress that commands arriving meanwhile must wait for: their
     /// debugger session detached and re-attached (a reset, or after `target_closed`), or the tab
     /// made active for a screenshot; each promise resolves when that is done.

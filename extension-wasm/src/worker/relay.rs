@@ -88,6 +88,17 @@ pub fn listen() {
 /// A `chrome.debugger.onEvent` kept until its tab is announced: `(source, method, params)`.
 pub type EarlyEvent = (JsValue, String, JsValue);
 
+/// The events one tab gathered between its attach and its announcement.
+#[derive(Default)]
+pub struct EarlyEvents {
+    /// Attaches under way that will announce the tab or give up (a popup's adoption and the
+    /// human's "share" can overlap): the events go when the last gives up, not the first.
+    pub holders: u32,
+    pub events: Vec<EarlyEvent>,
+    /// Events past [`EARLY_EVENTS`], dropped (and said once).
+    pub dropped: usize,
+}
+
 /// How many events a tab may gather between its attach and its announcement (milliseconds
 /// apart, so a handful: a bound, not a budget).
 const EARLY_EVENTS: usize = 10_000;
@@ -101,16 +112,19 @@ pub fn on_debugger_event(source: JsValue, method: String, params: JsValue) {
     let tab_id = match events.tab_id().map(|t| t as TabId) {
         Some(tab_id) if with(|w| w.shared.contains_key(&tab_id)) => tab_id,
         Some(tab_id) => {
-            let dropped = with(|w| match w.early_events.get_mut(&tab_id) {
-                Some(early) if early.len() < EARLY_EVENTS => {
-                    early.push((source, method, params));
-                    None
+            let first_dropped = with(|w| match w.early_events.get_mut(&tab_id) {
+                Some(early) if early.events.len() < EARLY_EVENTS => {
+                    early.events.push((source, method, params));
+                    false
                 }
-                Some(_) => Some(method),
-                None => None,
+                Some(early) => {
+                    early.dropped += 1;
+                    early.dropped == 1
+                }
+                None => false,
             });
-            if let Some(method) = dropped {
-                warn!("tab {tab_id}: dropping {method}, too many events before it was announced");
+            if first_dropped {
+                warn!("tab {tab_id}: dropping events past {EARLY_EVENTS} before it was announced");
             }
             return;
         }

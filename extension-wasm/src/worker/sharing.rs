@@ -422,10 +422,23 @@ async fn attach_then_describe(
     // Armed, the tab's requests pause for the guard from the attach on: their events wait for
     // the announcement (`add`) rather than being dropped as a stranger tab's.
     let holds_events = guard
-        && with(|w| !w.shared.contains_key(&tab_id) && w.early_events.insert(tab_id, Vec::new()).is_none());
+        && with(|w| {
+            let announced = w.shared.contains_key(&tab_id);
+            if !announced {
+                w.early_events.entry(tab_id).or_default().holders += 1;
+            }
+            !announced
+        });
     let described = attach_armed_and_describe(tab_id, check_url, owner, guard).await;
     if described.is_err() && holds_events {
-        with(|w| w.early_events.remove(&tab_id));
+        with(|w| {
+            if let Some(early) = w.early_events.get_mut(&tab_id) {
+                early.holders -= 1;
+                if early.holders == 0 {
+                    w.early_events.remove(&tab_id);
+                }
+            }
+        });
     }
     described
 }
@@ -447,6 +460,9 @@ async fn attach_armed_and_describe(
         // enabled: start a clean one, as the daemon's clients were all dropped with the worker.
         Err(e) if e.contains("Another debugger is already attached") => {
             let _ = chrome::detach(tab_id).await;
+            // The old session's events (its requests paused for a guard that is gone) are
+            // not the new one's.
+            with(|w| w.early_events.get_mut(&tab_id).map(|early| early.events.clear()));
             chrome::attach(tab_id).await.map_err(|e| format!("Chrome refused to attach: {e}"))?;
         }
         Err(e) => return Err(format!("Chrome refused to attach: {e}")),
@@ -534,7 +550,11 @@ pub async fn add(info: TabInfo) {
     let tab_id = info.tab_id;
     daemon::send(&FromExtension::TabShared(info));
     // What happened since the attach, now that the daemon knows the tab.
-    for (source, method, params) in with(|w| w.early_events.remove(&tab_id)).unwrap_or_default() {
+    let early = with(|w| w.early_events.remove(&tab_id)).unwrap_or_default();
+    if early.dropped > 0 {
+        warn!("tab {tab_id}: {} events before its announcement were dropped", early.dropped);
+    }
+    for (source, method, params) in early.events {
         relay::on_debugger_event(source, method, params);
     }
     persist();
