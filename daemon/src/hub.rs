@@ -197,6 +197,8 @@ struct Hub {
     /// Bytes pushed to clients since memory was last given back, and in the current tick.
     sent_since_trim: usize,
     sent_this_tick: usize,
+    /// What may wait for all clients together (`outbox::Limits::max_total_bytes`).
+    clients_max_total_bytes: usize,
 }
 
 /// Starts the hub task. `welcome` is what every accepted extension is told. The task only
@@ -207,6 +209,7 @@ pub fn spawn(
     shared: Shared,
     audit: Option<AuditLog>,
     agent_tokens: Option<AgentTokens>,
+    clients_max_total_bytes: usize,
 ) -> (HubHandle, tokio::task::JoinHandle<()>) {
     let (inbox, mut rx) = mpsc::channel(HUB_INBOX);
     let mut hub = Hub {
@@ -228,6 +231,7 @@ pub fn spawn(
         inbox: inbox.clone(),
         sent_since_trim: 0,
         sent_this_tick: 0,
+        clients_max_total_bytes,
     };
     let task = tokio::spawn(async move {
         let mut tick = tokio::time::interval(TICK);
@@ -379,14 +383,22 @@ impl Hub {
         let now = Instant::now();
         let mut queued = 0;
         let mut stalled = Vec::new();
+        let mut behind = Vec::new();
         for (conn, outbox) in &self.clients {
             match outbox.check_stalled(now) {
                 Some(overflow) => stalled.push((*conn, overflow)),
-                None => queued += outbox.queued_bytes(),
+                None => {
+                    let bytes = outbox.queued_bytes();
+                    queued += bytes;
+                    behind.push((bytes, *conn));
+                }
             }
         }
         for (conn, overflow) in stalled {
             self.drop_slow_client(conn, overflow);
+        }
+        if queued > self.clients_max_total_bytes {
+            queued = self.give_up_on_the_furthest_behind(behind, queued);
         }
         let quiet = self.sent_this_tick < QUIET_BYTES && queued < QUIET_BYTES;
         if self.sent_since_trim >= TRIM_AFTER_BYTES && quiet {
@@ -458,6 +470,27 @@ impl Hub {
 
     fn is_current(&self, socket: u64) -> bool {
         self.extension.as_ref().is_some_and(|e| e.socket == socket)
+    }
+
+    /// All clients' queues together hold more than their bound: the clients with the most
+    /// waiting go, one by one, until they hold no more than it. Returns what still waits.
+    fn give_up_on_the_furthest_behind(
+        &mut self,
+        mut behind: Vec<(usize, ConnId)>,
+        mut queued: usize,
+    ) -> usize {
+        behind.sort_unstable_by(|a, b| b.cmp(a));
+        for (bytes, conn) in behind {
+            if queued <= self.clients_max_total_bytes {
+                break;
+            }
+            let Some(outbox) = self.clients.get(&conn) else { continue };
+            let overflow = outbox.give_up();
+            queued -= bytes;
+            tracing::warn!(all_clients_bytes = queued + bytes, "all clients' queues are over their bound");
+            self.drop_slow_client(conn, overflow);
+        }
+        queued
     }
 
     /// A client that is not reading (its outbox overflowed or stalled): its queue is already

@@ -169,7 +169,14 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
     let shared = hub::Shared::default();
     let agent_tokens =
         hub::AgentTokens { config_dir: options.config_dir.clone(), credentials: agents.clone() };
-    let (hub, hub_task) = hub::spawn(core, welcome, shared.clone(), Some(audit), Some(agent_tokens));
+    let (hub, hub_task) = hub::spawn(
+        core,
+        welcome,
+        shared.clone(),
+        Some(audit),
+        Some(agent_tokens),
+        options.client_outbox.max_total_bytes,
+    );
     let hub_handle = hub.clone();
     if let Some(path) = options.policy.clone() {
         let hub = hub.clone();

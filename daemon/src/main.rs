@@ -122,8 +122,8 @@ struct ServeArgs {
     command_timeout: f64,
     /// Bytes that may wait for one client (each frame counted with a small overhead) before it
     /// is disconnected (one larger frame alone always fits); Chrome's own endpoint allows the
-    /// same. A client that has stopped reading is disconnected long before: with more than
-    /// 1 MiB waiting, after 10 s without taking anything, less the more waits (5 s from 2 MiB).
+    /// same. A client that has stopped reading is disconnected before: with more than 1 MiB
+    /// waiting, after 30 s without taking anything (plus 1 s per MiB of a frame being written).
     #[arg(long, value_name = "BYTES", default_value_t = outbox::Limits::default().max_bytes)]
     client_outbox_bytes: usize,
     /// The owner token may not name agents (`/agent/<name>`): every agent must use its own token

@@ -2,16 +2,17 @@
 //! pushes without ever waiting; the client's writer task takes frames off.
 //!
 //! A client is dropped when it has stopped reading, not merely because a burst got ahead of
-//! it: either its queue would grow past `max_bytes` (256 MiB, Chrome's own send buffer for a
-//! DevTools client: memory stays bounded, whatever the client does), or more than
-//! `stall_bytes` wait and its writer has taken nothing for a while (its socket accepts nothing:
-//! the peer reads nothing): `stall_timeout` just past `stall_bytes`, less the more waits, down
-//! to half of it ([`Limits::patience`]). A client that reads takes frames every few
-//! milliseconds, however far behind; one that has stopped is dropped before it holds much.
-//! Either way the queue is freed at once and the writer is told to stop, even in the middle of
-//! a write. Its socket task then ends and the socket closes. (A queue that is empty takes any
-//! one frame, however large: a client may ask for a 100 MB screenshot, and its writer takes it
-//! off the queue before the next frame comes.)
+//! it or its machine is busy: either its queue would grow past `max_bytes` (256 MiB, Chrome's
+//! own send buffer for a DevTools client: memory stays bounded, whatever the client does), or
+//! more than `stall_bytes` wait and its writer has taken nothing for `stall_timeout` (30 s)
+//! plus the time the frame it is writing takes at a very slow reader's pace
+//! ([`Limits::patience`]): a client that reads takes something within seconds, however far
+//! behind and however loaded its machine (a reading puppeteer on two busy cores went over 5 s
+//! without taking a frame, and was dropped by a 5 s rule). Either way the queue is freed at
+//! once and the writer is told to stop, even in the middle of a write. Its socket task then
+//! ends and the socket closes. (A queue that is empty takes any one frame, however large: a
+//! client may ask for a 100 MB screenshot, and its writer takes it off the queue before the
+//! next frame comes.)
 
 use axum::extract::ws::Utf8Bytes;
 use std::collections::VecDeque;
@@ -27,6 +28,10 @@ pub const FRAME_OVERHEAD: usize = 64;
 /// An empty queue keeps room for this many frames; a burst's larger room is given back.
 const KEPT_CAPACITY: usize = 1024;
 
+/// The slowest reading still counted as reading: a frame being written buys its writer one
+/// second per this many bytes beyond `stall_timeout` (a 64 MiB answer: 64 s more).
+const SLOWEST_READ_BYTES_PER_SEC: usize = 1 << 20;
+
 /// How much may wait for one client, and for how long without progress.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -36,28 +41,39 @@ pub struct Limits {
     /// A client with more than this waiting whose writer takes nothing for its
     /// [`patience`](Limits::patience) has stopped reading.
     pub stall_bytes: usize,
-    /// The patience just past `stall_bytes`.
+    /// How long a writer with more than `stall_bytes` waiting may take nothing, beyond the
+    /// time its frame in flight takes to read.
     pub stall_timeout: Duration,
+    /// Bytes that may wait for all clients together: past them, the hub gives up on the
+    /// clients furthest behind until it is under (many connections that stop reading hold
+    /// at most this, not `max_bytes` each).
+    pub max_total_bytes: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_bytes: 256 << 20, stall_bytes: 1 << 20, stall_timeout: Duration::from_secs(10) }
+        Limits {
+            max_bytes: 256 << 20,
+            stall_bytes: 1 << 20,
+            stall_timeout: Duration::from_secs(30),
+            max_total_bytes: 1 << 30,
+        }
     }
 }
 
 impl Limits {
-    /// How long a client with `queued` bytes waiting may take nothing before it counts as
-    /// stopped: never at or under `stall_bytes`; past it, `stall_timeout` scaled down by how
-    /// many times `stall_bytes` wait, but never under half of it (by default: 10 s just past
-    /// 1 MiB, 5 s from 2 MiB on: a reading puppeteer on a loaded machine was seen to pause
-    /// longer than 2 s).
-    pub fn patience(&self, queued: usize) -> Option<Duration> {
+    /// How long a client with `queued` bytes waiting, whose writer last took a frame of
+    /// `in_flight` bytes, may take nothing before it counts as stopped: never at or under
+    /// `stall_bytes`; past it, `stall_timeout` plus `in_flight` at [`SLOWEST_READ_BYTES_PER_SEC`]
+    /// (progress is bytes read: one large frame is one take, and reading it takes a while).
+    /// Not less the more waits: a reader behind a burst has more waiting, not less patience due;
+    /// `max_bytes` bounds what it may hold.
+    pub fn patience(&self, queued: usize, in_flight: usize) -> Option<Duration> {
         if queued <= self.stall_bytes {
             return None;
         }
-        let scaled = self.stall_timeout.mul_f64(self.stall_bytes as f64 / queued as f64);
-        Some(scaled.max(self.stall_timeout / 2))
+        let reading = Duration::from_secs_f64(in_flight as f64 / SLOWEST_READ_BYTES_PER_SEC as f64);
+        Some(self.stall_timeout + reading)
     }
 }
 
@@ -66,7 +82,7 @@ impl Limits {
 pub struct Overflow {
     pub bytes: usize,
     pub frames: usize,
-    /// `None`: past `max_bytes`; else how long the writer had taken nothing.
+    /// `None`: past a byte bound; else how long the writer had taken nothing.
     pub stalled_for: Option<Duration>,
 }
 
@@ -77,6 +93,8 @@ struct State {
     /// When the writer last took a frame, or the queue last filled from empty (an idle writer
     /// is not behind): how long the client has shown no progress.
     progress_at: Instant,
+    /// The length of the frame the writer last took: it may still be writing it.
+    in_flight: usize,
     /// The hub let go: write what is queued, then close.
     finished: bool,
     overflowed: bool,
@@ -126,6 +144,7 @@ pub fn outbox(limits: Limits) -> (Outbox, OutboxReader) {
             queue: VecDeque::new(),
             bytes: 0,
             progress_at: Instant::now(),
+            in_flight: 0,
             finished: false,
             overflowed: false,
         }),
@@ -163,12 +182,20 @@ impl Outbox {
         self.shared.state().bytes
     }
 
+    /// Gives up on the client now (all clients together hold too much, and it is furthest
+    /// behind), as by an overflow.
+    pub fn give_up(&self) -> Overflow {
+        let state = self.shared.state();
+        let overflow = Overflow { bytes: state.bytes, frames: state.queue.len(), stalled_for: None };
+        self.shared.give_up(state, overflow)
+    }
+
     /// Whether the client has stopped reading as of `now` (see [`Limits::patience`]); if so,
     /// it is given up on as by an overflow.
     pub fn check_stalled(&self, now: Instant) -> Option<Overflow> {
         let state = self.shared.state();
         let idle = now.saturating_duration_since(state.progress_at);
-        let patience = self.limits.patience(state.bytes)?;
+        let patience = self.limits.patience(state.bytes, state.in_flight)?;
         if state.overflowed || idle < patience {
             return None;
         }
@@ -189,6 +216,7 @@ impl State {
         let frame = self.queue.pop_front()?;
         self.bytes -= frame.len() + FRAME_OVERHEAD;
         self.progress_at = Instant::now();
+        self.in_flight = frame.len();
         if self.queue.is_empty() && self.queue.capacity() > KEPT_CAPACITY {
             self.queue = VecDeque::new();
         }
@@ -252,8 +280,12 @@ mod tests {
 
     /// Room for three frames of 100 bytes (164 each with the overhead); more than one waiting is
     /// behind.
-    const LIMITS: Limits =
-        Limits { max_bytes: 500, stall_bytes: 200, stall_timeout: Duration::from_secs(10) };
+    const LIMITS: Limits = Limits {
+        max_bytes: 500,
+        stall_bytes: 200,
+        stall_timeout: Duration::from_secs(10),
+        max_total_bytes: 1 << 20,
+    };
 
     #[tokio::test]
     async fn frames_come_out_in_order_then_the_end() {
@@ -322,7 +354,7 @@ mod tests {
         let (outbox, reader) = outbox(LIMITS);
         outbox.push(frame(100)).unwrap();
         outbox.push(frame(100)).unwrap();
-        let patience = LIMITS.patience(2 * (100 + FRAME_OVERHEAD)).unwrap();
+        let patience = LIMITS.patience(2 * (100 + FRAME_OVERHEAD), 0).unwrap();
         let start = Instant::now();
         assert_eq!(outbox.check_stalled(start), None);
         assert_eq!(outbox.check_stalled(start + patience - Duration::from_millis(100)), None, "not yet");
@@ -335,14 +367,42 @@ mod tests {
     }
 
     #[test]
-    fn the_more_waits_the_less_patience_down_to_half() {
+    fn patience_is_the_stall_timeout_plus_reading_the_frame_in_flight_however_much_waits() {
         let limits = Limits::default();
         let mib = 1 << 20;
-        assert_eq!(limits.patience(mib), None);
-        assert_eq!(limits.patience(mib + 1).map(|d| d.as_secs()), Some(9), "just past: about 10 s");
-        assert_eq!(limits.patience(mib * 3 / 2).map(|d| d.as_millis()), Some(6666));
-        assert_eq!(limits.patience(2 * mib), Some(Duration::from_secs(5)));
-        assert_eq!(limits.patience(200 * mib), Some(Duration::from_secs(5)));
+        assert_eq!(limits.patience(mib, 0), None);
+        assert_eq!(limits.patience(mib + 1, 0), Some(Duration::from_secs(30)));
+        assert_eq!(limits.patience(200 * mib, 0), Some(Duration::from_secs(30)), "not less the more waits");
+        assert_eq!(limits.patience(2 * mib, 64 * mib), Some(Duration::from_secs(30 + 64)));
+    }
+
+    /// Seen on two loaded cores: a reading puppeteer took nothing for 5.2 s with 3.5 MiB of a
+    /// 200,000-message flood waiting, and was dropped. Reading is slow there, not stopped.
+    #[tokio::test]
+    async fn a_reader_that_pauses_for_seconds_with_megabytes_waiting_is_kept() {
+        let (outbox, reader) = outbox(Limits::default());
+        let start = Instant::now();
+        for _ in 0..7000 {
+            outbox.push(frame(500)).unwrap();
+        }
+        assert_eq!(outbox.check_stalled(start + Duration::from_secs(10)), None, "ten seconds without a take");
+        assert!(!reader.has_overflowed());
+        assert!(outbox.check_stalled(start + Duration::from_secs(31)).is_some(), "half a minute is stopped");
+    }
+
+    /// A frame taken is not a frame read: a writer still writing a 64 MiB answer to a slow
+    /// reader has taken nothing since, and is given the time to read it.
+    #[tokio::test]
+    async fn a_large_frame_being_written_buys_the_time_to_read_it() {
+        let (outbox, reader) = outbox(Limits::default());
+        outbox.push(frame(64 << 20)).unwrap();
+        let taken = Instant::now();
+        assert_eq!(reader.next_ready().map(|f| f.len()), Some(64 << 20));
+        for _ in 0..4 {
+            outbox.push(frame(1 << 20)).unwrap();
+        }
+        assert_eq!(outbox.check_stalled(taken + Duration::from_secs(60)), None, "still reading it");
+        assert!(outbox.check_stalled(taken + Duration::from_secs(95)).is_some());
     }
 
     #[tokio::test]
@@ -355,7 +415,7 @@ mod tests {
         reader.next_ready().unwrap();
         outbox.push(frame(100)).unwrap();
         // Progress counts from the last frame taken.
-        let patience = LIMITS.patience(2 * (100 + FRAME_OVERHEAD)).unwrap();
+        let patience = LIMITS.patience(2 * (100 + FRAME_OVERHEAD), 100).unwrap();
         let since_taken = Instant::now() + patience - Duration::from_millis(100);
         assert_eq!(outbox.check_stalled(since_taken), None);
         // An idle writer is not behind: a queue that fills from empty starts the clock again.

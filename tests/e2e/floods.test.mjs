@@ -10,7 +10,7 @@ import { RawCdp, connectAgent, pollFor, startHarness, withTimeout } from './harn
 
 const MiB = 1 << 20;
 /** The daemon's default: more than 1 MiB waiting and nothing taken for this long is a stopped reader. */
-const STALL_MS = 10_000;
+const STALL_MS = 30_000;
 
 const ms = (v) => `${v.toFixed(1)} ms`;
 
