@@ -7,7 +7,7 @@
 //! client, or to pile up memory. The same goes for a stuck extension.
 
 use crate::audit::AuditLog;
-use crate::outbox::{Outbox, Overflow};
+use crate::outbox::{self, Outbox, Overflow};
 use axum::extract::ws::Utf8Bytes;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
@@ -383,14 +383,14 @@ impl Hub {
         let now = Instant::now();
         let mut queued = 0;
         let mut stalled = Vec::new();
-        let mut behind = Vec::new();
+        let mut backlogs = Vec::with_capacity(self.clients.len());
         for (conn, outbox) in &self.clients {
             match outbox.check_stalled(now) {
                 Some(overflow) => stalled.push((*conn, overflow)),
                 None => {
-                    let bytes = outbox.queued_bytes();
-                    queued += bytes;
-                    behind.push((bytes, *conn));
+                    let backlog = outbox.backlog(now);
+                    queued += backlog.bytes;
+                    backlogs.push((*conn, backlog));
                 }
             }
         }
@@ -398,7 +398,8 @@ impl Hub {
             self.drop_slow_client(conn, overflow);
         }
         if queued > self.clients_max_total_bytes {
-            queued = self.give_up_on_the_furthest_behind(behind, queued);
+            self.give_up_over_the_total(backlogs, queued);
+            queued = self.clients.values().map(|o| o.backlog(now).bytes).sum();
         }
         let quiet = self.sent_this_tick < QUIET_BYTES && queued < QUIET_BYTES;
         if self.sent_since_trim >= TRIM_AFTER_BYTES && quiet {
@@ -472,25 +473,16 @@ impl Hub {
         self.extension.as_ref().is_some_and(|e| e.socket == socket)
     }
 
-    /// All clients' queues together hold more than their bound: the clients with the most
-    /// waiting go, one by one, until they hold no more than it. Returns what still waits.
-    fn give_up_on_the_furthest_behind(
-        &mut self,
-        mut behind: Vec<(usize, ConnId)>,
-        mut queued: usize,
-    ) -> usize {
-        behind.sort_unstable_by(|a, b| b.cmp(a));
-        for (bytes, conn) in behind {
-            if queued <= self.clients_max_total_bytes {
-                break;
-            }
+    /// All clients' queues together hold more than their bound: those that have taken nothing
+    /// for longest go ([`outbox::over_the_total`]).
+    fn give_up_over_the_total(&mut self, backlogs: Vec<(ConnId, outbox::Backlog)>, queued: usize) {
+        let max_total = self.clients_max_total_bytes;
+        for conn in outbox::over_the_total(backlogs, max_total) {
             let Some(outbox) = self.clients.get(&conn) else { continue };
+            tracing::warn!(all_clients_bytes = queued, max_total, "all clients' queues are over their bound");
             let overflow = outbox.give_up();
-            queued -= bytes;
-            tracing::warn!(all_clients_bytes = queued + bytes, "all clients' queues are over their bound");
             self.drop_slow_client(conn, overflow);
         }
-        queued
     }
 
     /// A client that is not reading (its outbox overflowed or stalled): its queue is already

@@ -124,6 +124,7 @@ struct ServeArgs {
     /// is disconnected (one larger frame alone always fits); Chrome's own endpoint allows the
     /// same. A client that has stopped reading is disconnected before: with more than 1 MiB
     /// waiting, after 30 s without taking anything (plus 1 s per MiB of a frame being written).
+    /// All clients together may hold four times this, at least 1 GiB.
     #[arg(long, value_name = "BYTES", default_value_t = outbox::Limits::default().max_bytes)]
     client_outbox_bytes: usize,
     /// The owner token may not name agents (`/agent/<name>`): every agent must use its own token
@@ -312,7 +313,7 @@ async fn start(args: &ServeArgs) -> Result<Running, String> {
         limits: args.limits()?,
         policy: args.policy.clone(),
         data_dir: tabtunnel::token::data_dir(args.config_dir.as_deref()),
-        client_outbox: outbox::Limits { max_bytes: args.client_outbox_bytes, ..outbox::Limits::default() },
+        client_outbox: outbox::Limits::with_max_bytes(args.client_outbox_bytes),
         require_agent_tokens: args.require_agent_tokens,
         on_demand: args.on_demand,
         prepare_tabs: !args.no_prepared_tabs,

@@ -62,6 +62,17 @@ impl Default for Limits {
 }
 
 impl Limits {
+    /// The defaults with `max_bytes` per client, and room for all clients together of four
+    /// such clients (at least the default's).
+    pub fn with_max_bytes(max_bytes: usize) -> Self {
+        let default = Limits::default();
+        Limits {
+            max_bytes,
+            max_total_bytes: default.max_total_bytes.max(max_bytes.saturating_mul(4)),
+            ..default
+        }
+    }
+
     /// How long a client with `queued` bytes waiting, whose writer last took a frame of
     /// `in_flight` bytes, may take nothing before it counts as stopped: never at or under
     /// `stall_bytes`; past it, `stall_timeout` plus `in_flight` at [`SLOWEST_READ_BYTES_PER_SEC`]
@@ -75,6 +86,36 @@ impl Limits {
         let reading = Duration::from_secs_f64(in_flight as f64 / SLOWEST_READ_BYTES_PER_SEC as f64);
         Some(self.stall_timeout + reading)
     }
+}
+
+/// What waits for one client (in bytes as the bound counts them), and how long its writer has
+/// taken nothing while something waited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Backlog {
+    pub bytes: usize,
+    pub idle: Duration,
+}
+
+/// Which clients to give up on when all of them together hold more than `max_total`: those
+/// that have taken nothing for longest first (a stopped client before one reading behind a
+/// burst, however much more waits for the reader), until the rest hold no more than it.
+pub fn over_the_total<K: Copy>(mut backlogs: Vec<(K, Backlog)>, max_total: usize) -> Vec<K> {
+    let mut total: usize = backlogs.iter().map(|(_, b)| b.bytes).sum();
+    if total <= max_total {
+        return Vec::new();
+    }
+    backlogs.sort_unstable_by_key(|(_, b)| std::cmp::Reverse((b.idle, b.bytes)));
+    let mut given_up = Vec::new();
+    for (key, backlog) in backlogs {
+        if total <= max_total {
+            break;
+        }
+        if backlog.bytes > 0 {
+            total -= backlog.bytes;
+            given_up.push(key);
+        }
+    }
+    given_up
 }
 
 /// Why a client was given up on, and what was queued then.
@@ -177,13 +218,19 @@ impl Outbox {
         Ok(())
     }
 
-    /// What waits now, in bytes as the bound counts them.
-    pub fn queued_bytes(&self) -> usize {
-        self.shared.state().bytes
+    /// What waits now, and for how long the client has shown no progress.
+    pub fn backlog(&self, now: Instant) -> Backlog {
+        let state = self.shared.state();
+        let idle = if state.queue.is_empty() {
+            Duration::ZERO
+        } else {
+            now.saturating_duration_since(state.progress_at)
+        };
+        Backlog { bytes: state.bytes, idle }
     }
 
-    /// Gives up on the client now (all clients together hold too much, and it is furthest
-    /// behind), as by an overflow.
+    /// Gives up on the client now (all clients together hold too much, and it has taken
+    /// nothing for longest: [`over_the_total`]), as by an overflow.
     pub fn give_up(&self) -> Overflow {
         let state = self.shared.state();
         let overflow = Overflow { bytes: state.bytes, frames: state.queue.len(), stalled_for: None };
@@ -388,6 +435,28 @@ mod tests {
         assert_eq!(outbox.check_stalled(start + Duration::from_secs(10)), None, "ten seconds without a take");
         assert!(!reader.has_overflowed());
         assert!(outbox.check_stalled(start + Duration::from_secs(31)).is_some(), "half a minute is stopped");
+    }
+
+    #[test]
+    fn over_the_total_the_longest_idle_go_first_until_the_rest_fit() {
+        let backlog =
+            |mib: usize, idle_s: u64| Backlog { bytes: mib << 20, idle: Duration::from_secs(idle_s) };
+        let mib = 1 << 20;
+        let reading = ("reading", backlog(250, 0));
+        let stopped = [("a", backlog(100, 20)), ("b", backlog(100, 25)), ("c", backlog(100, 5))];
+        let all = |v: &[(&'static str, Backlog)]| v.to_vec();
+        assert_eq!(
+            over_the_total(all(&[reading, stopped[0]]), 400 * mib),
+            Vec::<&str>::new(),
+            "under the bound"
+        );
+        // 550 MiB against 400: the reader, far more behind but reading, stays.
+        let mut clients = all(&stopped);
+        clients.push(reading);
+        assert_eq!(over_the_total(clients.clone(), 400 * mib), ["b", "a"]);
+        assert_eq!(over_the_total(clients, 100 * mib), ["b", "a", "c", "reading"]);
+        // An empty queue frees nothing: never given up on for the total.
+        assert_eq!(over_the_total(vec![("empty", backlog(0, 0)), ("x", backlog(2, 1))], mib), ["x"]);
     }
 
     /// A frame taken is not a frame read: a writer still writing a 64 MiB answer to a slow

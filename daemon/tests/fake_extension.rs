@@ -330,7 +330,7 @@ async fn a_client_that_stops_reading_is_dropped_once_it_stalls_while_a_slow_read
 
 #[tokio::test]
 async fn a_client_that_reads_a_long_burst_slowly_but_steadily_is_kept() {
-    // Patience 1 s once 512 KiB wait. The reader takes 32 KiB every 40 ms (800 KB/s) with its
+    // Patience 2 s once 256 KiB wait. The reader takes 32 KiB every 40 ms (800 KB/s) with its
     // socket buffers full: it takes something every few tens of milliseconds, however much of
     // the burst is still to come, and the daemon must see that as reading. (It did not while
     // the kernel's send buffer grew to megabytes: the writer woke only when a third of it had
