@@ -45,8 +45,8 @@ pub struct Limits {
     /// time its frame in flight takes to read.
     pub stall_timeout: Duration,
     /// Bytes that may wait for all clients together: past them, the hub gives up on the
-    /// clients furthest behind until it is under (many connections that stop reading hold
-    /// at most this, not `max_bytes` each).
+    /// clients that have taken nothing for longest until the rest fit ([`over_the_total`]:
+    /// many connections that stop reading hold at most this, not `max_bytes` each).
     pub max_total_bytes: usize,
 }
 
