@@ -343,4 +343,20 @@ mod wiring {
         assert_eq!(step.only_reply(1)["result"]["resource"]["headers"]["Set-Cookie"], HIDDEN);
         assert_eq!(step.only_reply(1)["result"]["resource"]["stream"], "5");
     }
+
+    #[test]
+    fn an_answer_passed_on_as_the_extensions_own_bytes_is_hidden_all_the_same() {
+        let (mut h, baker, free) = two_agents();
+        let answer = r#"{"resource":{"success":true,"headers":{"Set-Cookie":"a=s3cret"},"stream":"5"}}"#;
+        let load = |session: &str| json!({"id": 9, "sessionId": session, "method": "Network.loadNetworkResource", "params": {"url": "http://127.0.0.1:8000/x", "options": {"disableCache": false, "includeCredentials": true}}});
+        let step = h.send(1, load(&baker));
+        let frames = h.answer_shared(step.commands()[0].id, answer);
+        assert_eq!(frames.len(), 1);
+        assert!(matches!(frames[0].1, ClientFrame::Whole(_)), "rewritten, so not the shared bytes");
+        assert!(!frames[0].1.text().contains("s3cret"), "{:?}", frames[0].1);
+        let step = h.send(2, load(&free));
+        let frames = h.answer_shared(step.commands()[0].id, answer);
+        assert!(matches!(frames[0].1, ClientFrame::Around { .. }), "passed on unchanged");
+        assert!(frames[0].1.text().contains("s3cret"));
+    }
 }

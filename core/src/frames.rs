@@ -43,6 +43,15 @@ pub fn response(id: i64, session_id: &str, result: &str) -> String {
     out
 }
 
+/// [`response`] without its result: the text before it and the text after it.
+pub fn response_parts(id: i64, session_id: &str) -> (String, String) {
+    let head = format!("{{\"id\":{id},\"result\":");
+    let mut tail = String::with_capacity(session_id.len() + 16);
+    push_session(&mut tail, session_id);
+    tail.push('}');
+    (head, tail)
+}
+
 /// `{"id":N,"error":{"code":C,"message":M[,"data":D]}[,"sessionId":S]}`; `id` None for frames
 /// that had none.
 pub fn error_response(id: Option<i64>, session_id: &str, error: &CdpError) -> String {

@@ -23,6 +23,8 @@
 
 mod agents;
 pub mod audit;
+mod client_frame;
+pub use client_frame::{ClientFrame, ResultText};
 mod closing;
 mod cookies;
 mod domains;
@@ -95,7 +97,7 @@ impl AgentId {
 #[derive(Debug)]
 pub enum Output {
     /// Send one text frame to a client connection.
-    ToClient { conn: ConnId, frame: String },
+    ToClient { conn: ConnId, frame: ClientFrame },
     /// Send one frame to the extension.
     ToExtension(ToExtension),
     /// Close a client connection after its queued frames (a page socket whose tab is gone, an
@@ -397,7 +399,7 @@ impl Core {
             FromExtension::CommandResult(result) => {
                 let id = result.id;
                 match result.into_outcome() {
-                    Ok(raw) => self.extension_result(id, Ok(raw.get())),
+                    Ok(raw) => self.extension_result(id, Ok(ResultText::borrowed(raw.get()))),
                     Err(error) => self.extension_result(id, Err(error)),
                 }
             }
@@ -420,14 +422,14 @@ impl Core {
 
     /// The extension's answer to command `id`: the result's JSON, passed on as it is, or the
     /// error. The hot path's entry, for a frame the shell read by its layout (`wire::hot`).
-    pub fn extension_result(&mut self, id: RequestId, outcome: Result<&str, CdpError>) {
+    pub fn extension_result(&mut self, id: RequestId, outcome: Result<ResultText<'_>, CdpError>) {
         match self.pending.take(id) {
             Some(Pending::Client(to)) => {
                 let conn = to.conn;
                 self.command_answered(to, outcome);
                 self.release_waiting(conn);
             }
-            Some(Pending::Core(Some(then))) => self.then(then, outcome.ok()),
+            Some(Pending::Core(Some(then))) => self.then(then, outcome.ok().map(|r| r.as_str())),
             Some(Pending::Core(None)) | None => {}
         }
     }
@@ -708,40 +710,43 @@ impl Core {
     }
 
     /// The extension answered a client's command.
-    fn command_answered(&mut self, to: ReplyTo, outcome: Result<&str, CdpError>) {
+    fn command_answered(&mut self, to: ReplyTo, outcome: Result<ResultText<'_>, CdpError>) {
         self.settle(&to);
         let ReplyTo { conn, client_id, session_id, on_success } = to;
-        let result = match outcome {
+        let passed = match outcome {
             Err(e) => {
                 return self.send_if_open(conn, frames::error_response(Some(client_id), &session_id, &e))
             }
-            Ok(raw) => raw,
+            Ok(passed) => passed,
         };
-        let reply = match on_success {
-            None => frames::response(client_id, &session_id, result),
-            Some(OnSuccess::ReplyWith(text)) => frames::response(client_id, &session_id, text),
-            Some(OnSuccess::ExplainReadOnly) => {
-                let explained = read_only::explain(result);
-                frames::response(client_id, &session_id, explained.as_deref().unwrap_or(result))
-            }
+        // Passed on unchanged, the result keeps the extension's own bytes (`ClientFrame::Around`).
+        let unchanged = |passed: ResultText| passed.response(client_id, &session_id);
+        let result = passed.as_str();
+        let reply: ClientFrame = match on_success {
+            None => unchanged(passed),
+            Some(OnSuccess::ReplyWith(text)) => frames::response(client_id, &session_id, text).into(),
+            Some(OnSuccess::ExplainReadOnly) => match read_only::explain(result) {
+                Some(explained) => frames::response(client_id, &session_id, &explained).into(),
+                None => unchanged(passed),
+            },
             Some(OnSuccess::HideCookies) => {
                 match cookies::mentions_cookie(result).then(|| cookies::redact(result, cookies::Hidden::All))
                 {
-                    Some(Some(redacted)) => frames::response(client_id, &session_id, &redacted),
-                    _ => frames::response(client_id, &session_id, result),
+                    Some(Some(redacted)) => frames::response(client_id, &session_id, &redacted).into(),
+                    _ => unchanged(passed),
                 }
             }
             Some(OnSuccess::ReplayContexts(replay)) => {
                 self.replay_contexts(&replay, conn, &session_id);
-                frames::response(client_id, &session_id, result)
+                unchanged(passed)
             }
             Some(OnSuccess::PausedAnswered(key)) => {
                 self.paused_answered(&key);
-                frames::response(client_id, &session_id, result)
+                unchanged(passed)
             }
             Some(OnSuccess::TraceStarted { tab, child }) => {
                 self.trace_started(tab, child.as_deref(), conn, &session_id);
-                frames::response(client_id, &session_id, result)
+                unchanged(passed)
             }
             Some(OnSuccess::Redispatch { .. } | OnSuccess::NavigationGo { .. }) => {
                 unreachable!("the core's own follow-ups are never a client's")
@@ -752,7 +757,7 @@ impl Core {
                     // Normally known already from the TabShared sent just before.
                     self.tab_shared(info);
                     let result = serde_json::json!({ "targetId": target_id }).to_string();
-                    frames::response(client_id, &session_id, &result)
+                    frames::response(client_id, &session_id, &result).into()
                 }
                 Err(e) => frames::error_response(
                     Some(client_id),
@@ -761,7 +766,8 @@ impl Core {
                         "Target.createTarget",
                         &format!("the extension's answer was unreadable: {e}"),
                     ),
-                ),
+                )
+                .into(),
             },
         };
         self.send_if_open(conn, reply);
@@ -781,11 +787,11 @@ impl Core {
 
     // ---- replies ----
 
-    fn send(&mut self, conn: ConnId, frame: String) {
-        self.out.push_back(Output::ToClient { conn, frame });
+    fn send(&mut self, conn: ConnId, frame: impl Into<ClientFrame>) {
+        self.out.push_back(Output::ToClient { conn, frame: frame.into() });
     }
 
-    fn send_if_open(&mut self, conn: ConnId, frame: String) {
+    fn send_if_open(&mut self, conn: ConnId, frame: impl Into<ClientFrame>) {
         if self.conns.contains_key(&conn) {
             self.send(conn, frame);
         }

@@ -404,7 +404,7 @@ impl Core {
         let TabEvent { method, params, .. } = *event;
         for session in target.sessions.iter_mut().filter(|s| s.wants(method, params)) {
             let frame = frames::event(method, params, &session.session_id);
-            out.push_back(Output::ToClient { conn: session.conn, frame });
+            out.push_back(Output::ToClient { conn: session.conn, frame: frame.into() });
             if method == "Tracing.tracingComplete" {
                 session.tracing = false;
             }

@@ -80,7 +80,7 @@ impl Core {
         };
         for params in target.contexts.announcements_of(&replay.context_ids) {
             let frame = frames::event("Runtime.executionContextCreated", params, session_id);
-            out.push_back(Output::ToClient { conn, frame });
+            out.push_back(Output::ToClient { conn, frame: frame.into() });
         }
     }
 

@@ -152,6 +152,7 @@ impl Harness {
         while let Some(out) = self.core.poll_output() {
             match out {
                 Output::ToClient { conn, frame } => {
+                    let frame = frame.text();
                     let value: Value = serde_json::from_str(&frame)
                         .unwrap_or_else(|e| panic!("core wrote invalid JSON {frame}: {e}"));
                     step.client.push((conn, value));
@@ -168,6 +169,22 @@ impl Harness {
     pub fn answer(&mut self, id: RequestId, result: Value) -> Step {
         let result = tabtunnel_wire::CommandResult::ok(id, raw(&result.to_string()));
         self.ext(FromExtension::CommandResult(result))
+    }
+
+    /// The extension answers request `id` with `result` as the shell's hot path hands answers
+    /// over: the result's bytes shared with the message they came in. The client frames as the
+    /// core wrote them (the rest of what the step produced is dropped).
+    pub fn answer_shared(&mut self, id: RequestId, result: &str) -> Vec<(ConnId, ClientFrame)> {
+        let message = bytes::Bytes::copy_from_slice(result.as_bytes());
+        let text = std::str::from_utf8(&message).expect("a result is text");
+        self.core.extension_result(id, Ok(ResultText::shared(text, &message)));
+        let mut frames = Vec::new();
+        while let Some(output) = self.core.poll_output() {
+            if let Output::ToClient { conn, frame } = output {
+                frames.push((conn, frame));
+            }
+        }
+        frames
     }
 
     pub fn ext(&mut self, frame: FromExtension) -> Step {

@@ -568,7 +568,7 @@ impl World {
     fn drain(&mut self) -> Result<(), TestCaseError> {
         while let Some(output) = self.core.poll_output() {
             match output {
-                Output::ToClient { conn, frame } => self.deliver(conn, &frame)?,
+                Output::ToClient { conn, frame } => self.deliver(conn, &frame.text())?,
                 Output::ToExtension(ToExtension::Command(Command { id, params, .. })) => {
                     if let Some(params) = &params {
                         prop_assert!(
@@ -689,7 +689,7 @@ proptest! {
         let mut answers = Vec::new();
         while let Some(output) = world.core.poll_output() {
             if let Output::ToClient { frame, .. } = output {
-                answers.push(frame);
+                answers.push(frame.into_text());
             }
         }
         prop_assert_eq!(answers.len(), 1, "{:?} got {:?}", text, answers);

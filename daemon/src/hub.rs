@@ -8,18 +8,19 @@
 
 use crate::audit::AuditLog;
 use crate::outbox::{self, Outbox, Overflow};
-use axum::extract::ws::Utf8Bytes;
+use bytes::Bytes;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tabtunnel_core::policy::PolicySet;
-use tabtunnel_core::{AgentId, ConnId, Core, Output, Root, TabEvent};
+use tabtunnel_core::{AgentId, ClientFrame, ConnId, Core, Output, ResultText, Root, TabEvent};
 use tabtunnel_wire::hot::{self, Hot};
 use tabtunnel_wire::{BrowserInfo, FromExtension, Hello, TabInfo, ToExtension, Welcome};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
+use tokio_tungstenite::tungstenite::Utf8Bytes;
 
 /// Frames queued for the extension before it counts as stuck.
 pub const EXTENSION_OUTBOX: usize = 8192;
@@ -35,6 +36,9 @@ const TRIM_AFTER_BYTES: usize = 4 << 20;
 /// A tick is quiet when it sends clients less than this and less than this waits for them
 /// (a queue still full holds what a trim would free once it has drained).
 const QUIET_BYTES: usize = 256 << 10;
+/// Results from this size on are passed on as the extension's own bytes (`ClientFrame::Around`);
+/// a smaller one is cheaper copied into one frame than written as three fragments.
+const SHARED_RESULT_MIN_BYTES: usize = 64 << 10;
 /// The answer of a one-shot request whose connection the core closed first.
 const REQUEST_CLOSED: &str = r#"{"error":{"code":-32000,"message":"the request was cut off: the kill switch is on or the agent was disconnected"}}"#;
 
@@ -308,8 +312,9 @@ impl Hub {
             }
             Input::ExtensionMessage { socket, text } => {
                 if self.is_current(socket) {
+                    let message = Bytes::from(text.clone());
                     for line in hot::split_lines(&text) {
-                        self.extension_frame(line);
+                        self.extension_frame(line, &message);
                     }
                 }
             }
@@ -357,9 +362,18 @@ impl Hub {
 
     /// One frame from the extension. An answer or an event, the frames every command makes, is
     /// read by its layout and its payload passed on as a slice; the rest go through serde.
-    fn extension_frame(&mut self, text: &str) {
+    fn extension_frame(&mut self, text: &str, message: &Bytes) {
         match hot::read(text) {
-            Some(Hot::CommandResult { id, result }) => self.core.extension_result(id, Ok(result)),
+            Some(Hot::CommandResult { id, result }) => {
+                // A large result that is most of its message is passed on as the message's own
+                // bytes: a client's outbox then holds at most twice what it counts.
+                if result.len() >= SHARED_RESULT_MIN_BYTES && result.len() * 2 >= message.len() {
+                    let shared = message.slice_ref(result.as_bytes());
+                    self.core.extension_result(id, Ok(ResultText::shared(result, &shared)))
+                } else {
+                    self.core.extension_result(id, Ok(ResultText::borrowed(result)))
+                }
+            }
             Some(Hot::Event { tab_id, child_session_id, method, params }) => {
                 self.core.extension_event(TabEvent {
                     tab_id,
@@ -518,7 +532,7 @@ impl Hub {
                     }
                     let Some(outbox) = self.clients.get(&conn) else { continue };
                     let len = frame.len();
-                    match outbox.push(frame.into()) {
+                    match outbox.push(frame) {
                         Ok(()) => {
                             self.sent_since_trim += len;
                             self.sent_this_tick += len;
@@ -564,7 +578,8 @@ impl Hub {
 
     /// A frame for a one-shot request connection: its answer ends it; events before it are not
     /// for anyone.
-    fn request_frame(&mut self, conn: ConnId, reply: oneshot::Sender<String>, frame: String) {
+    fn request_frame(&mut self, conn: ConnId, reply: oneshot::Sender<String>, frame: ClientFrame) {
+        let frame = frame.into_text();
         if frame.starts_with("{\"id\":") || frame.starts_with("{\"error\":") {
             let _ = reply.send(frame);
             self.core.client_disconnected(conn);

@@ -17,6 +17,7 @@ pub mod policy_file;
 pub mod server;
 pub mod token;
 mod trim;
+mod upgrade;
 mod watch;
 
 use std::net::{Ipv4Addr, SocketAddr};

@@ -6,21 +6,26 @@ use crate::agent_path::{self, AgentRoute};
 use crate::gate::{Gate, EXTENSION_PATH};
 use crate::hub::{self, HubHandle, Input};
 use crate::outbox::{self, OutboxReader};
+use crate::upgrade::{Socket, Upgrade};
 use axum::body::Body;
-use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, Request, StatusCode, Uri};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
 use axum::{Extension, Json, Router};
+use bytes::Bytes;
 use futures_util::stream::SplitSink;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use std::time::Duration;
-use tabtunnel_core::{AgentId, Root};
+use tabtunnel_core::{AgentId, ClientFrame, Root};
 use tabtunnel_wire::{hot, FromExtension, TabInfo, ToExtension, HEARTBEAT_INTERVAL_MS};
 use tokio::sync::{mpsc, oneshot};
+use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
+use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::{self, Message, Utf8Bytes};
 
 /// Screenshots, traces and injected scripts are large; Chrome's own limit is 256 MiB.
 const MAX_MESSAGE_BYTES: usize = 256 << 20;
@@ -41,6 +46,10 @@ const WRITE_BATCH_BYTES: usize = 1 << 20;
 /// (a reading puppeteer was dropped in a 200,000-event flood). Frames are still written in
 /// tungstenite's 128 KiB writes; the flushes cost nothing while the socket is full anyway.
 const CLIENT_FLUSH_BYTES: usize = 64 << 10;
+/// A frame around a large result (`ClientFrame::Around`) is written as fragments of this much of
+/// the result each: tungstenite copies what it writes into its write buffer, so this, not the
+/// result, is what the copy costs.
+const FRAGMENT_BYTES: usize = 256 << 10;
 
 /// Where the browser sends navigations an agent's policy blocks or asks about.
 pub const NAVIGATION_PATH: &str = "/tabtunnel/navigation";
@@ -418,7 +427,7 @@ async fn browser_socket(
     State(state): State<AppState>,
     Extension(route): Extension<AgentRoute>,
     Path(id): Path<String>,
-    ws: WebSocketUpgrade,
+    ws: Upgrade,
 ) -> Response {
     if id != state.browser_target_id {
         return (StatusCode::NOT_FOUND, "tabtunnel: no browser with that id; read /json/version\n")
@@ -431,17 +440,16 @@ async fn browser_socket(
 async fn short_browser_socket(
     State(state): State<AppState>,
     Extension(route): Extension<AgentRoute>,
-    ws: WebSocketUpgrade,
+    ws: Upgrade,
 ) -> Response {
-    let ws = ws.max_message_size(MAX_MESSAGE_BYTES).max_frame_size(MAX_MESSAGE_BYTES);
-    ws.on_upgrade(move |socket| client_session(state, socket, route, Root::Browser))
+    ws.on_upgrade(socket_config(), move |socket| client_session(state, socket, route, Root::Browser))
 }
 
 async fn page_socket(
     State(state): State<AppState>,
     Extension(route): Extension<AgentRoute>,
     Path(target_id): Path<String>,
-    ws: WebSocketUpgrade,
+    ws: Upgrade,
 ) -> Response {
     let Some(snapshot) = state.hub.snapshot(route.agent.clone()).await else {
         return unavailable("shutting down");
@@ -450,12 +458,18 @@ async fn page_socket(
         return (StatusCode::NOT_FOUND, "tabtunnel: no shared page with that id; read /json/list\n")
             .into_response();
     };
-    let ws = ws.max_message_size(MAX_MESSAGE_BYTES).max_frame_size(MAX_MESSAGE_BYTES);
-    ws.on_upgrade(move |socket| client_session(state, socket, route, Root::Page(tab)))
+    ws.on_upgrade(socket_config(), move |socket| client_session(state, socket, route, Root::Page(tab)))
+}
+
+/// Every socket's: messages as large as Chrome's own endpoint takes, in frames as large.
+fn socket_config() -> WebSocketConfig {
+    WebSocketConfig::default()
+        .max_message_size(Some(MAX_MESSAGE_BYTES))
+        .max_frame_size(Some(MAX_MESSAGE_BYTES))
 }
 
 /// One CDP client: its frames go to the hub, the hub's frames come back through its outbox.
-async fn client_session(state: AppState, socket: WebSocket, route: AgentRoute, root: Root) {
+async fn client_session(state: AppState, socket: Socket, route: AgentRoute, root: Root) {
     let conn = state.hub.next_id();
     let (outbox, outbox_reader) = outbox::outbox(state.client_outbox);
     let agent = route.agent;
@@ -479,7 +493,7 @@ async fn client_session(state: AppState, socket: WebSocket, route: AgentRoute, r
                 Ok(text) => text,
                 Err(_) => Utf8Bytes::from_static("<binary frame that is not UTF-8>"),
             },
-            Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
+            Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => continue,
             Some(Ok(Message::Close(_)) | Err(_)) | None => break false,
         };
         if state.hub.send(Input::ClientMessage { conn, text }).await.is_err() {
@@ -501,7 +515,7 @@ async fn client_session(state: AppState, socket: WebSocket, route: AgentRoute, r
 
 /// Writes the client's outbox to its socket. Returns whether it stopped because the client
 /// read too slowly (the hub has logged that).
-async fn write_client(mut sink: SplitSink<WebSocket, Message>, outbox: OutboxReader) -> bool {
+async fn write_client(mut sink: SplitSink<Socket, Message>, outbox: OutboxReader) -> bool {
     while let Some(frame) = outbox.next().await {
         tokio::select! {
             sent = write_batch(&mut sink, frame, &outbox) => if sent.is_err() { return false },
@@ -520,31 +534,56 @@ async fn write_client(mut sink: SplitSink<WebSocket, Message>, outbox: OutboxRea
 /// together cost one write, not one each. (Each stays its own WebSocket message: CDP clients
 /// read one frame per message.)
 async fn write_batch(
-    sink: &mut SplitSink<WebSocket, Message>,
-    first: Utf8Bytes,
+    sink: &mut SplitSink<Socket, Message>,
+    first: ClientFrame,
     outbox: &OutboxReader,
-) -> Result<(), axum::Error> {
+) -> Result<(), tungstenite::Error> {
     let mut batched = first.len();
-    sink.feed(Message::Text(first)).await?;
+    feed_frame(sink, first).await?;
     while batched < CLIENT_FLUSH_BYTES {
         let Some(frame) = outbox.next_ready() else { break };
         batched += frame.len();
-        sink.feed(Message::Text(frame)).await?;
+        feed_frame(sink, frame).await?;
     }
     sink.flush().await
+}
+
+/// One message: a whole frame as it is; one around a result as its head, the result in
+/// [`FRAGMENT_BYTES`] pieces and its tail, fragments of one text message (RFC 6455, 5.4), each a
+/// slice of the bytes the extension sent (never copied whole).
+async fn feed_frame(
+    sink: &mut SplitSink<Socket, Message>,
+    frame: ClientFrame,
+) -> Result<(), tungstenite::Error> {
+    match frame {
+        ClientFrame::Whole(text) => sink.feed(Message::Text(text.into())).await,
+        ClientFrame::Around { head, body, tail } => {
+            let fragment = |bytes, first, last| {
+                let opcode = OpCode::Data(if first { Data::Text } else { Data::Continue });
+                Message::Frame(Frame::message(bytes, opcode, last))
+            };
+            sink.feed(fragment(Bytes::from(head), true, false)).await?;
+            let mut start = 0;
+            while start < body.len() {
+                let end = (start + FRAGMENT_BYTES).min(body.len());
+                sink.feed(fragment(body.slice(start..end), false, false)).await?;
+                start = end;
+            }
+            sink.feed(fragment(Bytes::from(tail), false, true)).await
+        }
+    }
 }
 
 async fn extension_socket(
     State(state): State<AppState>,
     Extension(route): Extension<AgentRoute>,
-    ws: WebSocketUpgrade,
+    ws: Upgrade,
 ) -> Response {
     if !route.prefix.is_empty() {
         return (StatusCode::NOT_FOUND, "tabtunnel: the extension socket belongs to no agent\n")
             .into_response();
     }
-    let ws = ws.max_message_size(MAX_MESSAGE_BYTES).max_frame_size(MAX_MESSAGE_BYTES);
-    ws.on_upgrade(move |socket| extension_session(state, socket))
+    ws.on_upgrade(socket_config(), move |socket| extension_session(state, socket))
 }
 
 /// `first` and the frames queued behind it as one message (a JSON array when more than one):
@@ -583,7 +622,7 @@ fn parse_extension_frame(message: Message) -> Option<Result<FromExtension, Strin
 }
 
 /// The extension's socket: `Hello` first, then frames both ways and a heartbeat from us.
-async fn extension_session(state: AppState, mut socket: WebSocket) {
+async fn extension_session(state: AppState, mut socket: Socket) {
     let socket_id = state.hub.next_id();
     let hello = match tokio::time::timeout(HELLO_TIMEOUT, socket.next()).await {
         Ok(Some(Ok(message))) => match parse_extension_frame(message) {
@@ -650,7 +689,7 @@ async fn extension_session(state: AppState, mut socket: WebSocket) {
                 }
             },
             Message::Close(_) => break,
-            Message::Ping(_) | Message::Pong(_) => continue,
+            Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => continue,
         };
         // Read in the hub, by layout where it can (`wire::hot`): no parse here, no copy.
         if state.hub.send(Input::ExtensionMessage { socket: socket_id, text }).await.is_err() {

@@ -508,3 +508,42 @@ async fn several_frames_in_one_message_arrive_in_order_and_a_bad_one_costs_only_
     assert_eq!(third["id"], 4);
     assert_eq!(third["result"]["result"]["value"], "}}\n\"quoted\"\\ {\"id\":1}");
 }
+
+#[tokio::test]
+async fn a_large_answer_reaches_the_client_whole_in_fragments_of_a_quarter_megabyte() {
+    let d = daemon().await;
+    let mut ext = extension(&d, &[7]).await;
+    // A client that takes frames of a megabyte at most, so the 6 MiB answer must come in
+    // fragments (written whole, it was one frame, copied whole into tungstenite's write buffer).
+    let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+        .max_frame_size(Some(1 << 20))
+        .max_message_size(Some(64 << 20));
+    let (mut c, _) =
+        tokio_tungstenite::connect_async_with_config(d.running.ws_endpoint(), Some(config), false)
+            .await
+            .unwrap();
+    let pages = attach_pages(&mut c).await;
+    for id in [2, 3] {
+        send(&mut c, json!({"id": id, "sessionId": pages[0], "method": "Runtime.evaluate", "params": {"expression": "x"}}))
+            .await;
+    }
+    let mut ids = Vec::new();
+    while ids.len() < 2 {
+        let ToExtension::Command(cmd) = next_ext(&mut ext).await else { panic!("expected a command") };
+        ids.push(cmd.id);
+    }
+    // Characters of two and three bytes: fragments end inside some of them, as they may.
+    let value = "é€x".repeat(1 << 20);
+    let large = json!({"result": {"type": "string", "value": value}}).to_string();
+    // As the extension sends a large answer: its own message, binary (UTF-8).
+    ext.send(Message::binary(hot::command_result(ids[0], &large).into_bytes())).await.unwrap();
+    ext.send(Message::text(hot::command_result(ids[1], r#"{"result":{"type":"number","value":1}}"#)))
+        .await
+        .unwrap();
+    let (first, events) = until_reply(&mut c, 2).await;
+    assert!(events.is_empty(), "{events:?}");
+    assert_eq!(first["sessionId"], pages[0]);
+    assert!(first["result"]["result"]["value"] == value.as_str(), "the large answer differs");
+    let second = next_json(&mut c).await;
+    assert_eq!((second["id"].as_i64(), &second["result"]["result"]["value"]), (Some(3), &json!(1)));
+}

@@ -254,7 +254,7 @@ impl Core {
                 let method = if paused.auth { "Fetch.authRequired" } else { "Fetch.requestPaused" };
                 let frame = crate::frames::event(method, &paused.params, &session_id);
                 self.gestures.paused.get_mut(key).expect("looked up").delivered = Some((conn, session_id));
-                self.out.push_back(Output::ToClient { conn, frame });
+                self.out.push_back(Output::ToClient { conn, frame: frame.into() });
             }
             None => self.paused_continue(key),
         }
