@@ -13,12 +13,16 @@ use crate::frames;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ClientFrame {
     Whole(String),
-    /// `head`, then the result exactly as the extension sent it, then `tail`: one frame.
-    Around {
-        head: String,
-        body: Bytes,
-        tail: String,
-    },
+    /// Boxed: a queue of small frames pays for a pointer, not three fields, per slot.
+    Around(Box<Around>),
+}
+
+/// `head`, then the result exactly as the extension sent it, then `tail`: one frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Around {
+    pub head: String,
+    pub body: Bytes,
+    pub tail: String,
 }
 
 impl ClientFrame {
@@ -26,7 +30,7 @@ impl ClientFrame {
     pub fn len(&self) -> usize {
         match self {
             Self::Whole(text) => text.len(),
-            Self::Around { head, body, tail } => head.len() + body.len() + tail.len(),
+            Self::Around(around) => around.head.len() + around.body.len() + around.tail.len(),
         }
     }
 
@@ -39,11 +43,13 @@ impl ClientFrame {
     pub fn text(&self) -> Cow<'_, str> {
         match self {
             Self::Whole(text) => Cow::Borrowed(text),
-            Self::Around { head, body, tail } => {
+            Self::Around(around) => {
                 let mut whole = String::with_capacity(self.len());
-                whole.push_str(head);
-                whole.push_str(std::str::from_utf8(body).expect("a result is the text of a UTF-8 message"));
-                whole.push_str(tail);
+                whole.push_str(&around.head);
+                whole.push_str(
+                    std::str::from_utf8(&around.body).expect("a result is the text of a UTF-8 message"),
+                );
+                whole.push_str(&around.tail);
                 Cow::Owned(whole)
             }
         }
@@ -100,7 +106,7 @@ impl<'a> ResultText<'a> {
         match self.shared {
             Some(body) => {
                 let (head, tail) = frames::response_parts(id, session_id);
-                ClientFrame::Around { head, body: body.clone(), tail }
+                ClientFrame::Around(Box::new(Around { head, body: body.clone(), tail }))
             }
             None => ClientFrame::Whole(frames::response(id, session_id, self.text)),
         }
@@ -118,8 +124,8 @@ mod tests {
         let message = Bytes::from_static(br#"{"value":"\u00e9t\u00e9 ok"}"#);
         let text = std::str::from_utf8(&message).unwrap();
         let shared = ResultText::shared(text, &message).response(7, "S1");
-        let ClientFrame::Around { body, .. } = &shared else { panic!("copied: {shared:?}") };
-        assert_eq!(body.as_ptr(), message.as_ptr(), "the body is the message's own bytes");
+        let ClientFrame::Around(around) = &shared else { panic!("copied: {shared:?}") };
+        assert_eq!(around.body.as_ptr(), message.as_ptr(), "the body is the message's own bytes");
         let borrowed = ResultText::borrowed(text).response(7, "S1");
         assert!(matches!(borrowed, ClientFrame::Whole(_)));
         assert_eq!(shared.text(), borrowed.text());
@@ -139,10 +145,10 @@ mod tests {
             json!({"id": 10, "sessionId": page, "method": "Runtime.evaluate", "params": {"expression": "x"}}),
         );
         let frames = h.answer_shared(step.commands()[0].id, r#"{"result":{"type":"string","value":"big"}}"#);
-        let [(1, ClientFrame::Around { head, body, tail })] = &frames[..] else { panic!("{frames:?}") };
-        assert_eq!(head, r#"{"id":10,"result":"#);
-        assert_eq!(&body[..], br#"{"result":{"type":"string","value":"big"}}"#);
-        assert_eq!(tail, &format!(r#","sessionId":"{page}"}}"#));
+        let [(1, ClientFrame::Around(around))] = &frames[..] else { panic!("{frames:?}") };
+        assert_eq!(around.head, r#"{"id":10,"result":"#);
+        assert_eq!(&around.body[..], br#"{"result":{"type":"string","value":"big"}}"#);
+        assert_eq!(around.tail, format!(r#","sessionId":"{page}"}}"#));
     }
 
     #[test]

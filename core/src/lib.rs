@@ -24,7 +24,7 @@
 mod agents;
 pub mod audit;
 mod client_frame;
-pub use client_frame::{ClientFrame, ResultText};
+pub use client_frame::{Around, ClientFrame, ResultText};
 mod closing;
 mod cookies;
 mod domains;

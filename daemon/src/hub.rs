@@ -36,9 +36,21 @@ const TRIM_AFTER_BYTES: usize = 4 << 20;
 /// A tick is quiet when it sends clients less than this and less than this waits for them
 /// (a queue still full holds what a trim would free once it has drained).
 const QUIET_BYTES: usize = 256 << 10;
-/// Results from this size on are passed on as the extension's own bytes (`ClientFrame::Around`);
-/// a smaller one is cheaper copied into one frame than written as three fragments.
+/// Results from this size on may be passed on as the extension's own bytes
+/// (`ClientFrame::Around`, [`shares_bytes`]); a smaller one is cheaper copied into one frame
+/// than written as three fragments.
 const SHARED_RESULT_MIN_BYTES: usize = 64 << 10;
+/// Whether a result is passed on as the bytes of the extension's message it came in, rather
+/// than copied. Those bytes keep alive the buffer tungstenite read the message into: the
+/// message's own when it came in fragments (grown by doubling: up to twice the message), else
+/// the socket's read buffer, which keeps the size of the largest message it has read (and a
+/// 100 KiB result read after a 64 MiB one would hold all 64 MiB). So only a large result that
+/// is at least half the largest message the socket has carried is shared: what a client's
+/// queue holds is then at most four times what it counts.
+fn shares_bytes(result_len: usize, largest_message: usize) -> bool {
+    result_len >= SHARED_RESULT_MIN_BYTES && result_len * 2 >= largest_message
+}
+
 /// The answer of a one-shot request whose connection the core closed first.
 const REQUEST_CLOSED: &str = r#"{"error":{"code":-32000,"message":"the request was cut off: the kill switch is on or the agent was disconnected"}}"#;
 
@@ -170,6 +182,9 @@ struct Extension {
     instance: String,
     /// `Hello::extension_version`.
     version: String,
+    /// The largest message this socket has carried: about the size its read buffer grew to
+    /// (see [`shares_bytes`]).
+    largest_message: usize,
 }
 
 /// What the hub shares with the HTTP shell.
@@ -301,7 +316,8 @@ impl Hub {
                 }
                 match self.core.extension_connected(hello) {
                     Ok(()) => {
-                        self.extension = Some(Extension { socket, outbox, instance, version });
+                        self.extension =
+                            Some(Extension { socket, outbox, instance, version, largest_message: 0 });
                         let _ = accepted.send(Ok(self.welcome.clone()));
                         self.send_agent_credentials();
                     }
@@ -311,10 +327,11 @@ impl Hub {
                 }
             }
             Input::ExtensionMessage { socket, text } => {
-                if self.is_current(socket) {
-                    let message = Bytes::from(text.clone());
+                if let Some(extension) = self.extension.as_mut().filter(|e| e.socket == socket) {
+                    extension.largest_message = extension.largest_message.max(text.len());
+                    let largest = extension.largest_message;
                     for line in hot::split_lines(&text) {
-                        self.extension_frame(line, &message);
+                        self.extension_frame(line, &text, largest);
                     }
                 }
             }
@@ -362,13 +379,11 @@ impl Hub {
 
     /// One frame from the extension. An answer or an event, the frames every command makes, is
     /// read by its layout and its payload passed on as a slice; the rest go through serde.
-    fn extension_frame(&mut self, text: &str, message: &Bytes) {
+    fn extension_frame(&mut self, text: &str, message: &Utf8Bytes, largest_message: usize) {
         match hot::read(text) {
             Some(Hot::CommandResult { id, result }) => {
-                // A large result that is most of its message is passed on as the message's own
-                // bytes: a client's outbox then holds at most twice what it counts.
-                if result.len() >= SHARED_RESULT_MIN_BYTES && result.len() * 2 >= message.len() {
-                    let shared = message.slice_ref(result.as_bytes());
+                if shares_bytes(result.len(), largest_message) {
+                    let shared = Bytes::from(message.clone()).slice_ref(result.as_bytes());
                     self.core.extension_result(id, Ok(ResultText::shared(result, &shared)))
                 } else {
                     self.core.extension_result(id, Ok(ResultText::borrowed(result)))
@@ -595,5 +610,19 @@ impl Hub {
             self.extension = None;
             self.core.extension_disconnected();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_large_results_near_the_largest_message_are_passed_on_as_shared_bytes() {
+        let mib = 1 << 20;
+        assert!(shares_bytes(64 * mib, 64 * mib));
+        assert!(shares_bytes(40 * mib, 64 * mib), "its buffer is at most 1.6 times it");
+        assert!(!shares_bytes(100 << 10, 64 * mib), "would hold a 64 MiB read buffer");
+        assert!(!shares_bytes(1000, 1000), "small: copied");
     }
 }

@@ -15,8 +15,8 @@
 //! next frame comes.)
 //!
 //! A frame around a large result (`ClientFrame::Around`) is counted at its length, and holds
-//! the extension's message the result came in, which the hub shares only when the result is
-//! at least half of it: what a queue holds is at most twice what it counts.
+//! the buffer the extension's message was read into; the hub shares one only when that is at
+//! most four times the result (`hub::shares_bytes`).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};

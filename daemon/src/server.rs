@@ -19,7 +19,7 @@ use futures_util::stream::SplitSink;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use std::time::Duration;
-use tabtunnel_core::{AgentId, ClientFrame, Root};
+use tabtunnel_core::{AgentId, Around, ClientFrame, Root};
 use tabtunnel_wire::{hot, FromExtension, TabInfo, ToExtension, HEARTBEAT_INTERVAL_MS};
 use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
@@ -557,7 +557,8 @@ async fn feed_frame(
 ) -> Result<(), tungstenite::Error> {
     match frame {
         ClientFrame::Whole(text) => sink.feed(Message::Text(text.into())).await,
-        ClientFrame::Around { head, body, tail } => {
+        ClientFrame::Around(around) => {
+            let Around { head, body, tail } = *around;
             let fragment = |bytes, first, last| {
                 let opcode = OpCode::Data(if first { Data::Text } else { Data::Continue });
                 Message::Frame(Frame::message(bytes, opcode, last))
