@@ -53,11 +53,26 @@ pub fn may_carry(method: &str, json: &str) -> bool {
     domain_carries_cookies(method) && mentions_cookie(json)
 }
 
-/// `json` with every cookie value the agent may not see replaced by [`HIDDEN`]; `None` when
-/// there was none (or the text is not JSON, which the browser never sends).
-pub fn redact(json: &str, hidden: Hidden) -> Option<String> {
-    let mut value: Value = serde_json::from_str(json).ok()?;
-    redact_value(&mut value, hidden).then(|| value.to_string())
+/// What [`redact`] made of a frame's JSON.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Redaction {
+    /// It held no cookie value the agent may not see: it passes as it came.
+    Unchanged,
+    /// The same JSON with those values replaced by [`HIDDEN`].
+    Hidden(String),
+    /// It could not be read, so what it holds cannot be hidden: it must not reach the agent.
+    /// The browser sends JSON, but serde_json reads no deeper than 128 levels: what is nested
+    /// deeper (or is not JSON at all) is unreadable here.
+    Unreadable,
+}
+
+/// `json` with every cookie value the agent may not see replaced by [`HIDDEN`].
+pub fn redact(json: &str, hidden: Hidden) -> Redaction {
+    let Ok(mut value) = serde_json::from_str::<Value>(json) else { return Redaction::Unreadable };
+    match redact_value(&mut value, hidden) {
+        true => Redaction::Hidden(value.to_string()),
+        false => Redaction::Unchanged,
+    }
 }
 
 fn is_cookie_header(name: &str) -> bool {
@@ -157,7 +172,20 @@ mod tests {
     use serde_json::json;
 
     fn redacted(params: Value) -> Value {
-        serde_json::from_str(&redact(&params.to_string(), Hidden::All).expect("something to hide")).unwrap()
+        hidden_text(redact(&params.to_string(), Hidden::All))
+    }
+
+    fn hidden_text(redaction: Redaction) -> Value {
+        match redaction {
+            Redaction::Hidden(text) => serde_json::from_str(&text).unwrap(),
+            other => panic!("nothing hidden: {other:?}"),
+        }
+    }
+
+    /// `depth` arrays, one inside the other, around a `Set-Cookie` header.
+    pub(super) fn nested(depth: usize) -> String {
+        let header = json!({ "headers": { "set-cookie": "session=s3cret" } }).to_string();
+        format!("{}{header}{}", "[".repeat(depth), "]".repeat(depth))
     }
 
     #[test]
@@ -237,8 +265,7 @@ mod tests {
             ],
             "blockedCookies": [{ "cookie": { "name": "m", "value": "4", "domain": "localhost" }, "cookieLine": "m=4", "blockedReasons": [] }]
         });
-        let out: Value =
-            serde_json::from_str(&redact(&params.to_string(), Hidden::OutsideOf(policy)).unwrap()).unwrap();
+        let out: Value = hidden_text(redact(&params.to_string(), Hidden::OutsideOf(policy)));
         assert_eq!(out["headers"]["Cookie"], "own=1", "headers are the agent's own origin's");
         let values: Vec<&str> = out["associatedCookies"]
             .as_array()
@@ -257,10 +284,27 @@ mod tests {
         assert!(may_carry("Fetch.requestPaused", r#"{"x":"COOKIE"}"#));
         assert!(!may_carry("Runtime.consoleAPICalled", r#"{"args":[{"value":"cookie"}]}"#));
         // A page that merely mentions cookies has nothing redacted.
-        assert_eq!(redact(r#"{"request":{"url":"http://x/cookies","headers":{}}}"#, Hidden::All), None);
+        let unchanged = r#"{"request":{"url":"http://x/cookies","headers":{}}}"#;
+        assert_eq!(redact(unchanged, Hidden::All), Redaction::Unchanged);
         // What is already hidden stays as it is.
-        assert_eq!(redact(&json!({ "headers": { "Cookie": HIDDEN } }).to_string(), Hidden::All), None);
-        assert_eq!(redact("not json", Hidden::All), None);
+        assert_eq!(
+            redact(&json!({ "headers": { "Cookie": HIDDEN } }).to_string(), Hidden::All),
+            Redaction::Unchanged
+        );
+    }
+
+    #[test]
+    fn what_cannot_be_read_is_unreadable_not_passed_as_it_came() {
+        assert_eq!(redact("not json", Hidden::All), Redaction::Unreadable);
+        // Deeper than serde_json reads: the header in it cannot be hidden, so none of it passes.
+        assert_eq!(redact(&nested(200), Hidden::All), Redaction::Unreadable);
+        // Within its depth, the header is found and hidden.
+        let shallow = hidden_text(redact(&nested(100), Hidden::All));
+        let mut inner = &shallow;
+        for _ in 0..100 {
+            inner = &inner[0];
+        }
+        assert_eq!(inner["headers"]["set-cookie"], HIDDEN);
     }
 }
 
@@ -357,6 +401,47 @@ mod wiring {
         let step = h.send(2, load(&free));
         let frames = h.answer_shared(step.commands()[0].id, answer);
         assert!(matches!(frames[0].1, ClientFrame::Around(_)), "passed on unchanged");
+        assert!(frames[0].1.text().contains("s3cret"));
+    }
+
+    #[test]
+    fn what_is_too_deep_to_hide_cookies_in_never_reaches_a_hiding_agent() {
+        let (mut h, baker, free) = two_agents();
+        let deep = super::tests::nested(200);
+        // An event: withheld from the hiding agent, and recorded; another agent's comes whole.
+        let step = h.ext(event(1, None, "Network.responseReceivedExtraInfo", &deep));
+        assert!(step.to(1).is_empty(), "{:?}", step.to(1));
+        let audited: Vec<_> = step
+            .other
+            .iter()
+            .filter_map(|o| match o {
+                Output::Audit(r) => Some(r),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(audited.len(), 1);
+        assert_eq!((audited[0].agent.as_str(), audited[0].tab), ("baker", Some(1)));
+        assert!(matches!(&audited[0].outcome, Outcome::Denied { rule } if rule.contains("cookie")));
+        // (Too deep for the test harness's parser too: read as text.)
+        h.core.extension_frame(event(2, None, "Network.responseReceivedExtraInfo", &deep));
+        let mut delivered = Vec::new();
+        while let Some(output) = h.core.poll_output() {
+            if let Output::ToClient { conn, frame } = output {
+                delivered.push((conn, frame.text().into_owned()));
+            }
+        }
+        assert_eq!(delivered.len(), 1);
+        assert!(delivered[0].0 == 2 && delivered[0].1.contains("s3cret"));
+        // An answer: an error instead.
+        let load = |session: &str| json!({"id": 9, "sessionId": session, "method": "Network.loadNetworkResource", "params": {"url": "http://127.0.0.1:8000/x", "options": {"disableCache": false, "includeCredentials": true}}});
+        let step = h.send(1, load(&baker));
+        let frames = h.answer_shared(step.commands()[0].id, &deep);
+        assert_eq!(frames.len(), 1);
+        let reply: serde_json::Value = serde_json::from_str(&frames[0].1.text()).unwrap();
+        assert_eq!(reply["id"], 9);
+        assert!(reply["error"]["message"].as_str().unwrap().contains("withheld"), "{reply}");
+        let step = h.send(2, load(&free));
+        let frames = h.answer_shared(step.commands()[0].id, &deep);
         assert!(frames[0].1.text().contains("s3cret"));
     }
 }

@@ -201,6 +201,12 @@ pub mod errors {
     pub fn navigation_denied(url: &str, rule: &str) -> CdpError {
         err(-32000, format!("Navigating to {url} is denied by tabtunnel's policy: {rule}"))
     }
+    pub fn cookies_unreadable() -> CdpError {
+        err(
+            -32000,
+            "The answer is withheld by tabtunnel's policy: it may hold cookies this agent may not see, and it could not be read to hide them",
+        )
+    }
     pub fn refused_by_user(method: &str, why: &str) -> CdpError {
         err(-32000, format!("'{method}' was not allowed: tabtunnel asked, and {why}"))
     }

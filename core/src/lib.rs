@@ -56,6 +56,7 @@ mod waiting;
 
 pub use agents::{is_valid_agent_name, Limits, DEFAULT_AGENT};
 pub use audit::{AuditRecord, Outcome};
+use cookies::Redaction;
 use domains::{Toggle, RUNTIME};
 use frames::{errors, ClientCommand};
 use guard::Approved;
@@ -729,13 +730,17 @@ impl Core {
                 Some(explained) => frames::response(client_id, &session_id, &explained).into(),
                 None => unchanged(passed),
             },
-            Some(OnSuccess::HideCookies) => {
-                match cookies::mentions_cookie(result).then(|| cookies::redact(result, cookies::Hidden::All))
-                {
-                    Some(Some(redacted)) => frames::response(client_id, &session_id, &redacted).into(),
-                    _ => unchanged(passed),
+            Some(OnSuccess::HideCookies) if cookies::mentions_cookie(result) => {
+                match cookies::redact(result, cookies::Hidden::All) {
+                    Redaction::Unchanged => unchanged(passed),
+                    Redaction::Hidden(text) => frames::response(client_id, &session_id, &text).into(),
+                    Redaction::Unreadable => {
+                        frames::error_response(Some(client_id), &session_id, &errors::cookies_unreadable())
+                            .into()
+                    }
                 }
             }
+            Some(OnSuccess::HideCookies) => unchanged(passed),
             Some(OnSuccess::ReplayContexts(replay)) => {
                 self.replay_contexts(&replay, conn, &session_id);
                 unchanged(passed)

@@ -1,6 +1,8 @@
 //! Tabs coming and going, sessions attaching and detaching, children Chrome attaches under a
 //! tab, and the tabs' events fanning out to the sessions attached to them.
 
+use crate::audit::Outcome;
+use crate::cookies::Redaction;
 use crate::domains::TargetSession;
 use crate::frames::{self, errors};
 use crate::session::{ConnId, Session, SessionKind, Topology};
@@ -357,11 +359,12 @@ impl Core {
         // whichever event would carry it.
         let redacted;
         let event = match self.cookies_hidden_from(&event) {
-            Some(text) => {
+            Redaction::Unchanged => event,
+            Redaction::Hidden(text) => {
                 redacted = text;
                 TabEvent { params: &redacted, ..event }
             }
-            None => event,
+            Redaction::Unreadable => return self.withhold_unreadable(&event),
         };
         if matches!(event.method, "Fetch.requestPaused" | "Fetch.authRequired")
             && self.tabs.contains_key(&event.tab_id)
@@ -447,15 +450,28 @@ impl Core {
     }
 
     /// The event's params with the cookies its tab's agent may not see hidden, if any.
-    fn cookies_hidden_from(&self, event: &TabEvent) -> Option<String> {
+    fn cookies_hidden_from(&self, event: &TabEvent) -> Redaction {
         use crate::cookies::{may_carry, redact, Hidden};
-        let policy = self.tabs.get(&event.tab_id)?.policy.as_ref()?;
+        let Some(policy) = self.tabs.get(&event.tab_id).and_then(|t| t.policy.as_ref()) else {
+            return Redaction::Unchanged;
+        };
         let hidden = match (policy.hides_cookies(), policy.restricts_origins()) {
             (true, _) => Hidden::All,
             (false, true) => Hidden::OutsideOf(policy),
-            (false, false) => return None,
+            (false, false) => return Redaction::Unchanged,
         };
-        may_carry(event.method, event.params).then(|| redact(event.params, hidden)).flatten()
+        match may_carry(event.method, event.params) {
+            true => redact(event.params, hidden),
+            false => Redaction::Unchanged,
+        }
+    }
+
+    /// An event that may hold cookies its agent may not see, and that cannot be read to hide
+    /// them, reaches none of its clients: it is recorded in the audit trail instead.
+    fn withhold_unreadable(&mut self, event: &TabEvent) {
+        let Some(owner) = self.tabs.get(&event.tab_id).map(|t| t.tab.owner.clone()) else { return };
+        let rule = "its policy's cookie rule: the event could not be read to hide its cookies".to_owned();
+        self.audit(&owner, Some(event.tab_id), event.method, None, Outcome::Denied { rule });
     }
 
     /// A frame of an origin the agent may not load never becomes one of its targets, nor is
