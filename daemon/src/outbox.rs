@@ -403,10 +403,12 @@ mod tests {
     #[tokio::test]
     async fn a_client_behind_that_takes_nothing_for_the_stall_timeout_is_given_up_on() {
         let (outbox, reader) = outbox(LIMITS);
+        // Before the first push (the clock starts there): a thread descheduled between the two
+        // makes the client look idle for less, never for more.
+        let start = Instant::now();
         outbox.push(frame(100)).unwrap();
         outbox.push(frame(100)).unwrap();
         let patience = LIMITS.patience(2 * (100 + FRAME_OVERHEAD), 0).unwrap();
-        let start = Instant::now();
         assert_eq!(outbox.check_stalled(start), None);
         assert_eq!(outbox.check_stalled(start + patience - Duration::from_millis(100)), None, "not yet");
         let later = Instant::now() + patience;
@@ -438,7 +440,8 @@ mod tests {
         }
         assert_eq!(outbox.check_stalled(start + Duration::from_secs(10)), None, "ten seconds without a take");
         assert!(!reader.has_overflowed());
-        assert!(outbox.check_stalled(start + Duration::from_secs(31)).is_some(), "half a minute is stopped");
+        let pushed = Instant::now();
+        assert!(outbox.check_stalled(pushed + Duration::from_secs(31)).is_some(), "half a minute is stopped");
     }
 
     #[test]
@@ -487,17 +490,18 @@ mod tests {
         let behind_a_little = Instant::now() + LIMITS.stall_timeout * 10;
         assert_eq!(outbox.check_stalled(behind_a_little), None, "at most stall_bytes wait");
         outbox.push(frame(100)).unwrap();
+        let before_take = Instant::now();
         reader.next_ready().unwrap();
         outbox.push(frame(100)).unwrap();
         // Progress counts from the last frame taken.
         let patience = LIMITS.patience(2 * (100 + FRAME_OVERHEAD), 100).unwrap();
-        let since_taken = Instant::now() + patience - Duration::from_millis(100);
+        let since_taken = before_take + patience - Duration::from_millis(100);
         assert_eq!(outbox.check_stalled(since_taken), None);
         // An idle writer is not behind: a queue that fills from empty starts the clock again.
         while reader.next_ready().is_some() {}
+        outbox.push(frame(100)).unwrap();
+        outbox.push(frame(100)).unwrap();
         let after_idle = Instant::now() + LIMITS.stall_timeout * 2;
-        outbox.push(frame(100)).unwrap();
-        outbox.push(frame(100)).unwrap();
         assert!(outbox.check_stalled(after_idle).is_some(), "queued at once, nothing taken since");
     }
 
