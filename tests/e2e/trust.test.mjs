@@ -460,6 +460,9 @@ preset = "read-only"
 
   test('(9) popups count toward the tab limit: one past it closes, and the client sees it go', async () => {
     const raw = await RawCdp.open(`${h.agentEndpoint('popper').replace('http:', 'ws:')}/cdp`);
+    const workerConsole = [];
+    const onConsole = (m) => workerConsole.push(`${new Date().toISOString()} ${m.text()}`);
+    h.worker.on('console', onConsole);
     try {
       await call(raw, 'Target.setDiscoverTargets', { discover: true });
       const { session } = await newPage(raw, `${allowedOrigin}/popup.html`);
@@ -477,7 +480,13 @@ preset = "read-only"
       assert.equal(list.length, 3, `the agent holds ${list.map((p) => p.url)}`);
       const trail = await auditLines();
       assert.equal(trail.filter((l) => l.agent === 'popper' && l.method === 'popup' && l.rule?.includes('max-tabs-per-agent')).length, 2);
+    } catch (e) {
+      // A window.open's answer once came 10 s late on a loaded machine (1 of 8 runs): say what
+      // the daemon and the extension's worker did meanwhile.
+      e.message += `\nthe worker's console:\n${workerConsole.join('\n')}\n${h.detail()}`;
+      throw e;
     } finally {
+      h.worker.off('console', onConsole);
       raw.close();
     }
   });
