@@ -8,8 +8,9 @@
 //!   on.
 //! - An agent held to some origins (`allow_origins`) never sees the cookies of the others: the
 //!   browser sends them no cookies for it (`worker/navigation.rs`), but Chrome still lists them,
-//!   values and all, among a request's `associatedCookies` (blocked, with a reason); those of
-//!   domains outside the agent's origins are hidden.
+//!   values and all, among a request's `associatedCookies` (blocked, with a reason), and the
+//!   getters, if its policy lets it use them, answer with every site's; those of domains outside
+//!   the agent's origins are hidden.
 //!
 //! Only frames of those domains that mention a cookie at all are parsed; everything else passes
 //! as it came.
@@ -28,7 +29,17 @@ pub enum Hidden<'a> {
     OutsideOf(&'a crate::policy::AgentPolicy),
 }
 
-impl Hidden<'_> {
+impl<'a> Hidden<'a> {
+    /// Which cookies `policy` keeps from its agent: all (it hides cookies), those of other
+    /// origins (it is held to some), or none.
+    pub fn by(policy: &'a crate::policy::AgentPolicy) -> Option<Self> {
+        match (policy.hides_cookies(), policy.restricts_origins()) {
+            (true, _) => Some(Hidden::All),
+            (false, true) => Some(Hidden::OutsideOf(policy)),
+            (false, false) => None,
+        }
+    }
+
     fn hides_cookie_of(&self, domain: Option<&str>) -> bool {
         match (self, domain) {
             (Hidden::All, _) | (Hidden::OutsideOf(_), None) => true,
@@ -61,8 +72,8 @@ pub enum Redaction {
     /// The same JSON with those values replaced by [`HIDDEN`].
     Hidden(String),
     /// It could not be read, so what it holds cannot be hidden: it must not reach the agent.
-    /// The browser sends JSON, but serde_json reads no deeper than 128 levels: what is nested
-    /// deeper (or is not JSON at all) is unreadable here.
+    /// The browser sends JSON, but serde_json reads fewer than 128 levels of nesting: what is
+    /// nested that deep or deeper (or is not JSON at all) is unreadable here.
     Unreadable,
 }
 
@@ -402,6 +413,35 @@ mod wiring {
         let frames = h.answer_shared(step.commands()[0].id, answer);
         assert!(matches!(frames[0].1, ClientFrame::Around(_)), "passed on unchanged");
         assert!(frames[0].1.text().contains("s3cret"));
+    }
+
+    /// An agent held to some origins may use the getters, whose answers list every site's
+    /// cookies (`Network.getAllCookies`, `Storage.getCookies`): those of other sites lose their
+    /// values.
+    #[test]
+    fn a_getter_answers_an_agent_held_to_origins_with_its_own_sites_cookies_only() {
+        let file: PolicyFile = serde_json::from_value(json!({
+            "agent": { "scout": { "allow_origins": ["http://127.0.0.1:*"] } }
+        }))
+        .unwrap();
+        let mut h = Harness::with_tabs(&[]);
+        h.core.set_policy(Some(PolicySet::compile(&file).unwrap()));
+        h.ext(FromExtension::TabShared(agent_tab(1, "scout", true)));
+        h.connect_as(1, "scout");
+        let session = h.playwright_attach(1)[0].clone();
+        h.drain();
+        let answer = json!({"cookies": [
+            {"name": "own", "value": "1", "domain": "127.0.0.1", "httpOnly": false},
+            {"name": "bank", "value": "s3cret", "domain": ".bank.example", "httpOnly": true}
+        ]});
+        for method in ["Network.getAllCookies", "Network.getCookies", "Storage.getCookies"] {
+            let step = h.send(1, json!({"id": 3, "sessionId": session, "method": method}));
+            let step = h.answer(step.commands()[0].id, answer.clone());
+            let cookies = &step.only_reply(1)["result"]["cookies"];
+            assert_eq!(cookies[0]["value"], "1", "{method}: its own site's");
+            assert_eq!(cookies[1]["value"], HIDDEN, "{method}");
+            assert_eq!(cookies[1]["name"], "bank", "{method}: only the value goes");
+        }
     }
 
     #[test]

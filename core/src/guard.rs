@@ -139,10 +139,13 @@ impl Core {
             .then_some(OnSuccess::ExplainReadOnly)
     }
 
-    /// What the answer to a command needs when its agent's policy hides cookies.
+    /// What the answer to a command needs when its agent's policy hides cookies, or holds it
+    /// to some origins (the getters answer with every site's cookies).
     pub(crate) fn answer_may_hide_cookies(&self, conn: ConnId, method: &str) -> Option<OnSuccess> {
-        let hides = self.conns.get(&conn)?.policy.as_ref()?.hides_cookies();
-        (hides && crate::cookies::domain_carries_cookies(method)).then_some(OnSuccess::HideCookies)
+        let policy = self.conns.get(&conn)?.policy.as_ref()?;
+        let hides = crate::cookies::Hidden::by(policy).is_some();
+        (hides && crate::cookies::domain_carries_cookies(method))
+            .then(|| OnSuccess::HideCookies(policy.clone()))
     }
 
     /// The agent's policy, unless it restricts nothing (the fast path checks nothing then).

@@ -167,8 +167,9 @@ enum OnSuccess {
     TraceStarted { tab: TabId, child: Option<String> },
     /// A `Target.createTarget`: the answer is the new tab; reply with its targetId.
     TabCreated { agent: AgentId },
-    /// The agent's policy hides cookies: the answer loses any cookie value it holds.
-    HideCookies,
+    /// The agent's policy hides cookies, or some (`cookies::Hidden::by`): the answer loses
+    /// those cookie values.
+    HideCookies(Arc<policy::AgentPolicy>),
     /// A read-only agent's script: V8's refusal of a side effect says why.
     ExplainReadOnly,
     /// The answer is not CDP's own; reply with this instead.
@@ -730,8 +731,9 @@ impl Core {
                 Some(explained) => frames::response(client_id, &session_id, &explained).into(),
                 None => unchanged(passed),
             },
-            Some(OnSuccess::HideCookies) if cookies::mentions_cookie(result) => {
-                match cookies::redact(result, cookies::Hidden::All) {
+            Some(OnSuccess::HideCookies(policy)) if cookies::mentions_cookie(result) => {
+                let hidden = cookies::Hidden::by(&policy).unwrap_or(cookies::Hidden::All);
+                match cookies::redact(result, hidden) {
                     Redaction::Unchanged => unchanged(passed),
                     Redaction::Hidden(text) => frames::response(client_id, &session_id, &text).into(),
                     Redaction::Unreadable => {
@@ -740,7 +742,7 @@ impl Core {
                     }
                 }
             }
-            Some(OnSuccess::HideCookies) => unchanged(passed),
+            Some(OnSuccess::HideCookies(_)) => unchanged(passed),
             Some(OnSuccess::ReplayContexts(replay)) => {
                 self.replay_contexts(&replay, conn, &session_id);
                 unchanged(passed)

@@ -452,14 +452,8 @@ impl Core {
     /// The event's params with the cookies its tab's agent may not see hidden, if any.
     fn cookies_hidden_from(&self, event: &TabEvent) -> Redaction {
         use crate::cookies::{may_carry, redact, Hidden};
-        let Some(policy) = self.tabs.get(&event.tab_id).and_then(|t| t.policy.as_ref()) else {
-            return Redaction::Unchanged;
-        };
-        let hidden = match (policy.hides_cookies(), policy.restricts_origins()) {
-            (true, _) => Hidden::All,
-            (false, true) => Hidden::OutsideOf(policy),
-            (false, false) => return Redaction::Unchanged,
-        };
+        let policy = self.tabs.get(&event.tab_id).and_then(|t| t.policy.as_deref());
+        let Some(hidden) = policy.and_then(Hidden::by) else { return Redaction::Unchanged };
         match may_carry(event.method, event.params) {
             true => redact(event.params, hidden),
             false => Redaction::Unchanged,

@@ -225,6 +225,13 @@ preset = "read-only"
         assert.ok(fetched.result, JSON.stringify(fetched));
         const loaded = await call(raw, 'Network.loadNetworkResource', { frameId: targetId, url: `${allowedOrigin}/app`, options: { disableCache: true, includeCredentials: true } }, session);
         assert.ok(loaded.result, JSON.stringify(loaded));
+        // The getters answer with every site's cookies: an agent held to origins that may use
+        // them gets the values of its own sites only (the hiding agent may not use them).
+        for (const [method, params] of [['Network.getAllCookies', {}], ['Network.getCookies', { urls: [mailOrigin, allowedOrigin] }]]) {
+          const answer = JSON.stringify(await call(raw, method, params, session));
+          if (agent === 'control') assert.ok(answer.includes(HUMAN) && answer.includes('hidden by tabtunnel') && !answer.includes(MAIL_SECRET), `${method}: ${answer.slice(0, 800)}`);
+          else assert.match(answer, /denied by tabtunnel's policy/);
+        }
         // Every ExtraInfo event of the three requests is in.
         await pollFor(() => raw.all.filter((t) => t.includes('responseReceivedExtraInfo')).length >= 2, WAIT_MS, `${agent}: the ExtraInfo events`, h.detail);
         await call(raw, 'Fetch.disable', {}, session);
