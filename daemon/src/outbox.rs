@@ -473,14 +473,16 @@ mod tests {
         let (outbox, reader) = outbox(Limits::default());
         outbox.push(frame(64 << 20)).unwrap();
         assert_eq!(reader.next_ready().map(|f| f.len()), Some(64 << 20));
-        // After the take: a thread descheduled between the two (seconds, at nice 19 on a
-        // loaded machine) makes the writer look idle for less, never for more.
-        let taken = Instant::now();
+        // The queue fills from empty, so the clock starts at the first push: read before it for
+        // "not yet" and after for "stopped", so that a thread descheduled between the two
+        // (seconds, at nice 19 on a loaded machine) cannot turn either into the other.
+        let before = Instant::now();
         for _ in 0..4 {
             outbox.push(frame(1 << 20)).unwrap();
         }
-        assert_eq!(outbox.check_stalled(taken + Duration::from_secs(60)), None, "still reading it");
-        assert!(outbox.check_stalled(taken + Duration::from_secs(95)).is_some());
+        let pushed = Instant::now();
+        assert_eq!(outbox.check_stalled(before + Duration::from_secs(60)), None, "still reading it");
+        assert!(outbox.check_stalled(pushed + Duration::from_secs(95)).is_some());
     }
 
     #[tokio::test]
@@ -497,11 +499,20 @@ mod tests {
         let patience = LIMITS.patience(2 * (100 + FRAME_OVERHEAD), 100).unwrap();
         let since_taken = before_take + patience - Duration::from_millis(100);
         assert_eq!(outbox.check_stalled(since_taken), None);
-        // An idle writer is not behind: a queue that fills from empty starts the clock again.
+        // An idle writer is not behind: a queue that fills from empty starts the clock again,
+        // however long ago the writer last took a frame.
         while reader.next_ready().is_some() {}
+        {
+            let mut state = outbox.shared.state();
+            state.progress_at =
+                state.progress_at.checked_sub(Duration::from_secs(60)).unwrap_or(state.progress_at);
+        }
+        let before_push = Instant::now();
         outbox.push(frame(100)).unwrap();
         outbox.push(frame(100)).unwrap();
-        let after_idle = Instant::now() + LIMITS.stall_timeout * 2;
+        let patience = LIMITS.patience(2 * (100 + FRAME_OVERHEAD), 100).unwrap();
+        assert_eq!(outbox.check_stalled(before_push + patience - Duration::from_millis(100)), None);
+        let after_idle = Instant::now() + patience;
         assert!(outbox.check_stalled(after_idle).is_some(), "queued at once, nothing taken since");
     }
 
