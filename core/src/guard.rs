@@ -192,6 +192,21 @@ impl Core {
         matches!(verdict, Verdict::Go)
     }
 
+    /// Refuses a command its agent's policy denies, naming the rule, and records it.
+    fn deny_method(
+        &mut self,
+        conn: ConnId,
+        cmd: &ClientCommand,
+        kind: SessionKind,
+        agent: &AgentId,
+        url: Option<&str>,
+        rule: String,
+    ) -> Verdict {
+        self.audit(agent, kind.tab(), cmd.method, url, Outcome::Denied { rule: rule.clone() });
+        self.refuse(conn, cmd, kind, &errors::denied_by_policy(cmd.method, &rule));
+        Verdict::Stop
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn verdict(
         &mut self,
@@ -213,16 +228,16 @@ impl Core {
                 policy.method(cmd.method)
             };
         match decision {
-            Decision::Deny(rule) => {
-                self.audit(agent, tab, cmd.method, url, Outcome::Denied { rule: rule.clone() });
-                self.refuse(conn, cmd, kind, &errors::denied_by_policy(cmd.method, &rule));
-                return Verdict::Stop;
-            }
+            Decision::Deny(rule) => return self.deny_method(conn, cmd, kind, agent, url, rule),
             Decision::Ask(rule) if approved == Approved::No && !self.always_method(agent, cmd.method) => {
                 self.ask(agent, tab, cmd.method, url, rule, Waiting::Command { conn, text: text.to_owned() });
                 return Verdict::Stop;
             }
             _ => {}
+        }
+        // Allowed as a method, it may still write cookies of sites the agent is kept from.
+        if let Some(rule) = crate::cookie_writes::refusal(policy, cmd.method, cmd.params.map(|p| p.get())) {
+            return self.deny_method(conn, cmd, kind, agent, url, rule);
         }
         let Some(url) = url else { return Verdict::Go };
         let decision = if in_frame { policy.frame(url) } else { policy.navigation(url) };

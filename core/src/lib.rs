@@ -26,6 +26,7 @@ pub mod audit;
 mod client_frame;
 pub use client_frame::{Around, ClientFrame, ResultText};
 mod closing;
+mod cookie_writes;
 mod cookies;
 mod domains;
 mod emulation;

@@ -170,6 +170,11 @@ pub(crate) fn origin_of(url: &str) -> Option<Origin> {
     }
 }
 
+/// The host of a URL's origin, as [`origin_of`] reads it.
+pub(crate) fn host_of(url: &str) -> Option<String> {
+    origin_of(url).map(|origin| origin.host)
+}
+
 /// `scheme://host:port` of a URL, for "always allow this origin"; the URL itself when its
 /// origin is opaque (nothing else shares it).
 pub(crate) fn origin_key(url: &str) -> String {

@@ -232,6 +232,18 @@ preset = "read-only"
           if (agent === 'control') assert.ok(answer.includes(HUMAN) && answer.includes('hidden by tabtunnel') && !answer.includes(MAIL_SECRET), `${method}: ${answer.slice(0, 800)}`);
           else assert.match(answer, /denied by tabtunnel's policy/);
         }
+        // Nor does it write other sites' cookies: no cookie planted or deleted there, none
+        // cleared everywhere. Its own site's it may write.
+        for (const [method, params] of [
+          ['Network.setCookie', { name: 'planted', value: '1', url: `${mailOrigin}/` }],
+          ['Network.deleteCookies', { name: 'mail', url: `${mailOrigin}/` }],
+          ['Network.clearBrowserCookies', {}],
+        ]) {
+          const answer = await call(raw, method, params, session);
+          assert.match(answer.error?.message ?? '', /denied by tabtunnel's policy: allow_origins/, `${agent}: ${method}: ${JSON.stringify(answer)}`);
+        }
+        const own = await call(raw, 'Network.setCookie', { name: 'own', value: '1', url: `${allowedOrigin}/` }, session);
+        assert.ok(own.result?.success, `${agent}: its own site's cookie: ${JSON.stringify(own)}`);
         // Every ExtraInfo event of the three requests is in.
         await pollFor(() => raw.all.filter((t) => t.includes('responseReceivedExtraInfo')).length >= 2, WAIT_MS, `${agent}: the ExtraInfo events`, h.detail);
         await call(raw, 'Fetch.disable', {}, session);

@@ -1,0 +1,205 @@
+//! Cookies an agent held to some origins may write: only those of its own sites.
+//!
+//! The getters' answers and the events already hide other sites' cookies from such an agent
+//! (`cookies.rs`), but the setters reach every site of the user's profile: `Network.setCookie`
+//! with another site's URL plants a cookie there (a session fixed for the user's bank),
+//! `Network.deleteCookies` signs the user out of it, `Network.clearBrowserCookies` out of every
+//! site. A cookie is the agent's to write when its own origins would be sent it
+//! ([`AgentPolicy::sees_cookies_of`]), which is also what a page of those origins may set.
+
+use serde_json::Value;
+
+use crate::origins::host_of;
+use crate::policy::AgentPolicy;
+
+/// Which sites' cookies a command writes.
+#[derive(Debug, PartialEq, Eq)]
+enum Writes {
+    /// None: not a cookie writer.
+    Nothing,
+    /// Cookies of these domains, as Chrome lists a cookie's domain (`.` first for a domain
+    /// cookie).
+    Domains(Vec<String>),
+    /// Every site's, or sites the command does not name.
+    AllSites,
+}
+
+/// Why the command may not run for this agent, if it writes cookies of another site (or of
+/// sites it does not name). `None` for an agent held to no origins.
+pub fn refusal(policy: &AgentPolicy, method: &str, params: Option<&str>) -> Option<String> {
+    if !policy.restricts_origins() {
+        return None;
+    }
+    match writes(method, params) {
+        Writes::Nothing => None,
+        Writes::AllSites => Some("allow_origins: it writes the cookies of every site".into()),
+        Writes::Domains(domains) => domains
+            .into_iter()
+            .find(|domain| !policy.sees_cookies_of(domain))
+            .map(|domain| format!("allow_origins: {} is another site's", domain.trim_start_matches('.'))),
+    }
+}
+
+fn writes(method: &str, params: Option<&str>) -> Writes {
+    let params = || params.and_then(|p| serde_json::from_str::<Value>(p).ok()).unwrap_or(Value::Null);
+    match method {
+        "Network.setCookie" | "Network.deleteCookies" => one_or_all(cookie_domain(&params())),
+        "Network.setCookies" => match params().get("cookies").and_then(Value::as_array) {
+            Some(cookies) => cookies
+                .iter()
+                .map(cookie_domain)
+                .collect::<Option<Vec<_>>>()
+                .map_or(Writes::AllSites, Writes::Domains),
+            None => Writes::AllSites,
+        },
+        "Storage.clearDataForOrigin" => {
+            one_or_all(params().get("origin").and_then(Value::as_str).and_then(host_of))
+        }
+        "Storage.clearDataForStorageKey" => {
+            one_or_all(params().get("storageKey").and_then(Value::as_str).and_then(host_of))
+        }
+        "Network.clearBrowserCookies" | "Storage.clearCookies" | "Storage.setCookies" => Writes::AllSites,
+        _ => Writes::Nothing,
+    }
+}
+
+fn one_or_all(domain: Option<String>) -> Writes {
+    domain.map_or(Writes::AllSites, |d| Writes::Domains(vec![d]))
+}
+
+/// The domain a `CookieParam` (or `deleteCookies`' params) names: its `domain`, a domain
+/// cookie whether or not it starts with `.` (as Chrome sets it), else its `url`'s host.
+fn cookie_domain(cookie: &Value) -> Option<String> {
+    if let Some(domain) = cookie.get("domain").and_then(Value::as_str).filter(|d| !d.is_empty()) {
+        return Some(format!(".{}", domain.trim_start_matches('.')));
+    }
+    cookie.get("url").and_then(Value::as_str).and_then(host_of)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::{PolicyFile, PolicySet};
+    use serde_json::json;
+
+    fn policy(section: Value) -> PolicySet {
+        let file: PolicyFile = serde_json::from_value(json!({ "default": section })).unwrap();
+        PolicySet::compile(&file).unwrap()
+    }
+
+    fn refused(set: &PolicySet, method: &str, params: Value) -> Option<String> {
+        refusal(set.for_agent("a"), method, Some(&params.to_string()))
+    }
+
+    #[test]
+    fn an_agent_held_to_origins_writes_the_cookies_of_its_own_sites_only() {
+        let set = policy(json!({ "allow_origins": ["http://127.0.0.1:*", "https://*.shop.test"] }));
+        let own = [
+            ("Network.setCookie", json!({"name": "a", "value": "1", "url": "http://127.0.0.1:8000/"})),
+            ("Network.setCookie", json!({"name": "a", "value": "1", "domain": "shop.test"})),
+            ("Network.setCookie", json!({"name": "a", "value": "1", "domain": ".www.shop.test"})),
+            ("Network.deleteCookies", json!({"name": "a", "url": "https://www.shop.test/"})),
+            (
+                "Network.setCookies",
+                json!({"cookies": [{"name": "a", "value": "1", "url": "http://127.0.0.1:1/"}]}),
+            ),
+            ("Storage.clearDataForOrigin", json!({"origin": "http://127.0.0.1:8000", "storageTypes": "all"})),
+            ("Network.getCookies", json!({"urls": ["https://bank.test/"]})),
+        ];
+        for (method, params) in own {
+            assert_eq!(refused(&set, method, params.clone()), None, "{method} {params}");
+        }
+        let other = [
+            (
+                "Network.setCookie",
+                json!({"name": "a", "value": "1", "url": "https://bank.test/"}),
+                "bank.test",
+            ),
+            (
+                "Network.setCookie",
+                json!({"name": "a", "value": "1", "domain": "bank.test", "url": "http://127.0.0.1:1/"}),
+                "bank.test",
+            ),
+            ("Network.deleteCookies", json!({"name": "session", "domain": "bank.test"}), "bank.test"),
+            // A backslash is a slash to Chrome: this URL is localhost's.
+            (
+                "Network.deleteCookies",
+                json!({"name": "s", "url": r"http://localhost:1\@127.0.0.1:2/"}),
+                "localhost",
+            ),
+            (
+                "Network.setCookies",
+                json!({"cookies": [{"name": "a", "value": "1", "url": "http://127.0.0.1:1/"}, {"name": "b", "value": "2", "domain": "bank.test"}]}),
+                "bank.test",
+            ),
+            (
+                "Storage.clearDataForOrigin",
+                json!({"origin": "https://bank.test", "storageTypes": "cookies"}),
+                "bank.test",
+            ),
+            (
+                "Storage.clearDataForStorageKey",
+                json!({"storageKey": "https://bank.test/", "storageTypes": "all"}),
+                "bank.test",
+            ),
+        ];
+        for (method, params, site) in other {
+            let rule = refused(&set, method, params.clone()).unwrap_or_else(|| panic!("{method} {params}"));
+            assert_eq!(rule, format!("allow_origins: {site} is another site's"));
+        }
+        for (method, params) in [
+            ("Network.clearBrowserCookies", json!({})),
+            ("Storage.clearCookies", json!({})),
+            ("Storage.setCookies", json!({"cookies": []})),
+            // Naming no site, or one that cannot be read: every site as far as it can tell.
+            ("Network.deleteCookies", json!({"name": "session"})),
+            ("Network.setCookie", json!({"name": "a", "value": "1", "url": "not a url"})),
+        ] {
+            assert!(
+                refused(&set, method, params.clone()).is_some_and(|r| r.starts_with("allow_origins")),
+                "{method} {params}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_agent_held_to_no_origins_writes_any_cookie() {
+        let set = policy(json!({ "deny_methods": ["Input.*"] }));
+        assert_eq!(refused(&set, "Network.clearBrowserCookies", json!({})), None);
+        assert_eq!(
+            refused(
+                &set,
+                "Network.setCookie",
+                json!({"name": "a", "value": "1", "url": "https://bank.test/"})
+            ),
+            None
+        );
+    }
+
+    /// Through the core: refused before the extension hears of it, naming the rule, recorded.
+    #[test]
+    fn the_core_refuses_another_sites_cookie_write_and_records_it() {
+        use crate::testing::*;
+        use crate::{FromExtension, Output};
+        let mut h = Harness::with_tabs(&[]);
+        h.core.set_policy(Some(policy(json!({ "allow_origins": ["http://127.0.0.1:*"] }))));
+        h.ext(FromExtension::TabShared(agent_tab(1, "scout", true)));
+        h.connect_as(1, "scout");
+        let session = h.playwright_attach(1)[0].clone();
+        h.drain();
+        let plant = json!({"id": 4, "sessionId": session, "method": "Network.setCookie", "params": {"name": "s", "value": "x", "url": "https://bank.test/"}});
+        let step = h.send(1, plant);
+        assert!(step.commands().is_empty(), "the extension heard of it");
+        let reply = step.only_reply(1);
+        assert!(
+            reply["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("allow_origins: bank.test is another site's"),
+            "{reply}"
+        );
+        assert!(step.other.iter().any(|o| matches!(o, Output::Audit(r) if r.method == "Network.setCookie")));
+        let own = json!({"id": 5, "sessionId": session, "method": "Network.setCookie", "params": {"name": "s", "value": "x", "url": "http://127.0.0.1:8000/"}});
+        assert_eq!(h.send(1, own).commands().len(), 1, "its own site's goes through");
+    }
+}
