@@ -43,22 +43,27 @@ pub fn refusal(policy: &AgentPolicy, method: &str, params: Option<&str>) -> Opti
 fn writes(method: &str, params: Option<&str>) -> Writes {
     let params = || params.and_then(|p| serde_json::from_str::<Value>(p).ok()).unwrap_or(Value::Null);
     match method {
-        "Network.setCookie" | "Network.deleteCookies" => one_or_all(cookie_domain(&params())),
-        "Network.setCookies" => match params().get("cookies").and_then(Value::as_array) {
-            Some(cookies) => cookies
-                .iter()
-                .map(cookie_domain)
-                .collect::<Option<Vec<_>>>()
-                .map_or(Writes::AllSites, Writes::Domains),
-            None => Writes::AllSites,
-        },
+        "Network.setCookie" | "Network.deleteCookies" => {
+            cookie_domains(&params()).map_or(Writes::AllSites, Writes::Domains)
+        }
+        // `Storage.setCookies` takes the same `CookieParam`s (Playwright's `addCookies`).
+        "Network.setCookies" | "Storage.setCookies" => {
+            match params().get("cookies").and_then(Value::as_array) {
+                Some(cookies) => cookies
+                    .iter()
+                    .map(cookie_domains)
+                    .collect::<Option<Vec<_>>>()
+                    .map_or(Writes::AllSites, |domains| Writes::Domains(domains.concat())),
+                None => Writes::AllSites,
+            }
+        }
         "Storage.clearDataForOrigin" => {
             one_or_all(params().get("origin").and_then(Value::as_str).and_then(host_of))
         }
         "Storage.clearDataForStorageKey" => {
             one_or_all(params().get("storageKey").and_then(Value::as_str).and_then(host_of))
         }
-        "Network.clearBrowserCookies" | "Storage.clearCookies" | "Storage.setCookies" => Writes::AllSites,
+        "Network.clearBrowserCookies" | "Storage.clearCookies" => Writes::AllSites,
         _ => Writes::Nothing,
     }
 }
@@ -67,13 +72,28 @@ fn one_or_all(domain: Option<String>) -> Writes {
     domain.map_or(Writes::AllSites, |d| Writes::Domains(vec![d]))
 }
 
-/// The domain a `CookieParam` (or `deleteCookies`' params) names: its `domain`, a domain
-/// cookie whether or not it starts with `.` (as Chrome sets it), else its `url`'s host.
-fn cookie_domain(cookie: &Value) -> Option<String> {
-    if let Some(domain) = cookie.get("domain").and_then(Value::as_str).filter(|d| !d.is_empty()) {
-        return Some(format!(".{}", domain.trim_start_matches('.')));
+/// The cookie domains a `CookieParam` (or `deleteCookies`' params) names, as Chrome reads
+/// them: its `url`'s host, and its `domain`: with a leading `.` a domain cookie of that host,
+/// without one a host-only cookie of it (Chrome builds the URL `http(s)://` + domain, and
+/// `deleteCookies` matches the domain exactly). `None` when it names none, or a `domain` that is
+/// not a plain host (`bank.test/.shop.test` is bank.test's URL to Chrome): every site, then.
+fn cookie_domains(cookie: &Value) -> Option<Vec<String>> {
+    let mut domains = Vec::new();
+    if let Some(url) = cookie.get("url").and_then(Value::as_str).filter(|u| !u.is_empty()) {
+        domains.push(host_of(url)?);
     }
-    cookie.get("url").and_then(Value::as_str).and_then(host_of)
+    if let Some(domain) = cookie.get("domain").and_then(Value::as_str).filter(|d| !d.is_empty()) {
+        let (dot, name) = match domain.strip_prefix('.') {
+            Some(name) => (".", name),
+            None => ("", domain),
+        };
+        let host = host_of(&format!("http://{name}/"))?;
+        if host != name.to_ascii_lowercase() {
+            return None;
+        }
+        domains.push(format!("{dot}{host}"));
+    }
+    (!domains.is_empty()).then_some(domains)
 }
 
 #[cfg(test)]
@@ -96,8 +116,14 @@ mod tests {
         let set = policy(json!({ "allow_origins": ["http://127.0.0.1:*", "https://*.shop.test"] }));
         let own = [
             ("Network.setCookie", json!({"name": "a", "value": "1", "url": "http://127.0.0.1:8000/"})),
-            ("Network.setCookie", json!({"name": "a", "value": "1", "domain": "shop.test"})),
-            ("Network.setCookie", json!({"name": "a", "value": "1", "domain": ".www.shop.test"})),
+            ("Network.setCookie", json!({"name": "a", "value": "1", "domain": ".shop.test"})),
+            ("Network.setCookie", json!({"name": "a", "value": "1", "domain": "www.shop.test"})),
+            ("Network.setCookie", json!({"name": "a", "value": "1", "domain": ".WWW.shop.test"})),
+            (
+                "Storage.setCookies",
+                json!({"cookies": [{"name": "a", "value": "1", "domain": "www.shop.test"}]}),
+            ),
+            ("Storage.setCookies", json!({"cookies": []})),
             ("Network.deleteCookies", json!({"name": "a", "url": "https://www.shop.test/"})),
             (
                 "Network.setCookies",
@@ -142,6 +168,14 @@ mod tests {
                 json!({"storageKey": "https://bank.test/", "storageTypes": "all"}),
                 "bank.test",
             ),
+            (
+                "Storage.setCookies",
+                json!({"cookies": [{"name": "b", "value": "2", "url": "https://bank.test/"}]}),
+                "bank.test",
+            ),
+            // Without a dot, a host-only cookie of that host: `*.` does not cover the apex.
+            ("Network.setCookie", json!({"name": "a", "value": "1", "domain": "shop.test"}), "shop.test"),
+            ("Network.deleteCookies", json!({"name": "a", "domain": "shop.test"}), "shop.test"),
         ];
         for (method, params, site) in other {
             let rule = refused(&set, method, params.clone()).unwrap_or_else(|| panic!("{method} {params}"));
@@ -150,10 +184,15 @@ mod tests {
         for (method, params) in [
             ("Network.clearBrowserCookies", json!({})),
             ("Storage.clearCookies", json!({})),
-            ("Storage.setCookies", json!({"cookies": []})),
             // Naming no site, or one that cannot be read: every site as far as it can tell.
             ("Network.deleteCookies", json!({"name": "session"})),
             ("Network.setCookie", json!({"name": "a", "value": "1", "url": "not a url"})),
+            // A `domain` Chrome reads as a URL of another host: bank.test's, whatever it ends with.
+            ("Network.setCookie", json!({"name": "a", "value": "1", "domain": "bank.test/.shop.test"})),
+            ("Network.setCookie", json!({"name": "a", "value": "1", "domain": "bank.test?.shop.test"})),
+            ("Network.setCookie", json!({"name": "a", "value": "1", "domain": "bank.test#.shop.test"})),
+            ("Network.setCookie", json!({"name": "a", "value": "1", "domain": r"bank.test\.shop.test"})),
+            ("Network.deleteCookies", json!({"name": "a", "domain": ".bank.test/.shop.test"})),
         ] {
             assert!(
                 refused(&set, method, params.clone()).is_some_and(|r| r.starts_with("allow_origins")),
@@ -176,18 +215,25 @@ mod tests {
         );
     }
 
-    /// Through the core: refused before the extension hears of it, naming the rule, recorded.
-    #[test]
-    fn the_core_refuses_another_sites_cookie_write_and_records_it() {
+    /// Agent `scout` under `section`, on tab 1 through connection 1: the harness, its session,
+    /// and its command planting a cookie on bank.test.
+    fn scout_planting(section: Value) -> (crate::testing::Harness, String, Value) {
         use crate::testing::*;
-        use crate::{FromExtension, Output};
         let mut h = Harness::with_tabs(&[]);
-        h.core.set_policy(Some(policy(json!({ "allow_origins": ["http://127.0.0.1:*"] }))));
-        h.ext(FromExtension::TabShared(agent_tab(1, "scout", true)));
+        h.core.set_policy(Some(policy(section)));
+        h.ext(crate::FromExtension::TabShared(agent_tab(1, "scout", true)));
         h.connect_as(1, "scout");
         let session = h.playwright_attach(1)[0].clone();
         h.drain();
         let plant = json!({"id": 4, "sessionId": session, "method": "Network.setCookie", "params": {"name": "s", "value": "x", "url": "https://bank.test/"}});
+        (h, session, plant)
+    }
+
+    /// Through the core: refused before the extension hears of it, naming the rule, recorded.
+    #[test]
+    fn the_core_refuses_another_sites_cookie_write_and_records_it() {
+        use crate::Output;
+        let (mut h, session, plant) = scout_planting(json!({ "allow_origins": ["http://127.0.0.1:*"] }));
         let step = h.send(1, plant);
         assert!(step.commands().is_empty(), "the extension heard of it");
         let reply = step.only_reply(1);
@@ -198,8 +244,28 @@ mod tests {
                 .contains("allow_origins: bank.test is another site's"),
             "{reply}"
         );
-        assert!(step.other.iter().any(|o| matches!(o, Output::Audit(r) if r.method == "Network.setCookie")));
+        let denied = |o: &Output| {
+            matches!(o, Output::Audit(r) if r.method == "Network.setCookie"
+                && matches!(&r.outcome, crate::Outcome::Denied { rule } if rule.contains("allow_origins")))
+        };
+        assert!(step.other.iter().any(denied));
         let own = json!({"id": 5, "sessionId": session, "method": "Network.setCookie", "params": {"name": "s", "value": "x", "url": "http://127.0.0.1:8000/"}});
         assert_eq!(h.send(1, own).commands().len(), 1, "its own site's goes through");
+    }
+
+    /// A method the human would be asked about is refused first when it writes another site's
+    /// cookie: the human is never asked about what the policy refuses anyway.
+    #[test]
+    fn another_sites_cookie_write_is_refused_before_the_human_is_asked() {
+        let section =
+            json!({ "allow_origins": ["http://127.0.0.1:*"], "ask_methods": ["Network.setCookie"] });
+        let (mut h, _, plant) = scout_planting(section);
+        let step = h.send(1, plant);
+        assert!(step.only_reply(1)["error"]["message"].as_str().unwrap().contains("allow_origins"));
+        assert!(
+            step.extension.is_empty() && step.commands().is_empty(),
+            "nothing asked: {:?}",
+            step.extension
+        );
     }
 }

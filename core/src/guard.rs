@@ -227,17 +227,19 @@ impl Core {
             } else {
                 policy.method(cmd.method)
             };
-        match decision {
-            Decision::Deny(rule) => return self.deny_method(conn, cmd, kind, agent, url, rule),
-            Decision::Ask(rule) if approved == Approved::No && !self.always_method(agent, cmd.method) => {
+        if let Decision::Deny(rule) = decision {
+            return self.deny_method(conn, cmd, kind, agent, url, rule);
+        }
+        // Not denied as a method, it may still write cookies of sites the agent is kept from:
+        // refused before the human is asked about the method.
+        if let Some(rule) = crate::cookie_writes::refusal(policy, cmd.method, cmd.params.map(|p| p.get())) {
+            return self.deny_method(conn, cmd, kind, agent, url, rule);
+        }
+        if let Decision::Ask(rule) = decision {
+            if approved == Approved::No && !self.always_method(agent, cmd.method) {
                 self.ask(agent, tab, cmd.method, url, rule, Waiting::Command { conn, text: text.to_owned() });
                 return Verdict::Stop;
             }
-            _ => {}
-        }
-        // Allowed as a method, it may still write cookies of sites the agent is kept from.
-        if let Some(rule) = crate::cookie_writes::refusal(policy, cmd.method, cmd.params.map(|p| p.get())) {
-            return self.deny_method(conn, cmd, kind, agent, url, rule);
         }
         let Some(url) = url else { return Verdict::Go };
         let decision = if in_frame { policy.frame(url) } else { policy.navigation(url) };

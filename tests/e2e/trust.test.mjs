@@ -237,6 +237,8 @@ preset = "read-only"
         for (const [method, params] of [
           ['Network.setCookie', { name: 'planted', value: '1', url: `${mailOrigin}/` }],
           ['Network.deleteCookies', { name: 'mail', url: `${mailOrigin}/` }],
+          ['Network.deleteCookies', { name: 'mail', domain: 'localhost' }],
+          ['Network.setCookie', { name: 'planted', value: '1', domain: `localhost/.${new URL(allowedOrigin).hostname}` }],
           ['Network.clearBrowserCookies', {}],
         ]) {
           const answer = await call(raw, method, params, session);
@@ -244,6 +246,8 @@ preset = "read-only"
         }
         const own = await call(raw, 'Network.setCookie', { name: 'own', value: '1', url: `${allowedOrigin}/` }, session);
         assert.ok(own.result?.success, `${agent}: its own site's cookie: ${JSON.stringify(own)}`);
+        const removed = await call(raw, 'Network.deleteCookies', { name: 'own', url: `${allowedOrigin}/` }, session);
+        assert.ok(removed.result, `${agent}: its own site's cookie deleted: ${JSON.stringify(removed)}`);
         // Every ExtraInfo event of the three requests is in.
         await pollFor(() => raw.all.filter((t) => t.includes('responseReceivedExtraInfo')).length >= 2, WAIT_MS, `${agent}: the ExtraInfo events`, h.detail);
         await call(raw, 'Fetch.disable', {}, session);
