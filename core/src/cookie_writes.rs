@@ -4,8 +4,9 @@
 //! (`cookies.rs`), but the setters reach every site of the user's profile: `Network.setCookie`
 //! with another site's URL plants a cookie there (a session fixed for the user's bank),
 //! `Network.deleteCookies` signs the user out of it, `Network.clearBrowserCookies` out of every
-//! site. A cookie is the agent's to write when its own origins would be sent it
-//! ([`AgentPolicy::sees_cookies_of`]), which is also what a page of those origins may set.
+//! site; a response it writes for another site's paused request can carry a `Set-Cookie`
+//! ([`response_refusal`]). A cookie is the agent's to write when its own origins would be sent
+//! it ([`AgentPolicy::sees_cookies_of`]), which is also what a page of those origins may set.
 
 use serde_json::Value;
 
@@ -38,6 +39,40 @@ pub fn refusal(policy: &AgentPolicy, method: &str, params: Option<&str>) -> Opti
             .find(|domain| !policy.sees_cookies_of(domain))
             .map(|domain| format!("allow_origins: {} is another site's", domain.trim_start_matches('.'))),
     }
+}
+
+/// Why a client's answer to a request paused for it (`Fetch.fulfillRequest`,
+/// `Fetch.continueResponse`) may not go: its response sets a cookie and the request is another
+/// site's. The browser's rules drop `Set-Cookie` of other sites' responses, but not of a
+/// response the client writes (measured: a `fulfillRequest` planted a cookie on another site).
+/// Headers it cannot read (`binaryResponseHeaders`) count as setting one.
+pub fn response_refusal(
+    policy: &AgentPolicy,
+    method: &str,
+    params: &Value,
+    request_url: &str,
+) -> Option<String> {
+    let answers = matches!(method, "Fetch.fulfillRequest" | "Fetch.continueResponse");
+    if !policy.restricts_origins() || !answers || !sets_cookie(params) {
+        return None;
+    }
+    match host_of(request_url) {
+        Some(host) if policy.sees_cookies_of(&host) => None,
+        Some(host) => Some(format!("allow_origins: a Set-Cookie for {host}, another site's")),
+        None => Some("allow_origins: a Set-Cookie for a request of no site".into()),
+    }
+}
+
+fn sets_cookie(params: &Value) -> bool {
+    let named = |header: &Value| {
+        header
+            .get("name")
+            .and_then(Value::as_str)
+            .is_some_and(|n| n.trim().eq_ignore_ascii_case("set-cookie"))
+    };
+    let listed = params.get("responseHeaders").and_then(Value::as_array).is_some_and(|h| h.iter().any(named));
+    let binary = params.get("binaryResponseHeaders").and_then(Value::as_str).is_some_and(|b| !b.is_empty());
+    listed || binary
 }
 
 fn writes(method: &str, params: Option<&str>) -> Writes {

@@ -481,6 +481,31 @@ preset = "read-only"
     assert.ok(forged[0].includes('\\n2026') && forged[0].includes('\\u{1b}'), forged[0]);
   });
 
+  test('(10) a response the agent writes for another site\'s request sets no cookie there', async () => {
+    const raw = await RawCdp.open(`${h.agentEndpoint('baker').replace('http:', 'ws:')}/cdp`);
+    try {
+      const { session } = await newPage(raw, `${allowedOrigin}/app`);
+      await call(raw, 'Fetch.enable', { patterns: [{ urlPattern: `${mailOrigin}/*` }] }, session);
+      const paused = raw.next((m) => m.method === 'Fetch.requestPaused', 'the request to the mail site paused', WAIT_MS);
+      const fetched = evaluate(raw, session, `fetch('${mailOrigin}/pixel', { mode: 'no-cors', credentials: 'include' }).then(() => 'done', (e) => 'failed ' + e.message)`);
+      const { params } = await paused;
+      const planted = await call(raw, 'Fetch.fulfillRequest', { requestId: params.requestId, responseCode: 200, responseHeaders: [{ name: 'Set-Cookie', value: 'planted=1; Path=/' }] }, session);
+      assert.match(planted.error?.message ?? '', /allow_origins: a Set-Cookie for localhost/, JSON.stringify(planted));
+      const plain = await call(raw, 'Fetch.fulfillRequest', { requestId: params.requestId, responseCode: 200, responseHeaders: [{ name: 'X-Test', value: '1' }] }, session);
+      assert.ok(plain.result, JSON.stringify(plain));
+      assert.equal((await fetched).result?.result?.value, 'done');
+      const cdp = await h.browser.target().createCDPSession();
+      try {
+        const { cookies } = await cdp.send('Storage.getCookies');
+        assert.ok(!cookies.some((c) => c.name === 'planted'), JSON.stringify(cookies.map((c) => `${c.domain} ${c.name}`)));
+      } finally {
+        await cdp.detach();
+      }
+    } finally {
+      raw.close();
+    }
+  });
+
   test('(9) popups count toward the tab limit: one past it closes, and the client sees it go', async () => {
     const raw = await RawCdp.open(`${h.agentEndpoint('popper').replace('http:', 'ws:')}/cdp`);
     const workerConsole = [];

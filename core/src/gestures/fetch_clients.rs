@@ -45,6 +45,23 @@ impl Core {
                     self.reply_error(conn, cmd, &errors::invalid_params(method, "Invalid InterceptionId."));
                     return true;
                 }
+                // An agent held to origins sets no other site's cookie through a response it writes.
+                if let Some(policy) = self.conns[&conn].policy.clone() {
+                    let url = &self.gestures.paused[&key].request.request.url;
+                    if let Some(rule) = crate::cookie_writes::response_refusal(&policy, method, &params, url)
+                    {
+                        let (agent, url) = (self.conns[&conn].agent.clone(), url.clone());
+                        self.audit(
+                            &agent,
+                            Some(tab),
+                            method,
+                            Some(&url),
+                            crate::Outcome::Denied { rule: rule.clone() },
+                        );
+                        self.reply_error(conn, cmd, &errors::denied_by_policy(method, &rule));
+                        return true;
+                    }
+                }
                 if method == "Fetch.continueRequest" {
                     let paused = &self.gestures.paused[&key].request;
                     if let Some(changed) = interception::continued_as(paused, &params) {

@@ -494,3 +494,41 @@ fn a_refusal_stands_a_while_for_the_same_gesture_so_retries_do_not_ask_again() {
     let (op, _) = inspection(&h.send(1, press(&page, 3)));
     assert_eq!(approvals(&h.answer(op, pay_button())).len(), 1);
 }
+
+/// An agent held to some origins writes no other site's cookie into a response it makes up for
+/// a request paused for it; its own site's it may.
+#[test]
+fn a_response_a_client_writes_sets_no_cookie_of_another_site() {
+    let file: crate::policy::PolicyFile =
+        serde_json::from_value(json!({ "default": { "allow_origins": ["https://shop.test"] } })).unwrap();
+    let mut h = Harness::with_tabs(&[]);
+    h.core.set_policy(Some(crate::policy::PolicySet::compile(&file).unwrap()));
+    h.ext(FromExtension::TabShared(agent_tab(1, "a", true)));
+    h.connect_as(1, "a");
+    let page = h.playwright_attach(1)[0].clone();
+    h.drain();
+    let step = h.send(1, json!({"id": 1, "sessionId": page, "method": "Fetch.enable", "params": {"patterns": [{"urlPattern": "*"}]}}));
+    h.answer(step.browser_ops()[0].0, json!({}));
+    let pixel = r#"{"requestId":"R5","request":{"url":"https://bank.test/pixel.png","method":"GET","headers":{}},"frameId":"PAGE1","resourceType":"Image"}"#;
+    assert_eq!(h.ext(paused(pixel)).methods(1), ["Fetch.requestPaused"]);
+    let fulfil = |id: i64, request: &str, headers: Value| json!({"id": id, "sessionId": page, "method": "Fetch.fulfillRequest", "params": {"requestId": request, "responseCode": 200, "responseHeaders": headers}});
+    // Headers it cannot read (base64 of "Set-Cookie: a=1") count as setting one.
+    let binary = json!({"id": 2, "sessionId": page, "method": "Fetch.continueResponse", "params": {"requestId": "R5", "binaryResponseHeaders": "U2V0LUNvb2tpZTogYT0x"}});
+    for command in [fulfil(2, "R5", json!([{"name": "set-Cookie", "value": "session=planted"}])), binary] {
+        let step = h.send(1, command.clone());
+        assert!(fetch_commands(&step).is_empty(), "{command}");
+        let message = step.only_reply(1)["error"]["message"].as_str().unwrap().to_owned();
+        assert!(message.contains("allow_origins: a Set-Cookie for bank.test"), "{message}");
+        let denied = |r: &&AuditRecord| matches!(&r.outcome, Outcome::Denied { rule } if rule.contains("allow_origins"));
+        assert!(audits(&step).iter().any(denied));
+    }
+    // Without a cookie it goes; and on its own site's request a cookie may be set.
+    assert_eq!(
+        fetch_commands(&h.send(1, fulfil(3, "R5", json!([{"name": "X", "value": "1"}]))))[0].0,
+        "Fetch.fulfillRequest"
+    );
+    let own = r#"{"requestId":"R6","request":{"url":"https://shop.test/logo.png","method":"GET","headers":{}},"frameId":"PAGE1","resourceType":"Image"}"#;
+    h.ext(paused(own));
+    let step = h.send(1, fulfil(4, "R6", json!([{"name": "Set-Cookie", "value": "a=1"}])));
+    assert_eq!(fetch_commands(&step)[0].0, "Fetch.fulfillRequest");
+}
