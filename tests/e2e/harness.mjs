@@ -309,11 +309,44 @@ function extensionDir() {
   return dir;
 }
 
+/**
+ * Removes display `n`'s lock and socket if the server that took it is gone. An X server that
+ * is killed (SIGKILL, a test process that died) leaves them, and a machine that runs the suite
+ * many times would run out of displays (every one of 90-189 was taken by a dead server here).
+ */
+function removeIfStale(n) {
+  const lock = `/tmp/.X${n}-lock`;
+  let pid;
+  try {
+    pid = Number(fs.readFileSync(lock, 'utf8').trim());
+  } catch {
+    return; // no lock
+  }
+  try {
+    if (pid > 0) process.kill(pid, 0);
+    return; // its server lives (or is another user's)
+  } catch (e) {
+    if (pid > 0 && e.code !== 'ESRCH') return;
+  }
+  fs.rmSync(lock, { force: true });
+  fs.rmSync(`/tmp/.X11-unix/X${n}`, { force: true });
+}
+
+/** Stops an Xvfb display: SIGTERM, so that it removes its lock and socket itself. */
+async function stopXvfb(display) {
+  display.process.kill('SIGTERM');
+  const deadline = Date.now() + 3000;
+  while (display.process.exitCode === null && display.process.signalCode === null && Date.now() < deadline) await sleep(50);
+  if (display.process.exitCode === null && display.process.signalCode === null) display.process.kill('SIGKILL');
+  removeIfStale(Number(display.name.slice(1)));
+}
+
 /** Starts an Xvfb display on a free number. Fails (never skips) when Xvfb is missing. */
 async function startXvfb(h) {
   const xvfb = which('Xvfb');
   if (!xvfb) throw new Error('Xvfb not found on PATH; `./dev test` installs it (apt package xvfb)');
   for (let n = 90; n < 190; n += 1) {
+    removeIfStale(n);
     if (fs.existsSync(`/tmp/.X11-unix/X${n}`) || fs.existsSync(`/tmp/.X${n}-lock`)) continue;
     const process_ = spawn(xvfb, [`:${n}`, '-screen', '0', '1600x1000x24', '-nolisten', 'tcp'], { stdio: 'ignore' });
     const ready = await pollFor(
@@ -771,7 +804,7 @@ class Harness {
         await new Promise((r) => this.server.close(() => r()));
       }
       if (this.display) {
-        this.display.process.kill('SIGKILL');
+        await stopXvfb(this.display);
         this.display = null;
       }
       live.delete(this);
