@@ -186,9 +186,18 @@ async function stopChromium(process_) {
   }
 }
 
-/** A profile Chromium has left: removed, retried while stray writes finish. */
+/**
+ * A profile Chromium has left: removed, retried while stray writes finish. Chromium's helper
+ * processes may outlive it for seconds on a loaded machine (ENOTEMPTY after 2 s of retries in
+ * a loaded fresh-clone run): a profile still not removable after 10 s is left in the temp
+ * directory with a warning, not a failed test; what the tests check is asserted elsewhere.
+ */
 function removeProfile(dir) {
-  fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+  try {
+    fs.rmSync(dir, { recursive: true, force: true, maxRetries: 50, retryDelay: 200 });
+  } catch (e) {
+    console.warn(`could not remove the Chromium profile ${dir}: ${e.message}`);
+  }
 }
 
 before(async () => {
