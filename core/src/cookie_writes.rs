@@ -10,20 +10,8 @@
 
 use serde_json::Value;
 
-use crate::origins::host_of;
+use crate::origins::{host_of, Reach};
 use crate::policy::AgentPolicy;
-
-/// Which sites' cookies a command writes.
-#[derive(Debug, PartialEq, Eq)]
-enum Writes {
-    /// None: not a cookie writer.
-    Nothing,
-    /// Cookies of these domains, as Chrome lists a cookie's domain (`.` first for a domain
-    /// cookie).
-    Domains(Vec<String>),
-    /// Every site's, or sites the command does not name.
-    AllSites,
-}
 
 /// Why the command may not run for this agent, if it writes cookies of another site (or of
 /// sites it does not name). `None` for an agent held to no origins.
@@ -31,14 +19,11 @@ pub fn refusal(policy: &AgentPolicy, method: &str, params: Option<&str>) -> Opti
     if !policy.restricts_origins() {
         return None;
     }
-    match writes(method, params) {
-        Writes::Nothing => None,
-        Writes::AllSites => Some("allow_origins: it writes the cookies of every site".into()),
-        Writes::Domains(domains) => domains
-            .into_iter()
-            .find(|domain| !policy.sees_cookies_of(domain))
-            .map(|domain| format!("allow_origins: {} is another site's", domain.trim_start_matches('.'))),
-    }
+    writes(method, params).refusal(
+        |domain| policy.sees_cookies_of(domain),
+        "it writes the cookies of every site",
+        |domain| format!("{} is another site's", domain.trim_start_matches('.')),
+    )
 }
 
 /// Why a client's answer to a request paused for it (`Fetch.fulfillRequest`,
@@ -75,11 +60,13 @@ fn sets_cookie(params: &Value) -> bool {
     listed || binary
 }
 
-fn writes(method: &str, params: Option<&str>) -> Writes {
+/// Which sites' cookies a command writes: cookie domains as Chrome lists them (`.` first for a
+/// domain cookie).
+fn writes(method: &str, params: Option<&str>) -> Reach {
     let params = || params.and_then(|p| serde_json::from_str::<Value>(p).ok()).unwrap_or(Value::Null);
     match method {
         "Network.setCookie" | "Network.deleteCookies" => {
-            cookie_domains(&params()).map_or(Writes::AllSites, Writes::Domains)
+            cookie_domains(&params()).map_or(Reach::AllSites, Reach::Named)
         }
         // `Storage.setCookies` takes the same `CookieParam`s (Playwright's `addCookies`).
         "Network.setCookies" | "Storage.setCookies" => {
@@ -88,8 +75,8 @@ fn writes(method: &str, params: Option<&str>) -> Writes {
                     .iter()
                     .map(cookie_domains)
                     .collect::<Option<Vec<_>>>()
-                    .map_or(Writes::AllSites, |domains| Writes::Domains(domains.concat())),
-                None => Writes::AllSites,
+                    .map_or(Reach::AllSites, |domains| Reach::Named(domains.concat())),
+                None => Reach::AllSites,
             }
         }
         "Storage.clearDataForOrigin" => {
@@ -98,13 +85,13 @@ fn writes(method: &str, params: Option<&str>) -> Writes {
         "Storage.clearDataForStorageKey" => {
             one_or_all(params().get("storageKey").and_then(Value::as_str).and_then(host_of))
         }
-        "Network.clearBrowserCookies" | "Storage.clearCookies" => Writes::AllSites,
-        _ => Writes::Nothing,
+        "Network.clearBrowserCookies" | "Storage.clearCookies" => Reach::AllSites,
+        _ => Reach::Nothing,
     }
 }
 
-fn one_or_all(domain: Option<String>) -> Writes {
-    domain.map_or(Writes::AllSites, |d| Writes::Domains(vec![d]))
+fn one_or_all(domain: Option<String>) -> Reach {
+    Reach::of(domain.into_iter().collect())
 }
 
 /// The cookie domains a `CookieParam` (or `deleteCookies`' params) names, as Chrome reads
@@ -134,13 +121,9 @@ fn cookie_domains(cookie: &Value) -> Option<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::{PolicyFile, PolicySet};
+    use crate::policy::PolicySet;
+    use crate::testing::default_policy as policy;
     use serde_json::json;
-
-    fn policy(section: Value) -> PolicySet {
-        let file: PolicyFile = serde_json::from_value(json!({ "default": section })).unwrap();
-        PolicySet::compile(&file).unwrap()
-    }
 
     fn refused(set: &PolicySet, method: &str, params: Value) -> Option<String> {
         refusal(set.for_agent("a"), method, Some(&params.to_string()))

@@ -230,9 +230,12 @@ impl Core {
         if let Decision::Deny(rule) = decision {
             return self.deny_method(conn, cmd, kind, agent, url, rule);
         }
-        // Not denied as a method, it may still write cookies of sites the agent is kept from:
-        // refused before the human is asked about the method.
-        if let Some(rule) = crate::cookie_writes::refusal(policy, cmd.method, cmd.params.map(|p| p.get())) {
+        // Not denied as a method, it may still write cookies of sites the agent is kept from, or
+        // reach their storage: refused before the human is asked about the method.
+        let params = cmd.params.map(|p| p.get());
+        let refusal = crate::cookie_writes::refusal(policy, cmd.method, params)
+            .or_else(|| crate::site_storage::refusal(policy, cmd.method, params));
+        if let Some(rule) = refusal {
             return self.deny_method(conn, cmd, kind, agent, url, rule);
         }
         if let Decision::Ask(rule) = decision {

@@ -46,6 +46,7 @@ mod prepared;
 mod presets;
 mod read_only;
 pub mod session;
+mod site_storage;
 mod tab_ops;
 mod tab_sessions;
 mod tab_state;

@@ -144,6 +144,46 @@ fn escape_regex(text: &str) -> String {
     })
 }
 
+/// Which of the profile's sites a command reaches (the cookies it writes, the storage it
+/// touches), for the rules of an agent held to some origins (`cookie_writes`, `site_storage`).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Reach {
+    /// None: not a command of that kind, or one of the page's own.
+    Nothing,
+    /// These, as the command names them (cookie domains, origins, storage keys).
+    Named(Vec<String>),
+    /// Every site, or sites the command does not name.
+    AllSites,
+}
+
+impl Reach {
+    /// The names a command gave: none means sites it does not name.
+    pub(crate) fn of(names: Vec<String>) -> Reach {
+        if names.is_empty() {
+            Reach::AllSites
+        } else {
+            Reach::Named(names)
+        }
+    }
+
+    /// The rule it breaks (`allow_origins: ...`) if it reaches a site that is not `own`:
+    /// `every` when it reaches all of them, else `other` of the first such name.
+    pub(crate) fn refusal(
+        self,
+        own: impl Fn(&str) -> bool,
+        every: &str,
+        other: impl Fn(&str) -> String,
+    ) -> Option<String> {
+        match self {
+            Reach::Nothing => None,
+            Reach::AllSites => Some(format!("allow_origins: {every}")),
+            Reach::Named(names) => {
+                names.iter().find(|name| !own(name)).map(|name| format!("allow_origins: {}", other(name)))
+            }
+        }
+    }
+}
+
 /// A URL's origin, as far as patterns care.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Origin {

@@ -250,6 +250,14 @@ impl AgentPolicy {
         allowed.iter().chain(&self.allow_frame_origins).any(|p| p.gets_cookies_of(domain))
     }
 
+    /// Whether the storage of the origin of `url` (an origin or a URL) is the agent's own: one
+    /// its `allow_origins` or `allow_frame_origins` list; with no origin rules, every one.
+    pub fn owns_origin(&self, url: &str) -> bool {
+        let Some((allowed, _)) = &self.allow_origins else { return true };
+        origin_of(url)
+            .is_some_and(|origin| allowed.iter().chain(&self.allow_frame_origins).any(|p| p.matches(&origin)))
+    }
+
     /// Whether a top-level document may load from `url`. Asked origins are asked even when
     /// `allow_origins` also lists them.
     pub fn navigation(&self, url: &str) -> Decision {

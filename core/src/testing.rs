@@ -13,6 +13,12 @@ pub struct Harness {
     pub core: Core,
 }
 
+/// The rules of a policy file whose `[default]` section is `section` (JSON for TOML).
+pub fn default_policy(section: Value) -> crate::policy::PolicySet {
+    let file: crate::policy::PolicyFile = serde_json::from_value(json!({ "default": section })).unwrap();
+    crate::policy::PolicySet::compile(&file).unwrap()
+}
+
 /// What one step produced, split by destination.
 #[derive(Debug, Default)]
 pub struct Step {

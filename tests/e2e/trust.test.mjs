@@ -37,7 +37,14 @@ function startMailSite() {
       return;
     }
     res.writeHead(200, { 'content-type': 'text/html', 'cache-control': 'no-store' });
-    res.end(cookie.includes(MAIL_SECRET) ? `<!doctype html><title>inbox</title><p id="secret">${INBOX_TEXT}</p>` : '<!doctype html><p>please sign in</p>');
+    // Signed in, the inbox keeps mail in the site's caches and IndexedDB, as web mail does.
+    const keep = `<script>
+caches.open('mail').then((c) => c.put('/kept', new Response('${MAIL_SECRET}')));
+const open = indexedDB.open('mail', 1);
+open.onupgradeneeded = () => open.result.createObjectStore('messages');
+open.onsuccess = () => open.result.transaction('messages', 'readwrite').objectStore('messages').put('${MAIL_SECRET}', 'kept');
+</script>`;
+    res.end(cookie.includes(MAIL_SECRET) ? `<!doctype html><title>inbox</title><p id="secret">${INBOX_TEXT}</p>${keep}` : '<!doctype html><p>please sign in</p>');
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, seen })));
 }
@@ -502,6 +509,59 @@ preset = "read-only"
         await cdp.detach();
       }
     } finally {
+      raw.close();
+    }
+  });
+
+  test('(11) an agent held to origins reaches no other site\'s storage, nor hears when the human uses it', async () => {
+    const mailKey = `${mailOrigin}/`;
+    const ownKey = `${allowedOrigin}/`;
+    const raw = await recordingCdp(`${h.agentEndpoint('keeper').replace('http:', 'ws:')}/cdp`);
+    const human = await h.browser.newPage();
+    try {
+      const { session } = await newPage(raw, `${allowedOrigin}/app`);
+      // Measured before: each answered with success (the usage by type; the mail site's quota
+      // set to nothing; its IndexedDB and cache writes told to the agent with their names).
+      for (const [method, params] of [
+        ['Storage.getUsageAndQuota', { origin: mailOrigin }],
+        ['Storage.trackIndexedDBForOrigin', { origin: mailOrigin }],
+        ['Storage.trackCacheStorageForStorageKey', { storageKey: mailKey }],
+        ['Storage.setStorageBucketTracking', { storageKey: mailKey, enable: true }],
+        ['Storage.overrideQuotaForOrigin', { origin: mailOrigin, quotaSize: 0 }],
+        ['Storage.deleteStorageBucket', { bucket: { storageKey: mailKey, name: 'default' } }],
+        ['Storage.clearDataForOrigin', { origin: mailOrigin, storageTypes: 'indexeddb,cache_storage' }],
+        ['Storage.getTrustTokens', {}],
+        ['CacheStorage.requestEntries', { cacheId: `${mailKey}|mail`, skipCount: 0, pageSize: 10 }],
+      ]) {
+        const answer = await call(raw, method, params, session);
+        assert.match(answer.error?.message ?? '', /denied by tabtunnel's policy: allow_origins/, `${method}: ${JSON.stringify(answer)}`);
+      }
+      // Its own origin's storage is its own: read, tracked, its cache listed by the id Chrome gives.
+      const usage = await call(raw, 'Storage.getUsageAndQuota', { origin: allowedOrigin }, session);
+      assert.ok(typeof usage.result?.usage === 'number', JSON.stringify(usage));
+      const tracked = await call(raw, 'Storage.trackCacheStorageForOrigin', { origin: allowedOrigin }, session);
+      assert.ok(tracked.result, JSON.stringify(tracked));
+      await evaluate(raw, session, "caches.open('own').then((c) => c.put('/mine', new Response('mine'))).then(() => 1)");
+      const names = await call(raw, 'CacheStorage.requestCacheNames', { storageKey: ownKey }, session);
+      const own = names.result?.caches?.find((c) => c.cacheName === 'own');
+      assert.ok(own, JSON.stringify(names));
+      const entries = await call(raw, 'CacheStorage.requestEntries', { cacheId: own.cacheId, skipCount: 0, pageSize: 10 }, session);
+      assert.ok(entries.result?.cacheDataEntries?.some((e) => e.requestURL.endsWith('/mine')), JSON.stringify(entries));
+      await pollFor(() => raw.all.some((t) => t.includes('Storage.cacheStorage') && t.includes(ownKey)), WAIT_MS, 'its own cache write told to it', h.detail);
+      // The human reads their mail: the site writes its caches and IndexedDB again; nothing of
+      // it reaches the agent, and the site's storage is whole.
+      await human.goto(`${mailOrigin}/inbox`);
+      const kept = await human.evaluate(() => caches.open('mail').then((c) => c.match('/kept')).then((r) => r && r.text()));
+      assert.equal(kept, MAIL_SECRET, "the mail site's cache");
+      const quota = await human.evaluate(() => navigator.storage.estimate().then((e) => e.quota));
+      assert.ok(quota > 1_000_000, `the mail site's quota: ${quota}`);
+      await evaluate(raw, session, '1');
+      const leaked = raw.all.filter((t) => t.includes(mailOrigin) || t.includes(MAIL_SECRET));
+      assert.deepEqual(leaked.filter((t) => !/denied by tabtunnel's policy/.test(t)), [], 'the mail site in what the agent got');
+      const trail = await auditLines();
+      assert.ok(trail.some((l) => l.agent === 'keeper' && l.method === 'Storage.trackIndexedDBForOrigin' && l.rule?.includes('allow_origins')), 'the refusal is in the trail');
+    } finally {
+      await human.close();
       raw.close();
     }
   });

@@ -1,0 +1,320 @@
+//! Other sites' storage, kept from an agent held to some origins.
+//!
+//! The Storage domain takes any origin or storage key, not only its page's, and Chrome lets an
+//! extension's session use it. Measured through tabtunnel, an agent held to one origin read
+//! another site's usage by storage type (`Storage.getUsageAndQuota`), was told each time the
+//! human's other site wrote its IndexedDB or its caches, with the database and cache names
+//! (`Storage.trackIndexedDBForOrigin`, `trackCacheStorageForOrigin`), and set that site's quota
+//! (`Storage.overrideQuotaForOrigin`: its storage fails) and deleted its buckets
+//! (`Storage.deleteStorageBucket`), each answered with success.
+//!
+//! A command naming an origin or a storage key runs only when that origin is one of the agent's
+//! own (`allow_origins`, `allow_frame_origins`), and for a key partitioned under a top-level
+//! site, that site too. One that reaches every site's (trust tokens, interest groups, bounce
+//! tracking) or names none it can read is refused. CacheStorage, IndexedDB, DOMStorage and
+//! FileSystem name theirs the same way; Chrome answers them for the page's own frames only
+//! today (or not at all to an extension), and they are checked all the same. Cookie writes are
+//! `cookie_writes`; `Storage.clearDataForOrigin` passes both (it clears an origin's storage, and
+//! its host's cookies).
+
+use serde_json::Value;
+
+use crate::origins::Reach;
+use crate::policy::AgentPolicy;
+
+/// Why the command may not run for this agent, if it reaches another site's storage (or sites
+/// it does not name). `None` for an agent held to no origins.
+pub fn refusal(policy: &AgentPolicy, method: &str, params: Option<&str>) -> Option<String> {
+    if !policy.restricts_origins() {
+        return None;
+    }
+    reaches(method, params).refusal(
+        |key| key_origins(key).is_some_and(|origins| origins.iter().all(|o| policy.owns_origin(o))),
+        "it reaches the storage of every site",
+        |key| format!("{key} is not one of its origins"),
+    )
+}
+
+/// The origins or storage keys a command names.
+fn reaches(method: &str, params: Option<&str>) -> Reach {
+    let Some((domain, name)) = method.split_once('.') else { return Reach::Nothing };
+    let storage_domain =
+        matches!(domain, "Storage" | "CacheStorage" | "IndexedDB" | "DOMStorage" | "FileSystem");
+    if !storage_domain {
+        return Reach::Nothing;
+    }
+    let params = params.and_then(|p| serde_json::from_str::<Value>(p).ok()).unwrap_or(Value::Null);
+    let at = |path: &[&str]| -> Option<String> {
+        path.iter().try_fold(&params, |v, key| v.get(key)).and_then(Value::as_str).map(str::to_owned)
+    };
+    let named = |paths: &[&[&str]]| Reach::of(paths.iter().filter_map(|p| at(p)).collect());
+    // IndexedDB's, CacheStorage's and DOMStorage's ways of naming a site's storage.
+    const ORIGIN_OR_KEY: &[&[&str]] =
+        &[&["securityOrigin"], &["storageKey"], &["storageBucket", "storageKey"]];
+    match (domain, name) {
+        ("Storage", "getUsageAndQuota" | "overrideQuotaForOrigin")
+        | ("Storage", "trackCacheStorageForOrigin" | "untrackCacheStorageForOrigin")
+        | ("Storage", "trackIndexedDBForOrigin" | "untrackIndexedDBForOrigin") => named(&[&["origin"]]),
+        ("Storage", "trackCacheStorageForStorageKey" | "untrackCacheStorageForStorageKey")
+        | ("Storage", "trackIndexedDBForStorageKey" | "untrackIndexedDBForStorageKey")
+        | ("Storage", "setStorageBucketTracking") => named(&[&["storageKey"]]),
+        // Clearing an origin's data clears its storage, not only its cookies (`cookie_writes`
+        // checks those by host, where ports play no part).
+        ("Storage", "clearDataForOrigin") => named(&[&["origin"]]),
+        ("Storage", "clearDataForStorageKey") => named(&[&["storageKey"]]),
+        ("Storage", "deleteStorageBucket") => named(&[&["bucket", "storageKey"]]),
+        ("Storage", "clearTrustTokens" | "clearPrivateVerificationTokens") => named(&[&["issuerOrigin"]]),
+        (
+            "Storage",
+            "getSharedStorageMetadata"
+            | "getSharedStorageEntries"
+            | "setSharedStorageEntry"
+            | "deleteSharedStorageEntry"
+            | "clearSharedStorageEntries"
+            | "resetSharedStorageBudget"
+            | "getInterestGroupDetails",
+        ) => named(&[&["ownerOrigin"]]),
+        // The page's own frame's key, and the cookie commands (`cookie_writes`, `cookies`).
+        (
+            "Storage",
+            "getStorageKeyForFrame" | "getStorageKey" | "getCookies" | "setCookies" | "clearCookies",
+        )
+        | ("Storage", "getAffectedUrlsForThirdPartyCookieMetadata") => Reach::Nothing,
+        // Every other Storage command is browser-wide: trust and private verification tokens,
+        // interest groups, shared storage and attribution tracking, bounce tracking, related
+        // website sets (and whatever a later Chrome adds).
+        ("Storage", _) => Reach::AllSites,
+        ("CacheStorage", "requestCacheNames") | ("IndexedDB", _) => match name {
+            "enable" | "disable" => Reach::Nothing,
+            _ => named(ORIGIN_OR_KEY),
+        },
+        // A cache id is `<storage key>|<cache name>` (as Chrome 156 writes it).
+        ("CacheStorage", _) => match at(&["cacheId"]) {
+            Some(id) => match id.split_once('|') {
+                Some((key, _)) => Reach::Named(vec![key.to_owned()]),
+                None => Reach::AllSites,
+            },
+            None => Reach::AllSites,
+        },
+        ("DOMStorage", "enable" | "disable") => Reach::Nothing,
+        ("DOMStorage", _) => named(&[&["storageId", "securityOrigin"], &["storageId", "storageKey"]]),
+        ("FileSystem", _) => named(&[&["bucketFileSystemLocator", "storageKey"]]),
+        _ => Reach::Nothing,
+    }
+}
+
+/// The origins an origin or a serialized storage key belongs to: the key's origin, and the
+/// top-level site it is partitioned under (`^0<site>`). A nonce (`^1`, `^2`) or the ancestor
+/// bit (`^3`) names no other site; anything else (an opaque top-level site, a later field) is
+/// not read: `None`, refused.
+fn key_origins(key: &str) -> Option<Vec<&str>> {
+    let mut parts = key.split('^');
+    let mut origins = vec![parts.next()?];
+    for part in parts {
+        match part.split_at_checked(1)? {
+            ("0", site) => origins.push(site),
+            ("1" | "2" | "3", _) => {}
+            _ => return None,
+        }
+    }
+    Some(origins)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::PolicySet;
+    use crate::testing::default_policy as policy;
+    use serde_json::json;
+
+    fn refused(set: &PolicySet, method: &str, params: Value) -> Option<String> {
+        refusal(set.for_agent("a"), method, Some(&params.to_string()))
+    }
+
+    const OWN: &str = "http://127.0.0.1:8000";
+    const OTHER: &str = "http://localhost:9000";
+
+    #[test]
+    fn an_agent_held_to_origins_reaches_the_storage_of_its_own_origins_only() {
+        let set = policy(json!({
+            "allow_origins": ["http://127.0.0.1:*"],
+            "allow_frame_origins": ["https://*.widgets.test"],
+        }));
+        let by_origin = [
+            "getUsageAndQuota",
+            "overrideQuotaForOrigin",
+            "trackCacheStorageForOrigin",
+            "untrackCacheStorageForOrigin",
+            "trackIndexedDBForOrigin",
+            "untrackIndexedDBForOrigin",
+        ];
+        let by_key = [
+            "trackCacheStorageForStorageKey",
+            "untrackCacheStorageForStorageKey",
+            "trackIndexedDBForStorageKey",
+            "untrackIndexedDBForStorageKey",
+            "setStorageBucketTracking",
+        ];
+        for name in by_origin {
+            let method = format!("Storage.{name}");
+            assert_eq!(refused(&set, &method, json!({ "origin": OWN })), None, "{method}");
+            assert_eq!(refused(&set, &method, json!({ "origin": "https://cdn.widgets.test" })), None);
+            assert_eq!(
+                refused(&set, &method, json!({ "origin": OTHER })).as_deref(),
+                Some("allow_origins: http://localhost:9000 is not one of its origins"),
+                "{method}"
+            );
+        }
+        for name in by_key {
+            let method = format!("Storage.{name}");
+            assert_eq!(
+                refused(&set, &method, json!({ "storageKey": format!("{OWN}/"), "enable": true })),
+                None
+            );
+            assert!(
+                refused(&set, &method, json!({ "storageKey": format!("{OTHER}/") })).is_some(),
+                "{method}"
+            );
+        }
+        let bucket = |key: &str| json!({ "bucket": { "storageKey": key, "name": "b" } });
+        assert_eq!(refused(&set, "Storage.deleteStorageBucket", bucket(&format!("{OWN}/"))), None);
+        assert!(refused(&set, "Storage.deleteStorageBucket", bucket(&format!("{OTHER}/"))).is_some());
+        assert!(refused(&set, "Storage.clearTrustTokens", json!({ "issuerOrigin": OTHER })).is_some());
+        assert!(refused(&set, "Storage.getSharedStorageEntries", json!({ "ownerOrigin": OTHER })).is_some());
+        assert_eq!(refused(&set, "Storage.getSharedStorageEntries", json!({ "ownerOrigin": OWN })), None);
+        // Another port of a host whose cookies are the agent's is another origin's storage.
+        let narrow = policy(json!({ "allow_origins": [OWN] }));
+        let clear = json!({ "origin": "http://127.0.0.1:9999", "storageTypes": "all" });
+        assert!(refused(&narrow, "Storage.clearDataForOrigin", clear).is_some());
+        let clear = json!({ "storageKey": "http://127.0.0.1:9999/", "storageTypes": "all" });
+        assert!(refused(&narrow, "Storage.clearDataForStorageKey", clear).is_some());
+        let clear = json!({ "origin": OWN, "storageTypes": "all" });
+        assert_eq!(refused(&narrow, "Storage.clearDataForOrigin", clear), None);
+    }
+
+    #[test]
+    fn a_partitioned_key_needs_its_top_level_site_too() {
+        let set = policy(json!({ "allow_origins": ["http://127.0.0.1:*"] }));
+        let key = |k: &str| json!({ "storageKey": k });
+        let method = "Storage.trackIndexedDBForStorageKey";
+        // The agent's origin embedded in its own site, or with a nonce: its own.
+        assert_eq!(refused(&set, method, key("http://127.0.0.1:8000/^0http://127.0.0.1^31")), None);
+        assert_eq!(refused(&set, method, key("http://127.0.0.1:8000/^112345^267890")), None);
+        // Embedded under another site: that site's partition, which tells where the human was.
+        assert!(refused(&set, method, key("http://127.0.0.1:8000/^0https://bank.test")).is_some());
+        // Another origin under the agent's site; a field it cannot read; no origin at all.
+        assert!(refused(&set, method, key("https://bank.test/^0http://127.0.0.1")).is_some());
+        assert!(refused(&set, method, key("http://127.0.0.1:8000/^4123^5456")).is_some());
+        assert!(refused(&set, method, key("not an origin")).is_some());
+        assert!(refused(&set, method, key("http://127.0.0.1:8000/^")).is_some());
+    }
+
+    #[test]
+    fn browser_wide_storage_commands_and_unnamed_sites_are_refused() {
+        let set = policy(json!({ "allow_origins": ["http://127.0.0.1:*"] }));
+        for method in [
+            "Storage.getTrustTokens",
+            "Storage.getPrivateVerificationTokens",
+            "Storage.setInterestGroupTracking",
+            "Storage.setSharedStorageTracking",
+            "Storage.runBounceTrackingMitigations",
+            "Storage.getRelatedWebsiteSets",
+            "Storage.somethingNew",
+            "Storage.getUsageAndQuota",
+            "CacheStorage.requestCacheNames",
+            "IndexedDB.requestDatabaseNames",
+            "DOMStorage.getDOMStorageItems",
+            "FileSystem.getDirectory",
+            "CacheStorage.requestEntries",
+        ] {
+            assert_eq!(
+                refused(&set, method, json!({})).as_deref(),
+                Some("allow_origins: it reaches the storage of every site"),
+                "{method}"
+            );
+        }
+    }
+
+    #[test]
+    fn caches_databases_and_local_storage_name_their_origin() {
+        let set = policy(json!({ "allow_origins": ["http://127.0.0.1:*"] }));
+        let own_key = format!("{OWN}/");
+        let other_key = format!("{OTHER}/");
+        let own = [
+            ("CacheStorage.requestCacheNames", json!({ "storageKey": own_key })),
+            ("CacheStorage.requestEntries", json!({ "cacheId": format!("{own_key}|own"), "skipCount": 0 })),
+            ("CacheStorage.deleteCache", json!({ "cacheId": format!("{own_key}|a|b") })),
+            ("IndexedDB.requestData", json!({ "securityOrigin": OWN, "databaseName": "d" })),
+            ("IndexedDB.requestDatabaseNames", json!({ "storageBucket": { "storageKey": own_key } })),
+            ("IndexedDB.enable", json!({})),
+            ("DOMStorage.enable", json!({})),
+            (
+                "DOMStorage.getDOMStorageItems",
+                json!({ "storageId": { "securityOrigin": OWN, "isLocalStorage": true } }),
+            ),
+            (
+                "FileSystem.getDirectory",
+                json!({ "bucketFileSystemLocator": { "storageKey": own_key, "pathComponents": [] } }),
+            ),
+            ("Storage.getStorageKeyForFrame", json!({ "frameId": "F" })),
+        ];
+        for (method, params) in own {
+            assert_eq!(refused(&set, method, params.clone()), None, "{method} {params}");
+        }
+        let other = [
+            ("CacheStorage.requestCacheNames", json!({ "securityOrigin": OTHER })),
+            ("CacheStorage.requestEntries", json!({ "cacheId": format!("{other_key}|mail") })),
+            ("CacheStorage.deleteEntry", json!({ "cacheId": "no bar here", "request": "/" })),
+            ("IndexedDB.deleteDatabase", json!({ "storageKey": other_key, "databaseName": "d" })),
+            // One of two names another origin.
+            ("IndexedDB.requestData", json!({ "securityOrigin": OWN, "storageKey": other_key })),
+            (
+                "DOMStorage.setDOMStorageItem",
+                json!({ "storageId": { "storageKey": other_key }, "key": "k", "value": "v" }),
+            ),
+            ("FileSystem.getDirectory", json!({ "bucketFileSystemLocator": { "storageKey": other_key } })),
+        ];
+        for (method, params) in other {
+            assert!(refused(&set, method, params.clone()).is_some(), "{method} {params}");
+        }
+    }
+
+    #[test]
+    fn an_agent_held_to_no_origins_reaches_any_storage_and_other_domains_are_not_read() {
+        let open = policy(json!({ "deny_methods": ["Input.*"] }));
+        assert_eq!(refused(&open, "Storage.getUsageAndQuota", json!({ "origin": OTHER })), None);
+        assert_eq!(refused(&open, "Storage.getTrustTokens", json!({})), None);
+        let held = policy(json!({ "allow_origins": ["http://127.0.0.1:*"] }));
+        assert_eq!(refused(&held, "Runtime.evaluate", json!({ "expression": OTHER })), None);
+        assert_eq!(refused(&held, "Network.setCookie", json!({ "url": OTHER })), None, "cookie_writes' job");
+        assert_eq!(refusal(held.for_agent("a"), "StorageX.y", None), None);
+    }
+
+    /// Through the core: refused before the extension hears of it, naming the rule, recorded;
+    /// the agent's own origin's goes through.
+    #[test]
+    fn the_core_refuses_another_sites_storage_and_records_it() {
+        use crate::testing::*;
+        use crate::Output;
+        let mut h = Harness::with_tabs(&[]);
+        h.core.set_policy(Some(policy(json!({ "allow_origins": ["http://127.0.0.1:*"] }))));
+        h.ext(crate::FromExtension::TabShared(agent_tab(1, "scout", true)));
+        h.connect_as(1, "scout");
+        let session = h.playwright_attach(1)[0].clone();
+        h.drain();
+        let track = |id: u64, origin: &str| json!({"id": id, "sessionId": session, "method": "Storage.trackIndexedDBForOrigin", "params": {"origin": origin}});
+        let step = h.send(1, track(4, OTHER));
+        assert!(step.commands().is_empty(), "the extension heard of it");
+        let reply = step.only_reply(1);
+        assert!(
+            reply["error"]["message"].as_str().unwrap().contains("allow_origins: http://localhost:9000"),
+            "{reply}"
+        );
+        let denied = |o: &Output| {
+            matches!(o, Output::Audit(r) if r.method == "Storage.trackIndexedDBForOrigin"
+                && matches!(&r.outcome, crate::Outcome::Denied { rule } if rule.contains("allow_origins")))
+        };
+        assert!(step.other.iter().any(denied));
+        assert_eq!(h.send(1, track(5, OWN)).commands().len(), 1, "its own origin's goes through");
+    }
+}
