@@ -181,9 +181,13 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
     let hub_handle = hub.clone();
     if let Some(path) = options.policy.clone() {
         let hub = hub.clone();
+        // In the hub's inbox before the file is said to be reloaded: every client frame read
+        // after that line comes after the new policy.
         tokio::spawn(policy_file::watch(path, move |policy| {
             let hub = hub.clone();
-            tokio::spawn(async move { hub.send(hub::Input::SetPolicy(Some(policy))).await });
+            async move {
+                let _ = hub.send(hub::Input::SetPolicy(Some(policy))).await;
+            }
         }));
     }
     tokio::spawn(watch_credentials(options.config_dir.clone(), agents.clone(), hub.clone()));
@@ -232,8 +236,13 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
 }
 
 /// Reads the agents' credentials again whenever `tabtunnel agent add|revoke` (or the side panel)
-/// changes them: the gate takes the new ones at once, and the connections of agents whose token
-/// was revoked are closed.
+/// changes them: the gate takes the new ones, and the connections of agents whose token was
+/// revoked are closed.
+///
+/// The core hears who is registered before the gate lets a new token in: a registered agent
+/// never counts toward `max_agents`, and its first connection, let in and counted as a made-up
+/// name, was refused when those filled the limit (a loaded run of trust.test.mjs). The revoked
+/// agents' connections are closed once the gate refuses their token, so none slips in between.
 async fn watch_credentials(config_dir: PathBuf, shared: credentials::SharedCredentials, hub: hub::HubHandle) {
     watch::watch(
         credentials::path(&config_dir),
@@ -245,11 +254,13 @@ async fn watch_credentials(config_dir: PathBuf, shared: credentials::SharedCrede
                 old.agents().iter().filter(|a| !fresh.agents().contains(a)).map(|a| a.name.clone()).collect()
             };
             let names: Vec<String> = fresh.names().map(str::to_owned).collect();
-            *shared.write().unwrap_or_else(|e| e.into_inner()) = fresh;
-            let hub = hub.clone();
-            tokio::spawn(
-                async move { hub.send(hub::Input::Credentials { registered: names, revoked }).await },
-            );
+            let (shared, hub) = (shared.clone(), hub.clone());
+            async move {
+                let registered = hub::Input::Credentials { registered: names.clone(), revoked: Vec::new() };
+                let _ = hub.send(registered).await;
+                *shared.write().unwrap_or_else(|e| e.into_inner()) = fresh;
+                let _ = hub.send(hub::Input::Credentials { registered: names, revoked }).await;
+            }
         },
     )
     .await

@@ -16,7 +16,10 @@ pub fn parse(text: &str) -> Result<PolicySet, String> {
 }
 
 /// Watches `path` and calls `apply` with each new policy that compiles.
-pub async fn watch(path: PathBuf, apply: impl FnMut(PolicySet)) {
+pub async fn watch<Applied: std::future::Future<Output = ()>>(
+    path: PathBuf,
+    apply: impl FnMut(PolicySet) -> Applied,
+) {
     crate::watch::watch(path, "policy", load, apply).await
 }
 
@@ -68,6 +71,7 @@ preset = "read-only"
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let watcher = tokio::spawn(watch(path.clone(), move |p| {
             let _ = tx.send(p);
+            std::future::ready(())
         }));
         // Make sure the modification time moves even on coarse file systems.
         tokio::time::sleep(Duration::from_millis(1100)).await;

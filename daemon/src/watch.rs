@@ -1,6 +1,7 @@
 //! Files the daemon reads again when they change (the policy, the agents' credentials): polled by
 //! modification time, which works the same on every platform and file system.
 
+use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -12,13 +13,14 @@ fn modified(path: &Path) -> Option<SystemTime> {
 }
 
 /// Calls `apply` with what `load` makes of `path` each time the file changes (appears, is
-/// rewritten or goes away). A version `load` refuses is skipped with a warning naming `what`:
-/// the last good one stays in force.
-pub async fn watch<T>(
+/// rewritten or goes away), and says it "reloaded" once `apply` is done: in force then (tests
+/// and scripts act on that line). A version `load` refuses is skipped with a warning naming
+/// `what`: the last good one stays in force.
+pub async fn watch<T, Applied: Future<Output = ()>>(
     path: PathBuf,
     what: &'static str,
     load: impl Fn(&Path) -> Result<T, String>,
-    mut apply: impl FnMut(T),
+    mut apply: impl FnMut(T) -> Applied,
 ) {
     let mut seen = modified(&path);
     let mut interval = tokio::time::interval(POLL);
@@ -32,8 +34,8 @@ pub async fn watch<T>(
         seen = now;
         match load(&path) {
             Ok(value) => {
+                apply(value).await;
                 tracing::info!(path = %path.display(), "{what} reloaded");
-                apply(value);
             }
             Err(e) => tracing::warn!("the {what} changed but is not valid; keeping the last one: {e}"),
         }

@@ -627,7 +627,8 @@ describe('the extension socket and the agent limit', { timeout: 300_000 }, () =>
       for (const url of [`ws://127.0.0.1:${h.port}/${alice}/cdp`, h.wsEndpoint]) {
         const raw = await RawCdp.open(url);
         try {
-          assert.ok((await raw.send(1, 'Browser.getVersion')).result, `${url} got in`);
+          const answer = await raw.send(1, 'Browser.getVersion');
+          assert.ok(answer.result, `${url} did not get in: ${JSON.stringify(answer)}\n${h.detail()}`);
         } finally {
           raw.close();
         }
