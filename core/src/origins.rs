@@ -93,6 +93,17 @@ impl OriginPattern {
         self.scheme == origin.scheme && host_ok && port_ok
     }
 
+    /// Whether every origin this pattern matches is of `site` (a top-level site: a scheme and a
+    /// registrable domain, ports playing no part): its host is the site's or under it.
+    pub(crate) fn is_within_site(&self, site: &Origin) -> bool {
+        let under = format!(".{}", site.host);
+        let host_ok = match &self.host {
+            HostPattern::Exact(host) => *host == site.host || host.ends_with(&under),
+            HostPattern::Subdomains(suffix) => *suffix == under || suffix.ends_with(&under),
+        };
+        self.scheme == site.scheme && host_ok
+    }
+
     /// Whether a host this pattern matches would be sent a cookie of `domain` (as Chrome lists
     /// cookies: a leading `.` for a domain cookie, sent to its subdomains too; ports play no
     /// part in cookies).

@@ -250,12 +250,27 @@ impl AgentPolicy {
         allowed.iter().chain(&self.allow_frame_origins).any(|p| p.gets_cookies_of(domain))
     }
 
-    /// Whether the storage of the origin of `url` (an origin or a URL) is the agent's own: one
-    /// its `allow_origins` or `allow_frame_origins` list; with no origin rules, every one.
+    /// Whether the origin of `url` (an origin or a URL) is one of `allow_origins`: its storage
+    /// as a site the human visits is the agent's. With no origin rules, every one.
     pub fn owns_origin(&self, url: &str) -> bool {
+        let Some((allowed, _)) = &self.allow_origins else { return true };
+        origin_of(url).is_some_and(|origin| allowed.iter().any(|p| p.matches(&origin)))
+    }
+
+    /// Whether the origin of `url` may show in a frame of the agent's pages (`allow_origins`
+    /// or `allow_frame_origins`): its storage partitioned under one of the agent's sites is
+    /// the agent's.
+    pub fn frames_origin(&self, url: &str) -> bool {
         let Some((allowed, _)) = &self.allow_origins else { return true };
         origin_of(url)
             .is_some_and(|origin| allowed.iter().chain(&self.allow_frame_origins).any(|p| p.matches(&origin)))
+    }
+
+    /// Whether `site` (`scheme://registrable-domain`, a storage key's top-level site) is the
+    /// site of one of `allow_origins`.
+    pub fn owns_site(&self, site: &str) -> bool {
+        let Some((allowed, _)) = &self.allow_origins else { return true };
+        origin_of(site).is_some_and(|site| allowed.iter().any(|p| p.is_within_site(&site)))
     }
 
     /// Whether a top-level document may load from `url`. Asked origins are asked even when

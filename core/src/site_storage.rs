@@ -8,14 +8,22 @@
 //! (`Storage.overrideQuotaForOrigin`: its storage fails) and deleted its buckets
 //! (`Storage.deleteStorageBucket`), each answered with success.
 //!
-//! A command naming an origin or a storage key runs only when that origin is one of the agent's
-//! own (`allow_origins`, `allow_frame_origins`), and for a key partitioned under a top-level
-//! site, that site too. One that reaches every site's (trust tokens, interest groups, bounce
-//! tracking) or names none it can read is refused. CacheStorage, IndexedDB, DOMStorage and
-//! FileSystem name theirs the same way; Chrome answers them for the page's own frames only
-//! today (or not at all to an extension), and they are checked all the same. Cookie writes are
-//! `cookie_writes`; `Storage.clearDataForOrigin` passes both (it clears an origin's storage, and
-//! its host's cookies).
+//! A command naming an origin or a storage key runs only when it is the agent's: an origin (the
+//! storage of the site as the human visits it) one of `allow_origins`; a key partitioned under a
+//! top-level site (a frame's storage) an origin its pages may frame (`allow_frame_origins` too)
+//! under one of its own sites. One that reaches every site's (trust tokens, interest groups,
+//! bounce tracking) or names none it can read is refused. CacheStorage, IndexedDB, DOMStorage
+//! and FileSystem name theirs the same way; Chrome answers them for the page's own frames only
+//! today (or not at all to an extension), and they are checked all the same.
+//!
+//! Service workers and background services are the browser's, not the tab's: the ServiceWorker
+//! domain's `enable` watches every site's registrations (their scopes, and which of the human's
+//! tabs each controls), its commands take any scope or origin (unregister, deliver a push
+//! message); BackgroundService replays every origin's logged push, sync and fetch events. The
+//! commands naming an origin or scope are checked as above, the rest refused.
+//!
+//! Cookie writes are `cookie_writes`; `Storage.clearDataForOrigin` passes both (it clears an
+//! origin's storage, and its host's cookies).
 
 use serde_json::Value;
 
@@ -29,17 +37,45 @@ pub fn refusal(policy: &AgentPolicy, method: &str, params: Option<&str>) -> Opti
         return None;
     }
     reaches(method, params).refusal(
-        |key| key_origins(key).is_some_and(|origins| origins.iter().all(|o| policy.owns_origin(o))),
+        |key| not_own(policy, key).is_none(),
         "it reaches the storage of every site",
-        |key| format!("{key} is not one of its origins"),
+        |key| not_own(policy, key).unwrap_or_default(),
     )
+}
+
+/// Why the storage an origin, a URL or a serialized storage key names is not the agent's.
+fn not_own(policy: &AgentPolicy, key: &str) -> Option<String> {
+    // What the agent sent, in the audit trail and the panel: kept short.
+    let shown = |text: &str| text.chars().take(120).collect::<String>();
+    let Some(parsed) = StorageKey::parse(key) else {
+        return Some(format!("{} is not a storage key it can read", shown(key)));
+    };
+    match parsed.top_level_site {
+        None if policy.owns_origin(parsed.origin) => None,
+        None => Some(format!("{} is not one of its origins", shown(parsed.origin))),
+        Some(site) if !policy.owns_site(site) => Some(format!(
+            "{} is partitioned under {}, not one of its sites",
+            shown(parsed.origin),
+            shown(site)
+        )),
+        Some(_) if policy.frames_origin(parsed.origin) => None,
+        Some(_) => Some(format!("{} is not an origin its pages may frame", shown(parsed.origin))),
+    }
 }
 
 /// The origins or storage keys a command names.
 fn reaches(method: &str, params: Option<&str>) -> Reach {
     let Some((domain, name)) = method.split_once('.') else { return Reach::Nothing };
-    let storage_domain =
-        matches!(domain, "Storage" | "CacheStorage" | "IndexedDB" | "DOMStorage" | "FileSystem");
+    let storage_domain = matches!(
+        domain,
+        "Storage"
+            | "CacheStorage"
+            | "IndexedDB"
+            | "DOMStorage"
+            | "FileSystem"
+            | "ServiceWorker"
+            | "BackgroundService"
+    );
     if !storage_domain {
         return Reach::Nothing;
     }
@@ -88,7 +124,7 @@ fn reaches(method: &str, params: Option<&str>) -> Reach {
             "enable" | "disable" => Reach::Nothing,
             _ => named(ORIGIN_OR_KEY),
         },
-        // A cache id is `<storage key>|<cache name>` (as Chrome 156 writes it).
+        // A cache id is `<storage key>|[<bucket>|]<cache name>` (as Chrome 156 writes it).
         ("CacheStorage", _) => match at(&["cacheId"]) {
             Some(id) => match id.split_once('|') {
                 Some((key, _)) => Reach::Named(vec![key.to_owned()]),
@@ -99,25 +135,46 @@ fn reaches(method: &str, params: Option<&str>) -> Reach {
         ("DOMStorage", "enable" | "disable") => Reach::Nothing,
         ("DOMStorage", _) => named(&[&["storageId", "securityOrigin"], &["storageId", "storageKey"]]),
         ("FileSystem", _) => named(&[&["bucketFileSystemLocator", "storageKey"]]),
+        ("ServiceWorker" | "BackgroundService", "disable" | "stopObserving") => Reach::Nothing,
+        (
+            "ServiceWorker",
+            "unregister" | "updateRegistration" | "startWorker" | "skipWaiting" | "deliverPushMessage",
+        )
+        | ("ServiceWorker", "dispatchSyncEvent" | "dispatchPeriodicSyncEvent") => {
+            named(&[&["scopeURL"], &["origin"]])
+        }
+        // `enable` (every site's registrations), a worker by version id (of any site),
+        // `stopAllWorkers`, `setForceUpdateOnPageLoad`; every BackgroundService command.
+        ("ServiceWorker" | "BackgroundService", _) => Reach::AllSites,
         _ => Reach::Nothing,
     }
 }
 
-/// The origins an origin or a serialized storage key belongs to: the key's origin, and the
-/// top-level site it is partitioned under (`^0<site>`). A nonce (`^1`, `^2`) or the ancestor
-/// bit (`^3`) names no other site; anything else (an opaque top-level site, a later field) is
-/// not read: `None`, refused.
-fn key_origins(key: &str) -> Option<Vec<&str>> {
-    let mut parts = key.split('^');
-    let mut origins = vec![parts.next()?];
-    for part in parts {
-        match part.split_at_checked(1)? {
-            ("0", site) => origins.push(site),
-            ("1" | "2" | "3", _) => {}
-            _ => return None,
+/// A serialized storage key (or an origin, or a URL: a key without a partition), as far as
+/// whose it is matters.
+struct StorageKey<'a> {
+    /// Its origin (or the URL it was given).
+    origin: &'a str,
+    /// The top-level site it is partitioned under (`^0<site>`): a frame's storage there.
+    top_level_site: Option<&'a str>,
+}
+
+impl<'a> StorageKey<'a> {
+    /// A nonce (`^1`, `^2`: an opaque frame's) is its origin's, the ancestor bit (`^3`) names
+    /// no other site; anything else (an opaque top-level site, a later field) is not read:
+    /// `None`, refused.
+    fn parse(key: &'a str) -> Option<Self> {
+        let mut parts = key.split('^');
+        let mut parsed = StorageKey { origin: parts.next()?, top_level_site: None };
+        for part in parts {
+            match part.split_at_checked(1)? {
+                ("0", site) if parsed.top_level_site.is_none() => parsed.top_level_site = Some(site),
+                ("1" | "2" | "3", _) => {}
+                _ => return None,
+            }
         }
+        Some(parsed)
     }
-    Some(origins)
 }
 
 #[cfg(test)]
@@ -158,7 +215,8 @@ mod tests {
         for name in by_origin {
             let method = format!("Storage.{name}");
             assert_eq!(refused(&set, &method, json!({ "origin": OWN })), None, "{method}");
-            assert_eq!(refused(&set, &method, json!({ "origin": "https://cdn.widgets.test" })), None);
+            // A frame origin's storage as a site the human visits is not the agent's.
+            assert!(refused(&set, &method, json!({ "origin": "https://cdn.widgets.test" })).is_some());
             assert_eq!(
                 refused(&set, &method, json!({ "origin": OTHER })).as_deref(),
                 Some("allow_origins: http://localhost:9000 is not one of its origins"),
@@ -193,20 +251,85 @@ mod tests {
     }
 
     #[test]
-    fn a_partitioned_key_needs_its_top_level_site_too() {
-        let set = policy(json!({ "allow_origins": ["http://127.0.0.1:*"] }));
+    fn a_partitioned_key_is_a_frames_storage_under_one_of_the_agents_sites() {
+        let set = policy(json!({
+            "allow_origins": ["http://127.0.0.1:8000", "https://app.example.com"],
+            "allow_frame_origins": ["https://*.widgets.test"],
+        }));
         let key = |k: &str| json!({ "storageKey": k });
         let method = "Storage.trackIndexedDBForStorageKey";
-        // The agent's origin embedded in its own site, or with a nonce: its own.
-        assert_eq!(refused(&set, method, key("http://127.0.0.1:8000/^0http://127.0.0.1^31")), None);
-        assert_eq!(refused(&set, method, key("http://127.0.0.1:8000/^112345^267890")), None);
-        // Embedded under another site: that site's partition, which tells where the human was.
-        assert!(refused(&set, method, key("http://127.0.0.1:8000/^0https://bank.test")).is_some());
-        // Another origin under the agent's site; a field it cannot read; no origin at all.
-        assert!(refused(&set, method, key("https://bank.test/^0http://127.0.0.1")).is_some());
-        assert!(refused(&set, method, key("http://127.0.0.1:8000/^4123^5456")).is_some());
-        assert!(refused(&set, method, key("not an origin")).is_some());
-        assert!(refused(&set, method, key("http://127.0.0.1:8000/^")).is_some());
+        // A frame it may show, under one of its sites (a site has no port; its origins' hosts
+        // are the site's or under it), with or without the cross-site ancestor bit.
+        for own in [
+            "https://cdn.widgets.test/^0http://127.0.0.1",
+            "https://cdn.widgets.test/^0https://example.com^31",
+            "http://127.0.0.1:8000/^0https://example.com",
+            // An opaque frame's (a nonce) of its own origin.
+            "http://127.0.0.1:8000/^112345^267890",
+        ] {
+            assert_eq!(refused(&set, method, key(own)), None, "{own}");
+        }
+        let refusals = [
+            // Its origin embedded under another site: that site's partition, where the human was.
+            (
+                "http://127.0.0.1:8000/^0https://bank.test",
+                "http://127.0.0.1:8000/ is partitioned under https://bank.test, not one of its sites",
+            ),
+            ("https://bank.test/^0http://127.0.0.1", "https://bank.test/ is not an origin its pages may frame"),
+            // Not its site: `http`, not `https`; a frame origin with a nonce has no site of its.
+            (
+                "https://cdn.widgets.test/^0http://example.com",
+                "https://cdn.widgets.test/ is partitioned under http://example.com, not one of its sites",
+            ),
+            ("https://cdn.widgets.test/^112345^267890", "https://cdn.widgets.test/ is not one of its origins"),
+            // A field it cannot read, two partitions, an empty field, no origin at all.
+            ("http://127.0.0.1:8000/^4123^5456", "http://127.0.0.1:8000/^4123^5456 is not a storage key it can read"),
+            ("http://127.0.0.1:8000/^0http://127.0.0.1^0https://bank.test", "http://127.0.0.1:8000/^0http://127.0.0.1^0https://bank.test is not a storage key it can read"),
+            ("http://127.0.0.1:8000/^", "http://127.0.0.1:8000/^ is not a storage key it can read"),
+            ("not an origin", "not an origin is not one of its origins"),
+        ];
+        for (bad, why) in refusals {
+            assert_eq!(refused(&set, method, key(bad)), Some(format!("allow_origins: {why}")), "{bad}");
+        }
+        // What the agent sent is shown short.
+        let long = format!("https://{}.test/", "x".repeat(5000));
+        assert!(refused(&set, method, key(&long)).unwrap().len() < 200);
+    }
+
+    #[test]
+    fn service_workers_and_background_services_of_other_sites_are_out_of_reach() {
+        let set = policy(json!({ "allow_origins": ["http://127.0.0.1:*"] }));
+        for (method, params) in [
+            ("ServiceWorker.unregister", json!({ "scopeURL": "http://127.0.0.1:8000/app/" })),
+            (
+                "ServiceWorker.deliverPushMessage",
+                json!({ "origin": OWN, "registrationId": "1", "data": "x" }),
+            ),
+            ("ServiceWorker.disable", json!({})),
+            ("BackgroundService.stopObserving", json!({ "service": "pushMessaging" })),
+        ] {
+            assert_eq!(refused(&set, method, params.clone()), None, "{method} {params}");
+        }
+        for (method, params) in [
+            ("ServiceWorker.unregister", json!({ "scopeURL": "https://mail.test/" })),
+            (
+                "ServiceWorker.deliverPushMessage",
+                json!({ "origin": OTHER, "registrationId": "1", "data": "x" }),
+            ),
+            (
+                "ServiceWorker.dispatchSyncEvent",
+                json!({ "origin": OTHER, "registrationId": "1", "tag": "t", "lastChance": true }),
+            ),
+            ("ServiceWorker.enable", json!({})),
+            ("ServiceWorker.stopAllWorkers", json!({})),
+            ("ServiceWorker.stopWorker", json!({ "versionId": "3" })),
+            ("ServiceWorker.setForceUpdateOnPageLoad", json!({ "forceUpdateOnPageLoad": true })),
+            ("BackgroundService.startObserving", json!({ "service": "pushMessaging" })),
+            ("BackgroundService.setRecording", json!({ "shouldRecord": true, "service": "backgroundFetch" })),
+            ("BackgroundService.clearEvents", json!({ "service": "backgroundSync" })),
+        ] {
+            assert!(refused(&set, method, params.clone()).is_some(), "{method} {params}");
+        }
     }
 
     #[test]

@@ -532,6 +532,10 @@ preset = "read-only"
         ['Storage.clearDataForOrigin', { origin: mailOrigin, storageTypes: 'indexeddb,cache_storage' }],
         ['Storage.getTrustTokens', {}],
         ['CacheStorage.requestEntries', { cacheId: `${mailKey}|mail`, skipCount: 0, pageSize: 10 }],
+        // The browser's service workers and background services: every site's.
+        ['ServiceWorker.enable', {}],
+        ['ServiceWorker.unregister', { scopeURL: `${mailOrigin}/` }],
+        ['BackgroundService.startObserving', { service: 'pushMessaging' }],
       ]) {
         const answer = await call(raw, method, params, session);
         assert.match(answer.error?.message ?? '', /denied by tabtunnel's policy: allow_origins/, `${method}: ${JSON.stringify(answer)}`);
