@@ -366,6 +366,9 @@ impl Core {
             }
             Redaction::Unreadable => return self.withhold_unreadable(&event),
         };
+        if self.other_sites_storage(&event) {
+            return;
+        }
         if matches!(event.method, "Fetch.requestPaused" | "Fetch.authRequired")
             && self.tabs.contains_key(&event.tab_id)
         {
@@ -458,6 +461,17 @@ impl Core {
             true => redact(event.params, hidden),
             false => Redaction::Unchanged,
         }
+    }
+
+    /// An event of another site's storage, or of the browser's service workers and background
+    /// services, which the tab's agent held to some origins may not hear (`site_storage`).
+    fn other_sites_storage(&self, event: &TabEvent) -> bool {
+        let storage = ["Storage.", "ServiceWorker.", "BackgroundService."];
+        if !storage.iter().any(|domain| event.method.starts_with(domain)) {
+            return false;
+        }
+        let policy = self.tabs.get(&event.tab_id).and_then(|t| t.policy.as_deref());
+        policy.is_some_and(|policy| crate::site_storage::event_withheld(policy, event.method, event.params))
     }
 
     /// An event that may hold cookies its agent may not see, and that cannot be read to hide

@@ -43,6 +43,30 @@ pub fn refusal(policy: &AgentPolicy, method: &str, params: Option<&str>) -> Opti
     )
 }
 
+/// Whether an event tells an agent held to origins of another site's storage: withheld. The
+/// commands that turn such events on are refused, but tracking turned on before the policy
+/// held the agent (a policy reloaded while it was connected) reports on; and the Storage
+/// domain's browser-wide events, ServiceWorker's (every site's registrations) and
+/// BackgroundService's never name only the agent's sites. Only these domains' events are read.
+pub fn event_withheld(policy: &AgentPolicy, method: &str, params: &str) -> bool {
+    if !policy.restricts_origins() {
+        return false;
+    }
+    match method.split_once('.') {
+        Some(("ServiceWorker" | "BackgroundService", _)) => true,
+        // A deleted bucket is named by an id only.
+        Some(("Storage", "storageBucketDeleted")) => false,
+        Some(("Storage", _)) => {
+            let params: Value = serde_json::from_str(params).unwrap_or(Value::Null);
+            let named = ["/storageKey", "/bucketInfo/bucket/storageKey", "/origin"]
+                .iter()
+                .find_map(|pointer| params.pointer(pointer).and_then(Value::as_str));
+            named.is_none_or(|key| not_own(policy, key).is_some())
+        }
+        _ => false,
+    }
+}
+
 /// Why the storage an origin, a URL or a serialized storage key names is not the agent's.
 fn not_own(policy: &AgentPolicy, key: &str) -> Option<String> {
     // What the agent sent, in the audit trail and the panel: kept short.
@@ -297,6 +321,29 @@ mod tests {
     }
 
     #[test]
+    fn events_of_other_sites_storage_are_withheld() {
+        let held = policy(json!({ "allow_origins": ["http://127.0.0.1:*"] }));
+        let held = held.for_agent("a");
+        let withheld = |method: &str, params: Value| event_withheld(held, method, &params.to_string());
+        let own = json!({"origin": OWN, "storageKey": format!("{OWN}/"), "bucketId": "1", "databaseName": "d", "objectStoreName": "s"});
+        let other = json!({"origin": OTHER, "storageKey": format!("{OTHER}/"), "bucketId": "2", "databaseName": "maildb", "objectStoreName": "s"});
+        assert!(!withheld("Storage.indexedDBContentUpdated", own));
+        assert!(withheld("Storage.indexedDBContentUpdated", other.clone()));
+        assert!(withheld("Storage.cacheStorageListUpdated", json!({"origin": OTHER})));
+        let bucket = |key: &str| json!({"bucketInfo": {"bucket": {"storageKey": key}, "id": "2"}});
+        assert!(!withheld("Storage.storageBucketCreatedOrUpdated", bucket(&format!("{OWN}/"))));
+        assert!(withheld("Storage.storageBucketCreatedOrUpdated", bucket(&format!("{OTHER}/"))));
+        assert!(!withheld("Storage.storageBucketDeleted", json!({"bucketId": "2"})));
+        // Browser-wide, naming no origin; every site's registrations.
+        assert!(withheld("Storage.interestGroupAccessed", json!({"name": "x"})));
+        assert!(withheld("ServiceWorker.workerRegistrationUpdated", json!({"registrations": []})));
+        assert!(withheld("BackgroundService.backgroundServiceEventReceived", json!({})));
+        assert!(!withheld("Network.requestWillBeSent", json!({"documentURL": OTHER})));
+        let open = policy(json!({ "deny_methods": ["Input.*"] }));
+        assert!(!event_withheld(open.for_agent("a"), "Storage.indexedDBContentUpdated", &other.to_string()));
+    }
+
+    #[test]
     fn service_workers_and_background_services_of_other_sites_are_out_of_reach() {
         let set = policy(json!({ "allow_origins": ["http://127.0.0.1:*"] }));
         for (method, params) in [
@@ -439,5 +486,13 @@ mod tests {
         };
         assert!(step.other.iter().any(denied));
         assert_eq!(h.send(1, track(5, OWN)).commands().len(), 1, "its own origin's goes through");
+        // Events of its own origin's storage reach it; another site's, tracked before the policy
+        // held it, do not.
+        let updated = |origin: &str| {
+            let params = json!({"origin": origin, "storageKey": format!("{origin}/"), "bucketId": "1", "databaseName": "d", "objectStoreName": "s"});
+            event(1, None, "Storage.indexedDBContentUpdated", &params.to_string())
+        };
+        assert_eq!(h.ext(updated(OWN)).methods(1), ["Storage.indexedDBContentUpdated"]);
+        assert!(h.ext(updated(OTHER)).client.is_empty(), "another site's storage event delivered");
     }
 }
