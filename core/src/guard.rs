@@ -174,6 +174,12 @@ impl Core {
         approved: Approved,
     ) -> bool {
         let agent = self.conns[&conn].agent.clone();
+        // Every agent's, whatever its policy: the human's clipboard is nobody's to read.
+        if let Some(rule) = crate::clipboard::refusal(cmd.method, cmd.params.map(|p| p.get())) {
+            self.audit(&agent, kind.tab(), cmd.method, None, Outcome::Denied { rule: rule.to_owned() });
+            self.refuse(conn, cmd, kind, &errors::denied_by_policy(cmd.method, rule));
+            return false;
+        }
         let page_target =
             kind.tab().and_then(|t| self.tabs.get(&t)).map(|s| s.tab.page_target_id().to_owned());
         let destination = destination(cmd, kind, page_target.as_deref());

@@ -25,6 +25,7 @@ mod agents;
 pub mod audit;
 mod client_frame;
 pub use client_frame::{Around, ClientFrame, ResultText};
+mod clipboard;
 mod closing;
 mod cookie_writes;
 mod cookies;

@@ -17,7 +17,7 @@ import { promisify } from 'node:util';
 
 import puppeteer from 'puppeteer-core';
 
-import { EXTENSION_ID, RawCdp, daemonBinary, pollFor, startHarness, tryWebSocket, withTimeout } from './harness.mjs';
+import { EXTENSION_ID, RawCdp, connectAgent, daemonBinary, pollFor, startHarness, tryWebSocket, withTimeout } from './harness.mjs';
 import { startMcpServer, textOf } from './mcp.mjs';
 
 const WAIT_MS = 30_000;
@@ -61,6 +61,7 @@ function allowedPages(orders) {
 <form id="order" method="post" action="/order"><input id="card" name="card" value="4111"><button id="buy" type="submit">Buy</button></form>
 <button id="note" type="button" onclick="localStorage.setItem('clicked','yes'); document.title='clicked'">Note</button>
 <p id="total">Total: 12.00</p></body></html>`,
+    '/pad.html': '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>pad</title></head><body><textarea id="t"></textarea></body></html>',
     '/order': (req, res) => {
       if (req.method === 'POST') orders.count += 1;
       res.writeHead(200, { 'content-type': 'text/html' });
@@ -567,6 +568,75 @@ preset = "read-only"
     } finally {
       await human.close();
       raw.close();
+    }
+  });
+
+  test('(12) no agent reads the human\'s clipboard or selection by pasting into its own page', async () => {
+    const pad = `${allowedOrigin}/pad.html`;
+    // The human copies a secret in a tab of theirs, then selects (only) another text: Linux's
+    // primary selection.
+    const human = await h.browser.newPage();
+    const copied = `copied-${crypto.randomBytes(6).toString('hex')}`;
+    const selected = `selected-${crypto.randomBytes(6).toString('hex')}`;
+    try {
+      await human.goto(pad);
+      await human.type('#t', copied);
+      await human.keyboard.down('Control');
+      await human.keyboard.press('a');
+      await human.keyboard.press('c');
+      await human.keyboard.up('Control');
+      await human.$eval('#t', (t, text) => { t.value = text; }, selected);
+      await human.keyboard.down('Control');
+      await human.keyboard.press('a');
+      await human.keyboard.up('Control');
+    } finally {
+      await human.close();
+    }
+    const agent = await connectAgent(h, 'paster');
+    try {
+      const page = await agent.newPage();
+      await page.goto(pad);
+      const value = () => page.$eval('#t', (t) => t.value);
+      const chord = async (modifier, key) => {
+        await page.keyboard.down(modifier);
+        try {
+          await page.keyboard.press(key);
+        } finally {
+          await page.keyboard.up(modifier);
+        }
+      };
+      // Measured before: each of these put the human's text in the agent's textarea.
+      const attempts = {
+        'Control+V': () => chord('Control', 'v'),
+        'Shift+Insert': () => chord('Shift', 'Insert'),
+        'a paste command': () => page.keyboard.press('KeyV', { commands: ['paste'] }),
+        'a middle click': () => page.click('#t', { button: 'middle' }),
+      };
+      for (const [name, attempt] of Object.entries(attempts)) {
+        await page.focus('#t');
+        await assert.rejects(attempt(), /no agent reads/, name);
+        assert.equal(await value(), '', `${name} pasted`);
+      }
+      // Typing, selecting and copying its own text still work.
+      await page.type('#t', 'typed by the agent');
+      await chord('Control', 'a');
+      assert.equal(await value(), 'typed by the agent');
+      const trail = await auditLines();
+      assert.ok(trail.some((l) => l.agent === 'paster' && l.method === 'Input.dispatchMouseEvent' && l.rule?.startsWith('the clipboard')), 'the refused middle click is in the trail');
+    } finally {
+      await agent.disconnect();
+    }
+    // What the agent was refused was there to read: the human's own tab pastes it.
+    const check = await h.browser.newPage();
+    try {
+      await check.goto(pad);
+      await check.focus('#t');
+      await check.keyboard.down('Control');
+      await check.keyboard.press('v');
+      await check.keyboard.up('Control');
+      assert.equal(await check.$eval('#t', (t) => t.value), copied, 'the human\'s clipboard');
+    } finally {
+      await check.close();
     }
   });
 

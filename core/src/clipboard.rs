@@ -1,0 +1,168 @@
+//! The human's clipboard, which no agent reads.
+//!
+//! A paste in an agent's page reads the system clipboard and, on Linux, the primary selection:
+//! measured through tabtunnel (headless and headful), an agent with no policy got, in a
+//! textarea of its own page, what the human had copied in another tab by `Input.dispatchKeyEvent`
+//! Ctrl+V, by a key carrying `commands: ["paste"]` and by Shift+Insert, and what the human had
+//! only selected there by a middle click. (`navigator.clipboard.readText()` asks the human, and
+//! is refused without them.) So every agent's paste keystrokes and middle-button presses are
+//! refused, whatever its policy: the agent types what it means to enter (`Input.insertText`,
+//! or its keys), and opens a link in a new tab with `Target.createTarget`.
+
+use serde_json::Value;
+
+/// `Input.dispatchKeyEvent`'s `modifiers` bits.
+const ALT: i64 = 1;
+const CTRL: i64 = 2;
+const META: i64 = 4;
+const SHIFT: i64 = 8;
+
+/// Why the command may not run, if it pastes the human's clipboard or selection. Parses
+/// params only for the two `Input` methods that can.
+pub fn refusal(method: &str, params: Option<&str>) -> Option<&'static str> {
+    let is_paste = match method {
+        "Input.dispatchKeyEvent" => pastes_by_key(&parsed(params)),
+        "Input.dispatchMouseEvent" => pastes_by_middle_click(&parsed(params)),
+        _ => false,
+    };
+    is_paste.then_some(
+        "the clipboard: a paste (Ctrl+V, Shift+Insert, a paste command, a middle click) reads the human's \
+         clipboard or selection, which no agent reads; type the text (Input.insertText), and open a link \
+         in a new tab with Target.createTarget",
+    )
+}
+
+fn parsed(params: Option<&str>) -> Value {
+    params.and_then(|p| serde_json::from_str(p).ok()).unwrap_or(Value::Null)
+}
+
+/// A key press that pastes: Ctrl+V or Cmd+V (with Shift: paste as plain text), Shift+Insert,
+/// the Paste key, or editing commands that paste (what Playwright sends for macOS shortcuts).
+/// Key-ups and chars paste nothing: Chrome pastes on the press.
+fn pastes_by_key(params: &Value) -> bool {
+    let str_of = |k: &str| params[k].as_str().unwrap_or_default();
+    let code = |k: &str| params[k].as_i64().unwrap_or(0);
+    let commands = params["commands"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let command_pastes =
+        commands.iter().filter_map(Value::as_str).any(|c| c.to_ascii_lowercase().starts_with("paste"));
+    if command_pastes {
+        return true;
+    }
+    if !matches!(str_of("type"), "keyDown" | "rawKeyDown") {
+        return false;
+    }
+    let modifiers = code("modifiers");
+    let is_key = |name: &str, dom_code: &str, virtual_code: i64| {
+        str_of("key").eq_ignore_ascii_case(name)
+            || str_of("code") == dom_code
+            || code("windowsVirtualKeyCode") == virtual_code
+    };
+    let v_with_command = is_key("v", "KeyV", 86) && modifiers & (CTRL | META) != 0 && modifiers & ALT == 0;
+    let shift_insert = is_key("Insert", "Insert", 45) && modifiers & SHIFT != 0;
+    let paste_key = str_of("key") == "Paste" || str_of("code") == "Paste";
+    v_with_command || shift_insert || paste_key
+}
+
+/// A middle-button press or release: on Linux it pastes the primary selection into the text
+/// under the pointer.
+fn pastes_by_middle_click(params: &Value) -> bool {
+    let press = matches!(params["type"].as_str(), Some("mousePressed" | "mouseReleased"));
+    press && params["button"].as_str() == Some("middle")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn refused(method: &str, params: Value) -> bool {
+        refusal(method, Some(&params.to_string())).is_some()
+    }
+
+    #[test]
+    fn paste_keystrokes_are_refused() {
+        let key = |extra: Value| {
+            let mut params = json!({"type": "rawKeyDown"});
+            params.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            params
+        };
+        for params in [
+            // As puppeteer and Playwright send Ctrl+V, and by each of its names.
+            key(json!({"modifiers": CTRL, "key": "v", "code": "KeyV", "windowsVirtualKeyCode": 86})),
+            key(json!({"modifiers": CTRL, "key": "V"})),
+            key(json!({"modifiers": CTRL, "code": "KeyV"})),
+            key(json!({"modifiers": CTRL | SHIFT, "windowsVirtualKeyCode": 86})),
+            key(json!({"modifiers": META, "key": "v"})),
+            key(json!({"type": "keyDown", "modifiers": CTRL, "key": "v"})),
+            key(json!({"modifiers": SHIFT, "key": "Insert", "code": "Insert", "windowsVirtualKeyCode": 45})),
+            key(json!({"key": "Paste"})),
+            // Editing commands paste whatever the key (Playwright's macOS shortcuts).
+            key(json!({"key": "v", "commands": ["paste"]})),
+            key(json!({"key": "v", "commands": ["selectAll", "pasteAndMatchStyle"]})),
+            json!({"type": "keyUp", "key": "x", "commands": ["Paste"]}),
+        ] {
+            assert!(refused("Input.dispatchKeyEvent", params.clone()), "{params}");
+        }
+    }
+
+    #[test]
+    fn other_keys_and_releases_go_through() {
+        for params in [
+            json!({"type": "rawKeyDown", "key": "v", "code": "KeyV", "windowsVirtualKeyCode": 86}),
+            json!({"type": "char", "text": "v"}),
+            json!({"type": "keyUp", "modifiers": CTRL, "key": "v"}),
+            json!({"type": "rawKeyDown", "modifiers": CTRL, "key": "c"}),
+            json!({"type": "rawKeyDown", "modifiers": CTRL, "key": "a", "commands": ["selectAll"]}),
+            // AltGr+V types a character on some layouts (Ctrl and Alt together).
+            json!({"type": "rawKeyDown", "modifiers": CTRL | ALT, "key": "v"}),
+            json!({"type": "rawKeyDown", "key": "Insert"}),
+            json!({"type": "rawKeyDown", "modifiers": SHIFT, "key": "V"}),
+        ] {
+            assert!(!refused("Input.dispatchKeyEvent", params.clone()), "{params}");
+        }
+        assert!(!refused("Input.insertText", json!({"text": "pasted by hand"})));
+        assert_eq!(refusal("Input.dispatchKeyEvent", None), None);
+    }
+
+    #[test]
+    fn middle_clicks_are_refused_and_other_buttons_go_through() {
+        let mouse = |kind: &str, button: &str| json!({"type": kind, "x": 1, "y": 2, "button": button});
+        assert!(refused("Input.dispatchMouseEvent", mouse("mousePressed", "middle")));
+        assert!(refused("Input.dispatchMouseEvent", mouse("mouseReleased", "middle")));
+        assert!(!refused("Input.dispatchMouseEvent", mouse("mouseMoved", "middle")));
+        assert!(!refused("Input.dispatchMouseEvent", mouse("mousePressed", "left")));
+        assert!(!refused("Input.dispatchMouseEvent", mouse("mousePressed", "right")));
+    }
+
+    /// Through the core, for an agent with no policy at all: refused before the extension hears
+    /// of it, recorded once as denied; an ordinary key goes through.
+    #[test]
+    fn the_core_refuses_a_paste_of_any_agent() {
+        use crate::testing::*;
+        use crate::Output;
+        let mut h = Harness::with_tabs(&[]);
+        h.ext(crate::FromExtension::TabShared(agent_tab(1, "scout", true)));
+        h.connect_as(1, "scout");
+        let session = h.playwright_attach(1)[0].clone();
+        h.drain();
+        let key = |id: u64, modifiers: i64| json!({"id": id, "sessionId": session, "method": "Input.dispatchKeyEvent", "params": {"type": "rawKeyDown", "modifiers": modifiers, "key": "v", "code": "KeyV", "windowsVirtualKeyCode": 86}});
+        let step = h.send(1, key(4, CTRL));
+        assert!(step.commands().is_empty() && step.extension.is_empty(), "the extension heard of it");
+        let reply = step.only_reply(1);
+        assert!(reply["error"]["message"].as_str().unwrap().contains("no agent reads"), "{reply}");
+        let records: Vec<_> = step
+            .other
+            .iter()
+            .filter_map(|o| match o {
+                Output::Audit(r) if r.method == "Input.dispatchKeyEvent" => Some(&r.outcome),
+                _ => None,
+            })
+            .collect();
+        assert!(
+            matches!(records.as_slice(), [crate::Outcome::Denied { rule }] if rule.starts_with("the clipboard")),
+            "{records:?}"
+        );
+        let typed = h.send(1, key(5, 0));
+        assert!(typed.client.is_empty(), "a plain v is not refused: {:?}", typed.client);
+    }
+}
