@@ -4,12 +4,17 @@
 //! measured through tabtunnel (headless and headful), an agent with no policy got, in a
 //! textarea of its own page, what the human had copied in another tab by `Input.dispatchKeyEvent`
 //! Ctrl+V, by a key carrying `commands: ["paste"]` and by Shift+Insert, and what the human had
-//! only selected there by a middle click. (`navigator.clipboard.readText()` asks the human, and
-//! is refused without them.) So every agent's paste keystrokes and middle-button presses are
-//! refused, whatever its policy: the agent types what it means to enter (`Input.insertText`,
-//! or its keys), and opens a link in a new tab with `Target.createTarget`.
+//! only selected there by a middle click (`dispatchMouseEvent`, `emulateTouchFromMouseEvent`).
+//! So every agent's paste keystrokes and middle clicks are refused, whatever its policy, and so
+//! are `Input` commands whose params cannot be read (a lone surrogate, which `JSON.parse` lets
+//! through to Chrome): the agent types what it means to enter (`Input.insertText`, its keys).
+//! Cmd+V on Linux and Windows, Ctrl+V on macOS and middle presses outside Linux paste nothing;
+//! they are refused all the same, the rule not knowing the platform. Not covered: a page's
+//! `navigator.clipboard.readText()` runs for a site the human once let read the clipboard.
 
 use serde_json::Value;
+
+use crate::envelope::integral;
 
 /// `Input.dispatchKeyEvent`'s `modifiers` bits.
 const ALT: i64 = 1;
@@ -17,45 +22,51 @@ const CTRL: i64 = 2;
 const META: i64 = 4;
 const SHIFT: i64 = 8;
 
-/// Why the command may not run, if it pastes the human's clipboard or selection. Parses
-/// params only for the two `Input` methods that can.
-pub fn refusal(method: &str, params: Option<&str>) -> Option<&'static str> {
-    let is_paste = match method {
-        "Input.dispatchKeyEvent" => pastes_by_key(&parsed(params)),
-        "Input.dispatchMouseEvent" => pastes_by_middle_click(&parsed(params)),
-        _ => false,
+/// The rule, as the audit trail names it.
+pub const RULE: &str = "the clipboard: no agent pastes the user's clipboard or selection";
+
+/// Whether the command pastes (or, its params unreadable, might paste) the human's clipboard
+/// or selection. Parses params only for the three `Input` methods that can.
+pub fn refused(method: &str, params: Option<&str>) -> bool {
+    let reads = |pastes: fn(&Value) -> bool| match params.map(serde_json::from_str::<Value>) {
+        Some(Ok(params)) => pastes(&params),
+        Some(Err(_)) => true,
+        None => false,
     };
-    is_paste.then_some(
-        "the clipboard: a paste (Ctrl+V, Shift+Insert, a paste command, a middle click) reads the human's \
-         clipboard or selection, which no agent reads; type the text (Input.insertText), and open a link \
-         in a new tab with Target.createTarget",
-    )
+    match method {
+        "Input.dispatchKeyEvent" => reads(pastes_by_key),
+        "Input.dispatchMouseEvent" | "Input.emulateTouchFromMouseEvent" => reads(pastes_by_middle_click),
+        _ => false,
+    }
 }
 
-fn parsed(params: Option<&str>) -> Value {
-    params.and_then(|p| serde_json::from_str(p).ok()).unwrap_or(Value::Null)
+/// A number parameter as Chrome reads it (`2.0` is 2); 0 when absent.
+fn number(params: &Value, key: &str) -> i64 {
+    params[key].as_f64().and_then(integral).unwrap_or(0)
 }
 
 /// A key press that pastes: Ctrl+V or Cmd+V (with Shift: paste as plain text), Shift+Insert,
-/// the Paste key, or editing commands that paste (what Playwright sends for macOS shortcuts).
-/// Key-ups and chars paste nothing: Chrome pastes on the press.
+/// the Paste key, or editing commands that paste or yank (what Playwright sends for macOS
+/// shortcuts; Blink's `Paste`, `PasteAndMatchStyle`, `PasteGlobalSelection`, and macOS's
+/// kill ring). Key-ups and chars paste nothing: Blink pastes on the press.
 fn pastes_by_key(params: &Value) -> bool {
     let str_of = |k: &str| params[k].as_str().unwrap_or_default();
-    let code = |k: &str| params[k].as_i64().unwrap_or(0);
     let commands = params["commands"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let command_pastes =
-        commands.iter().filter_map(Value::as_str).any(|c| c.to_ascii_lowercase().starts_with("paste"));
+    let command_pastes = commands.iter().filter_map(Value::as_str).any(|c| {
+        let c = c.to_ascii_lowercase();
+        c.starts_with("paste") || c.starts_with("yank")
+    });
     if command_pastes {
         return true;
     }
     if !matches!(str_of("type"), "keyDown" | "rawKeyDown") {
         return false;
     }
-    let modifiers = code("modifiers");
+    let modifiers = number(params, "modifiers");
     let is_key = |name: &str, dom_code: &str, virtual_code: i64| {
         str_of("key").eq_ignore_ascii_case(name)
             || str_of("code") == dom_code
-            || code("windowsVirtualKeyCode") == virtual_code
+            || number(params, "windowsVirtualKeyCode") == virtual_code
     };
     let v_with_command = is_key("v", "KeyV", 86) && modifiers & (CTRL | META) != 0 && modifiers & ALT == 0;
     let shift_insert = is_key("Insert", "Insert", 45) && modifiers & SHIFT != 0;
@@ -63,8 +74,8 @@ fn pastes_by_key(params: &Value) -> bool {
     v_with_command || shift_insert || paste_key
 }
 
-/// A middle-button press or release: on Linux it pastes the primary selection into the text
-/// under the pointer.
+/// A middle-button press or release: on Linux the release pastes the primary selection into
+/// the text under the pointer (the press is refused too, so no button is left held).
 fn pastes_by_middle_click(params: &Value) -> bool {
     let press = matches!(params["type"].as_str(), Some("mousePressed" | "mouseReleased"));
     press && params["button"].as_str() == Some("middle")
@@ -76,7 +87,7 @@ mod tests {
     use serde_json::json;
 
     fn refused(method: &str, params: Value) -> bool {
-        refusal(method, Some(&params.to_string())).is_some()
+        super::refused(method, Some(&params.to_string()))
     }
 
     #[test]
@@ -99,7 +110,11 @@ mod tests {
             // Editing commands paste whatever the key (Playwright's macOS shortcuts).
             key(json!({"key": "v", "commands": ["paste"]})),
             key(json!({"key": "v", "commands": ["selectAll", "pasteAndMatchStyle"]})),
+            key(json!({"key": "y", "commands": ["yank"]})),
             json!({"type": "keyUp", "key": "x", "commands": ["Paste"]}),
+            // Numbers as Chrome reads them: an integral float is the integer.
+            key(json!({"modifiers": 2.0, "key": "v"})),
+            key(json!({"modifiers": CTRL, "key": "x", "code": "KeyX", "windowsVirtualKeyCode": 86.0})),
         ] {
             assert!(refused("Input.dispatchKeyEvent", params.clone()), "{params}");
         }
@@ -121,7 +136,21 @@ mod tests {
             assert!(!refused("Input.dispatchKeyEvent", params.clone()), "{params}");
         }
         assert!(!refused("Input.insertText", json!({"text": "pasted by hand"})));
-        assert_eq!(refusal("Input.dispatchKeyEvent", None), None);
+        assert!(!super::refused("Input.dispatchKeyEvent", None));
+        // Not integral: not the key code Chrome would read (it refuses the command itself).
+        assert!(!refused(
+            "Input.dispatchKeyEvent",
+            json!({"type": "rawKeyDown", "modifiers": 2.5, "key": "x"})
+        ));
+    }
+
+    #[test]
+    fn input_params_it_cannot_read_are_refused() {
+        // A lone surrogate: `JSON.parse` in the extension takes it, serde_json does not.
+        let lone = r#"{"type":"rawKeyDown","key":"a","keyIdentifier":"\ud800"}"#;
+        assert!(super::refused("Input.dispatchKeyEvent", Some(lone)));
+        assert!(super::refused("Input.emulateTouchFromMouseEvent", Some("{")));
+        assert!(!super::refused("Runtime.evaluate", Some(lone)), "only the methods that can paste");
     }
 
     #[test]
@@ -129,6 +158,8 @@ mod tests {
         let mouse = |kind: &str, button: &str| json!({"type": kind, "x": 1, "y": 2, "button": button});
         assert!(refused("Input.dispatchMouseEvent", mouse("mousePressed", "middle")));
         assert!(refused("Input.dispatchMouseEvent", mouse("mouseReleased", "middle")));
+        assert!(refused("Input.emulateTouchFromMouseEvent", mouse("mouseReleased", "middle")));
+        assert!(!refused("Input.emulateTouchFromMouseEvent", mouse("mouseReleased", "left")));
         assert!(!refused("Input.dispatchMouseEvent", mouse("mouseMoved", "middle")));
         assert!(!refused("Input.dispatchMouseEvent", mouse("mousePressed", "left")));
         assert!(!refused("Input.dispatchMouseEvent", mouse("mousePressed", "right")));
@@ -149,7 +180,7 @@ mod tests {
         let step = h.send(1, key(4, CTRL));
         assert!(step.commands().is_empty() && step.extension.is_empty(), "the extension heard of it");
         let reply = step.only_reply(1);
-        assert!(reply["error"]["message"].as_str().unwrap().contains("no agent reads"), "{reply}");
+        assert!(reply["error"]["message"].as_str().unwrap().contains("which no agent reads"), "{reply}");
         let records: Vec<_> = step
             .other
             .iter()
@@ -159,7 +190,7 @@ mod tests {
             })
             .collect();
         assert!(
-            matches!(records.as_slice(), [crate::Outcome::Denied { rule }] if rule.starts_with("the clipboard")),
+            matches!(records.as_slice(), [crate::Outcome::Denied { rule }] if rule == RULE),
             "{records:?}"
         );
         let typed = h.send(1, key(5, 0));

@@ -244,7 +244,11 @@ fn parse_id(raw: &str) -> Option<i64> {
     if let Ok(id) = raw.parse::<i32>() {
         return Some(id.into());
     }
-    let value: f64 = serde_json::from_str(raw).ok()?;
+    integral(serde_json::from_str(raw).ok()?)
+}
+
+/// A number as Chromium reads a 32-bit integer parameter: also an integral float (`2.0`).
+pub(crate) fn integral(value: f64) -> Option<i64> {
     let in_range = (f64::from(i32::MIN)..=f64::from(i32::MAX)).contains(&value);
     // `as` is exact here: the value is integral and within i32.
     (in_range && value.fract() == 0.0).then_some(value as i64)

@@ -207,6 +207,12 @@ pub mod errors {
             "The answer is withheld by tabtunnel's policy: it may hold cookies this agent may not see, and it could not be read to hide them",
         )
     }
+    pub fn clipboard_refused(method: &str) -> CdpError {
+        err(
+            -32000,
+            format!("'{method}' is refused by tabtunnel: it would paste (or, for params it cannot read, might paste) the user's clipboard or selection, which no agent reads; type the text instead"),
+        )
+    }
     pub fn refused_by_user(method: &str, why: &str) -> CdpError {
         err(-32000, format!("'{method}' was not allowed: tabtunnel asked, and {why}"))
     }
