@@ -253,6 +253,9 @@ impl Core {
         if let Some(rule) = refusal {
             return self.deny_method(conn, cmd, kind, agent, url, rule);
         }
+        if let Some((rule, request_url)) = self.paused_answer_refusal(cmd, kind, policy) {
+            return self.deny_method(conn, cmd, kind, agent, Some(&request_url), rule);
+        }
         if let Decision::Ask(rule) = decision {
             if approved == Approved::No && !self.always_method(agent, cmd.method) {
                 self.ask(agent, tab, cmd.method, url, rule, Waiting::Command { conn, text: text.to_owned() });

@@ -13,11 +13,34 @@ use super::interception::{self, ClientFetch, PausedRequest};
 use super::network::{Bounced, PausedKey};
 use super::{rule, Waiting};
 use crate::frames::{errors, ClientCommand};
-use crate::session::ConnId;
+use crate::session::{ConnId, SessionKind};
 use crate::Core;
 use tabtunnel_wire::{BrowserOp, TabId};
 
 impl Core {
+    /// Why the policy refuses a client's answer to a request paused for it, and the request's
+    /// URL: an agent held to origins sets no other site's cookie through a response it writes
+    /// (`cookie_writes::response_refusal`). Judged with the other rules of the policy, before
+    /// the command is recorded as allowed; a request not handed to it is `fetch_command`'s.
+    pub(crate) fn paused_answer_refusal(
+        &self,
+        cmd: &ClientCommand,
+        kind: SessionKind,
+        policy: &crate::policy::AgentPolicy,
+    ) -> Option<(String, String)> {
+        interception::answers_paused(cmd.method)?;
+        let (tab, child) = match kind {
+            SessionKind::Page { tab } => (tab, None),
+            SessionKind::Child { tab } => (tab, Some(cmd.session_id.to_owned())),
+            _ => return None,
+        };
+        let params = crate::emulation::params(cmd);
+        let id = params["requestId"].as_str().unwrap_or_default().to_owned();
+        let url = &self.gestures.paused.get(&(tab, child, id))?.request.request.url;
+        let rule = crate::cookie_writes::response_refusal(policy, cmd.method, &params, url)?;
+        Some((rule, url.clone()))
+    }
+
     pub(super) fn fetch_command(
         &mut self,
         conn: ConnId,
@@ -44,23 +67,6 @@ impl Core {
                 if handed.as_ref().is_none_or(|(c, s)| *c != conn || s != cmd.session_id) {
                     self.reply_error(conn, cmd, &errors::invalid_params(method, "Invalid InterceptionId."));
                     return true;
-                }
-                // An agent held to origins sets no other site's cookie through a response it writes.
-                if let Some(policy) = self.conns[&conn].policy.clone() {
-                    let url = &self.gestures.paused[&key].request.request.url;
-                    if let Some(rule) = crate::cookie_writes::response_refusal(&policy, method, &params, url)
-                    {
-                        let (agent, url) = (self.conns[&conn].agent.clone(), url.clone());
-                        self.audit(
-                            &agent,
-                            Some(tab),
-                            method,
-                            Some(&url),
-                            crate::Outcome::Denied { rule: rule.clone() },
-                        );
-                        self.reply_error(conn, cmd, &errors::denied_by_policy(method, &rule));
-                        return true;
-                    }
                 }
                 if method == "Fetch.continueRequest" {
                     let paused = &self.gestures.paused[&key].request;

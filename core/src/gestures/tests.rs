@@ -519,8 +519,13 @@ fn a_response_a_client_writes_sets_no_cookie_of_another_site() {
         assert!(fetch_commands(&step).is_empty(), "{command}");
         let message = step.only_reply(1)["error"]["message"].as_str().unwrap().to_owned();
         assert!(message.contains("allow_origins: a Set-Cookie for bank.test"), "{message}");
-        let denied = |r: &&AuditRecord| matches!(&r.outcome, Outcome::Denied { rule } if rule.contains("allow_origins"));
-        assert!(audits(&step).iter().any(denied));
+        // Recorded once, as denied, with the request's URL (not also as allowed by the method rules).
+        let records = audits(&step);
+        assert!(
+            matches!(records.as_slice(), [r] if matches!(&r.outcome, Outcome::Denied { rule } if rule.contains("allow_origins"))
+                && r.url.as_deref() == Some("https://bank.test/pixel.png")),
+            "{records:?}"
+        );
     }
     // Without a cookie it goes; and on its own site's request a cookie may be set.
     assert_eq!(
