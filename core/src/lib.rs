@@ -41,6 +41,7 @@ pub use lifecycle::TabEvent;
 mod null_values;
 pub mod origins;
 mod params_shape;
+mod params_text;
 mod pending;
 pub mod policy;
 mod prepared;
@@ -366,6 +367,19 @@ impl Core {
         if let Some(error) = params_shape::refusal(kind, &cmd) {
             return self.reply_error(conn, &cmd, &error);
         }
+        // The rules read the params as Chrome will (`params_text`).
+        let readable;
+        let cmd = match cmd.params.map(params_text::check) {
+            Some(params_text::Checked::TooDeep) => {
+                let why = format!("params nested deeper than {} levels", params_text::MAX_DEPTH);
+                return self.reply_error(conn, &cmd, &errors::invalid_params(cmd.method, &why));
+            }
+            Some(params_text::Checked::Rewritten(params)) => {
+                readable = params;
+                ClientCommand { params: Some(&readable), ..cmd }
+            }
+            Some(params_text::Checked::Unchanged) | None => cmd,
+        };
         self.agents.acted(&agent, cmd.method, self.now_ms);
         if !self.guard_command(conn, &cmd, kind, text, approved) {
             return;

@@ -296,6 +296,12 @@ preset = "read-only"
       assert.ok(!raw.all.some((t) => t.includes('attachedToTarget') && t.includes(mailOrigin)), 'no child session of the forbidden site');
       const loaded = await call(raw, 'Network.loadNetworkResource', { frameId: targetId, url: `${mailOrigin}/inbox`, options: { disableCache: true, includeCredentials: true } }, session);
       assert.match(loaded.error?.message ?? '', /allow_origins/, JSON.stringify(loaded));
+      // A lone surrogate (Chrome reads U+FFFD) made the params unreadable to the rule, which
+      // judged the load as about:blank and let it fetch the forbidden site.
+      const loneId = nextId++;
+      raw.sendRaw(`{"id":${loneId},"sessionId":"${session}","method":"Network.loadNetworkResource","params":{"frameId":"${targetId}","url":"${mailOrigin}/inbox#\\ud800","options":{"disableCache":true,"includeCredentials":true}}}`);
+      const lone = await raw.next((m) => m.id === loneId, 'the answer to the load with a lone surrogate');
+      assert.match(lone.error?.message ?? '', /allow_origins/, JSON.stringify(lone));
       // A backslash is a slash to Chrome: this URL is the forbidden host, not the allowed one.
       const sneaky = `http://localhost:${new URL(mailOrigin).port}\\@127.0.0.1:${new URL(allowedOrigin).port}/`;
       const navigated = await call(raw, 'Page.navigate', { url: sneaky }, session);
