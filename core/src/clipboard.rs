@@ -171,11 +171,7 @@ mod tests {
     fn the_core_refuses_a_paste_of_any_agent() {
         use crate::testing::*;
         use crate::Output;
-        let mut h = Harness::with_tabs(&[]);
-        h.ext(crate::FromExtension::TabShared(agent_tab(1, "scout", true)));
-        h.connect_as(1, "scout");
-        let session = h.playwright_attach(1)[0].clone();
-        h.drain();
+        let (mut h, session) = scout_on_its_tab(None);
         let key = |id: u64, modifiers: i64| json!({"id": id, "sessionId": session, "method": "Input.dispatchKeyEvent", "params": {"type": "rawKeyDown", "modifiers": modifiers, "key": "v", "code": "KeyV", "windowsVirtualKeyCode": 86}});
         let step = h.send(1, key(4, CTRL));
         assert!(step.commands().is_empty() && step.extension.is_empty(), "the extension heard of it");

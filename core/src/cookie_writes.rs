@@ -236,13 +236,7 @@ mod tests {
     /// Agent `scout` under `section`, on tab 1 through connection 1: the harness, its session,
     /// and its command planting a cookie on bank.test.
     fn scout_planting(section: Value) -> (crate::testing::Harness, String, Value) {
-        use crate::testing::*;
-        let mut h = Harness::with_tabs(&[]);
-        h.core.set_policy(Some(policy(section)));
-        h.ext(crate::FromExtension::TabShared(agent_tab(1, "scout", true)));
-        h.connect_as(1, "scout");
-        let session = h.playwright_attach(1)[0].clone();
-        h.drain();
+        let (h, session) = crate::testing::scout_on_its_tab(Some(section));
         let plant = json!({"id": 4, "sessionId": session, "method": "Network.setCookie", "params": {"name": "s", "value": "x", "url": "https://bank.test/"}});
         (h, session, plant)
     }

@@ -159,12 +159,7 @@ mod tests {
     fn the_rules_read_what_chrome_will() {
         use crate::testing::*;
         use serde_json::json;
-        let mut h = Harness::with_tabs(&[]);
-        h.core.set_policy(Some(default_policy(json!({ "allow_origins": ["http://127.0.0.1:*"] }))));
-        h.ext(crate::FromExtension::TabShared(agent_tab(1, "scout", true)));
-        h.connect_as(1, "scout");
-        let session = h.playwright_attach(1)[0].clone();
-        h.drain();
+        let (mut h, session) = scout_on_its_tab(Some(json!({ "allow_origins": ["http://127.0.0.1:*"] })));
         let load = |id: u64, url: &str| {
             format!(
                 r#"{{"id":{id},"sessionId":"{session}","method":"Network.loadNetworkResource","params":{{"frameId":"F","url":"{url}","options":{{"disableCache":true,"includeCredentials":true}}}}}}"#

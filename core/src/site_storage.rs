@@ -466,12 +466,7 @@ mod tests {
     fn the_core_refuses_another_sites_storage_and_records_it() {
         use crate::testing::*;
         use crate::Output;
-        let mut h = Harness::with_tabs(&[]);
-        h.core.set_policy(Some(policy(json!({ "allow_origins": ["http://127.0.0.1:*"] }))));
-        h.ext(crate::FromExtension::TabShared(agent_tab(1, "scout", true)));
-        h.connect_as(1, "scout");
-        let session = h.playwright_attach(1)[0].clone();
-        h.drain();
+        let (mut h, session) = scout_on_its_tab(Some(json!({ "allow_origins": ["http://127.0.0.1:*"] })));
         let track = |id: u64, origin: &str| json!({"id": id, "sessionId": session, "method": "Storage.trackIndexedDBForOrigin", "params": {"origin": origin}});
         let step = h.send(1, track(4, OTHER));
         assert!(step.commands().is_empty(), "the extension heard of it");

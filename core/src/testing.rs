@@ -13,6 +13,21 @@ pub struct Harness {
     pub core: Core,
 }
 
+/// Agent `scout` on a tab of its own (tab 1), attached through connection 1 as Playwright
+/// attaches, under the `[default]` policy `section` if any: the harness, drained, and the page's
+/// session.
+pub fn scout_on_its_tab(section: Option<Value>) -> (Harness, String) {
+    let mut h = Harness::with_tabs(&[]);
+    if let Some(section) = section {
+        h.core.set_policy(Some(default_policy(section)));
+    }
+    h.ext(FromExtension::TabShared(agent_tab(1, "scout", true)));
+    h.connect_as(1, "scout");
+    let session = h.playwright_attach(1)[0].clone();
+    h.drain();
+    (h, session)
+}
+
 /// The rules of a policy file whose `[default]` section is `section` (JSON for TOML).
 pub fn default_policy(section: Value) -> crate::policy::PolicySet {
     let file: crate::policy::PolicyFile = serde_json::from_value(json!({ "default": section })).unwrap();
