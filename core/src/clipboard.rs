@@ -150,6 +150,9 @@ mod tests {
         let lone = r#"{"type":"rawKeyDown","key":"a","keyIdentifier":"\ud800"}"#;
         assert!(super::refused("Input.dispatchKeyEvent", Some(lone)));
         assert!(super::refused("Input.emulateTouchFromMouseEvent", Some("{")));
+        // Read as V8 reads it (correctly rounded): 2, so Ctrl.
+        let rounded = r#"{"type":"rawKeyDown","modifiers":2.000000000000000207454,"key":"v"}"#;
+        assert!(super::refused("Input.dispatchKeyEvent", Some(rounded)));
         assert!(!super::refused("Runtime.evaluate", Some(lone)), "only the methods that can paste");
     }
 

@@ -253,7 +253,7 @@ impl Core {
         if let Some(rule) = refusal {
             return self.deny_method(conn, cmd, kind, agent, url, rule);
         }
-        if let Some((rule, request_url)) = self.paused_answer_refusal(cmd, kind, policy) {
+        if let Some((rule, request_url)) = self.paused_answer_refusal(conn, cmd, kind, policy) {
             return self.deny_method(conn, cmd, kind, agent, Some(&request_url), rule);
         }
         if let Decision::Ask(rule) = decision {

@@ -370,9 +370,9 @@ impl Core {
         // The rules read the params as Chrome will (`params_text`).
         let readable;
         let cmd = match cmd.params.map(params_text::check) {
-            Some(params_text::Checked::TooDeep) => {
-                let why = format!("params nested deeper than {} levels", params_text::MAX_DEPTH);
-                return self.reply_error(conn, &cmd, &errors::invalid_params(cmd.method, &why));
+            Some(params_text::Checked::Unreadable) => {
+                let error = errors::invalid_params(cmd.method, params_text::UNREADABLE);
+                return self.reply_error(conn, &cmd, &error);
             }
             Some(params_text::Checked::Rewritten(params)) => {
                 readable = params;

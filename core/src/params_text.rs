@@ -1,13 +1,17 @@
 //! A command's params as Chrome will read them, before any rule reads them.
 //!
-//! The rules read params with serde_json, which refuses two things the extension's
-//! `JSON.parse` hands to Chrome: a lone surrogate escape (`"\ud800"`; Chrome reads U+FFFD) and
-//! nesting 128 levels deep or more. A rule that could not read the params saw nothing to refuse:
+//! The rules read params with serde_json, which refuses three things the extension's
+//! `JSON.parse` hands to Chrome: a lone surrogate escape (`"\ud800"`; Chrome reads U+FFFD),
+//! nesting 128 levels deep or more, and a number out of a double's range (`1e400`: Chrome drops
+//! it, so the rest of the params go on as they are). (serde_json reads every other number as
+//! V8 does, correctly rounded, with its `float_roundtrip` feature: without it `2.000000000000000207454`
+//! was 2.0000000000000004 to the clipboard rule and 2 to Chrome.) A rule that could not read the params saw nothing to refuse:
 //! measured through tabtunnel, `Network.loadNetworkResource` of a forbidden origin with
 //! `#\ud800` at the end of its URL was judged as a load of `about:blank` and fetched the
 //! forbidden site. So a lone surrogate is written as U+FFFD here (the rules and Chrome then read
-//! the same text), and params nested deeper than a rule can read are refused. One pass over
-//! the bytes; params are copied only when they hold a lone surrogate (practically never).
+//! the same text), and params nested too deep or holding a number out of range are refused.
+//! One pass over the bytes; params are copied only when they hold a lone surrogate, and a
+//! number is parsed only when it has an exponent or 300 digits or more (practically never).
 
 use serde_json::value::RawValue;
 
@@ -21,9 +25,13 @@ pub enum Checked {
     Unchanged,
     /// With each lone surrogate escape written as `\ufffd`.
     Rewritten(Box<RawValue>),
-    /// Nested deeper than [`MAX_DEPTH`].
-    TooDeep,
+    /// Nested deeper than [`MAX_DEPTH`], or holding a number no double holds.
+    Unreadable,
 }
+
+/// What the refusal says.
+pub const UNREADABLE: &str =
+    "params tabtunnel cannot read as Chrome will (nested deeper than 127 levels, or a number out of range)";
 
 pub fn check(params: &RawValue) -> Checked {
     let text = params.get();
@@ -38,8 +46,20 @@ pub fn check(params: &RawValue) -> Checked {
             (false, b'[' | b'{') => {
                 depth += 1;
                 if depth > MAX_DEPTH {
-                    return Checked::TooDeep;
+                    return Checked::Unreadable;
                 }
+            }
+            (false, b'-' | b'0'..=b'9') => {
+                let length = bytes[i..]
+                    .iter()
+                    .take_while(|b| matches!(b, b'-' | b'+' | b'.' | b'0'..=b'9' | b'e' | b'E'))
+                    .count();
+                let token = &text[i..i + length];
+                if (length >= 300 || token.contains(['e', 'E'])) && !readable_number(token) {
+                    return Checked::Unreadable;
+                }
+                i += length;
+                continue;
             }
             (false, b']' | b'}') => depth = depth.saturating_sub(1),
             (_, b'"') => in_string = !in_string,
@@ -79,8 +99,13 @@ pub fn check(params: &RawValue) -> Checked {
     match RawValue::from_string(fixed) {
         Ok(raw) => Checked::Rewritten(raw),
         // Cannot happen (one escape was swapped for another); refused rather than passed.
-        Err(_) => Checked::TooDeep,
+        Err(_) => Checked::Unreadable,
     }
+}
+
+/// Whether serde_json reads the number (a finite double, as `JSON.parse` would).
+fn readable_number(token: &str) -> bool {
+    serde_json::from_str::<f64>(token).is_ok_and(f64::is_finite)
 }
 
 /// The UTF-16 unit of a `\uXXXX` escape starting at `at`, if there is one.
@@ -145,11 +170,34 @@ mod tests {
             assert!(serde_json::from_str::<Value>(&text).is_ok(), "serde_json reads {depth} levels");
         }
         let text = nested(MAX_DEPTH + 1);
-        assert!(matches!(checked(&text), Checked::TooDeep));
+        assert!(matches!(checked(&text), Checked::Unreadable));
         assert!(serde_json::from_str::<Value>(&text).is_err(), "serde_json stops past {MAX_DEPTH}");
         // Brackets in strings are text.
         let in_string = format!(r#"{{"a":"{}"}}"#, "[".repeat(500));
         assert!(matches!(checked(&in_string), Checked::Unchanged));
+    }
+
+    #[test]
+    fn numbers_no_double_holds_are_refused_and_the_rest_read_as_v8_reads_them() {
+        let huge = format!(r#"{{"n":1{}}}"#, "0".repeat(400));
+        for text in [r#"{"x":{"y":1e400}}"#, r#"[-1E400]"#, r#"{"n":1.7976931348623158e309}"#, &huge] {
+            assert!(matches!(checked(text), Checked::Unreadable), "{text}");
+            assert!(serde_json::from_str::<Value>(text).is_err(), "serde_json reads {text}");
+        }
+        let long = format!(r#"{{"n":{}}}"#, "9".repeat(300));
+        for text in [
+            r#"{"n":1e308,"m":-0,"k":1e-400,"j":123456789012345678901234567890}"#,
+            r#"{"s":"1e400 in a string","t":[0.5,-2.5e-3]}"#,
+            &long,
+        ] {
+            assert!(matches!(checked(text), Checked::Unchanged), "{text}");
+            assert!(serde_json::from_str::<Value>(text).is_ok(), "{text}");
+        }
+        // Correctly rounded, as V8 reads them (serde_json's `float_roundtrip`).
+        for (text, value) in [("2.000000000000000207454", 2.0), ("859999999999.999948754932086305e-10", 86.0)]
+        {
+            assert_eq!(serde_json::from_str::<f64>(text).unwrap(), value, "{text}");
+        }
     }
 
     /// Through the core: the origin rule reads a URL with a lone surrogate as Chrome does and
@@ -180,6 +228,13 @@ mod tests {
         );
         let step = h.send_text(1, &deep);
         assert!(step.commands().is_empty());
-        assert!(step.only_reply(1)["error"]["message"].as_str().unwrap().contains("nested deeper"));
+        assert!(step.only_reply(1)["error"]["message"].as_str().unwrap().contains("cannot read"));
+        // A number out of range made the params unreadable: the URL was read as about:blank.
+        let out_of_range = format!(
+            r#"{{"id":7,"sessionId":"{session}","method":"Network.loadNetworkResource","params":{{"frameId":"F","url":"https://mail.test/","options":{{"disableCache":true,"includeCredentials":true,"x":1e400}}}}}}"#
+        );
+        let step = h.send_text(1, &out_of_range);
+        assert!(step.commands().is_empty(), "forwarded: {:?}", step.commands());
+        assert!(step.only_reply(1)["error"]["message"].as_str().unwrap().contains("out of range"));
     }
 }

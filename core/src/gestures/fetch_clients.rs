@@ -21,9 +21,11 @@ impl Core {
     /// Why the policy refuses a client's answer to a request paused for it, and the request's
     /// URL: an agent held to origins sets no other site's cookie through a response it writes
     /// (`cookie_writes::response_refusal`). Judged with the other rules of the policy, before
-    /// the command is recorded as allowed; a request not handed to it is `fetch_command`'s.
+    /// the command is recorded as allowed. A request not handed to this client is
+    /// `fetch_command`'s to refuse, naming nothing of it.
     pub(crate) fn paused_answer_refusal(
         &self,
+        conn: ConnId,
         cmd: &ClientCommand,
         kind: SessionKind,
         policy: &crate::policy::AgentPolicy,
@@ -36,7 +38,13 @@ impl Core {
         };
         let params = crate::emulation::params(cmd);
         let id = params["requestId"].as_str().unwrap_or_default().to_owned();
-        let url = &self.gestures.paused.get(&(tab, child, id))?.request.request.url;
+        let paused = self.gestures.paused.get(&(tab, child, id))?;
+        // Only one handed to this client: another is `fetch_command`'s "Invalid InterceptionId".
+        let (to, session) = paused.delivered.as_ref()?;
+        if *to != conn || session != cmd.session_id {
+            return None;
+        }
+        let url = &paused.request.request.url;
         let rule = crate::cookie_writes::response_refusal(policy, cmd.method, &params, url)?;
         Some((rule, url.clone()))
     }
