@@ -5,9 +5,9 @@
 //! textarea of its own page, what the human had copied in another tab by `Input.dispatchKeyEvent`
 //! Ctrl+V, by a key carrying `commands: ["paste"]` and by Shift+Insert, and what the human had
 //! only selected there by a middle click (`dispatchMouseEvent`, `emulateTouchFromMouseEvent`).
-//! So every agent's paste keystrokes and middle clicks are refused, whatever its policy, and so
-//! are `Input` commands whose params cannot be read (a lone surrogate, which `JSON.parse` lets
-//! through to Chrome): the agent types what it means to enter (`Input.insertText`, its keys).
+//! So every agent's paste keystrokes and middle clicks are refused, whatever its policy (params
+//! it cannot read are refused before, in `params_text`, and here too): the agent types what it
+//! means to enter (`Input.insertText`, its keys).
 //! Cmd+V on Linux and Windows, Ctrl+V on macOS and middle presses outside Linux paste nothing;
 //! they are refused all the same, the rule not knowing the platform. Not covered: a page's
 //! `navigator.clipboard.readText()` runs for a site the human once let read the clipboard.

@@ -175,15 +175,7 @@ impl Core {
     ) -> bool {
         let agent = self.conns[&conn].agent.clone();
         // Every agent's, whatever its policy: the human's clipboard is nobody's to read.
-        let params = cmd.params.map(|p| p.get());
-        if crate::gestures::input_unreadable(cmd.method, params) {
-            let rule =
-                "input it cannot read: the gesture guard and the clipboard rule look at every Input command";
-            self.audit(&agent, kind.tab(), cmd.method, None, Outcome::Denied { rule: rule.to_owned() });
-            self.refuse(conn, cmd, kind, &errors::invalid_params(cmd.method, "params tabtunnel cannot read"));
-            return false;
-        }
-        if crate::clipboard::refused(cmd.method, params) {
+        if crate::clipboard::refused(cmd.method, cmd.params.map(|p| p.get())) {
             let rule = crate::clipboard::RULE.to_owned();
             self.audit(&agent, kind.tab(), cmd.method, None, Outcome::Denied { rule });
             self.refuse(conn, cmd, kind, &errors::clipboard_refused(cmd.method));

@@ -42,13 +42,6 @@ pub fn gesture_of(method: &str, params: Option<&str>) -> Option<Gesture> {
     }
 }
 
-/// Whether an `Input` command's params cannot be read here (a lone surrogate: the extension's
-/// `JSON.parse` takes it, serde_json does not). Such a command is refused: the rules that look
-/// at input (this guard, `clipboard`) would not see what Chrome does with it.
-pub fn unreadable(method: &str, params: Option<&str>) -> bool {
-    method.starts_with("Input.") && params.is_some_and(|p| serde_json::from_str::<Value>(p).is_err())
-}
-
 fn key(params: &Value) -> Option<Gesture> {
     let str_of = |k: &str| params[k].as_str().unwrap_or_default();
     let code = |k: &str| params[k].as_i64().unwrap_or(0);
@@ -79,15 +72,6 @@ mod tests {
 
     fn of(method: &str, params: &str) -> Option<Gesture> {
         gesture_of(method, Some(params))
-    }
-
-    #[test]
-    fn input_params_it_cannot_read_are_told() {
-        let lone = r#"{"text":"\n\ud800"}"#;
-        assert!(unreadable("Input.insertText", Some(lone)));
-        assert!(!unreadable("Input.insertText", Some(r#"{"text":"\n"}"#)));
-        assert!(!unreadable("Input.insertText", None));
-        assert!(!unreadable("Runtime.evaluate", Some(lone)), "Input commands only");
     }
 
     #[test]

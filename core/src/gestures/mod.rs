@@ -41,7 +41,6 @@ use crate::frames::{errors, ClientCommand};
 use crate::guard::Approved;
 use crate::session::{ConnId, SessionKind};
 use crate::{AgentId, Core};
-pub(crate) use input::unreadable as input_unreadable;
 pub(crate) use network::PausedKey;
 use network::{Bounced, Paused};
 use rule::{Gesture, Triggers};
