@@ -201,6 +201,9 @@ pub mod errors {
     pub fn navigation_denied(url: &str, rule: &str) -> CdpError {
         err(-32000, format!("Navigating to {url} is denied by tabtunnel's policy: {rule}"))
     }
+    pub fn not_a_web_page(method: &str, why: &str) -> CdpError {
+        err(-32000, format!("'{method}' is refused by tabtunnel: {why}"))
+    }
     pub fn cookies_unreadable() -> CdpError {
         err(
             -32000,

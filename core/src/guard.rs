@@ -12,7 +12,9 @@ use crate::session::{ConnId, SessionKind};
 use crate::{AgentId, Core, OnSuccess, Output};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
-use tabtunnel_wire::{ApprovalAnswer, ApprovalRequest, BrowserOp, CdpError, TabId, ToExtension};
+use tabtunnel_wire::{
+    destinations, ApprovalAnswer, ApprovalRequest, BrowserOp, CdpError, TabId, ToExtension,
+};
 
 /// Whether a command was already approved by the human.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -186,6 +188,17 @@ impl Core {
         let destination = destination(cmd, kind, page_target.as_deref());
         let url = destination.as_ref().map(|d| d.url.clone());
         let in_frame = destination.is_some_and(|d| d.in_frame);
+        // Every agent's, whatever its policy: the web only, never a page of the extension's or
+        // the browser's, a local file or another program (`wire::destinations`).
+        // (A session that cannot navigate gets the error it always got.)
+        let navigates = cmd.method == "Target.createTarget"
+            || matches!(kind, SessionKind::Page { .. } | SessionKind::Child { .. });
+        if let Some(Err(why)) = url.as_deref().filter(|_| navigates).map(destinations::check) {
+            let rule = destinations::RULE.to_owned();
+            self.audit(&agent, kind.tab(), cmd.method, url.as_deref(), Outcome::Denied { rule });
+            self.refuse(conn, cmd, kind, &errors::not_a_web_page(cmd.method, &why));
+            return false;
+        }
         let verdict = match self.conns[&conn].policy.clone() {
             Some(policy) => {
                 self.verdict(conn, cmd, kind, text, approved, &agent, &policy, url.as_deref(), in_frame)
@@ -526,6 +539,12 @@ impl Core {
             return false;
         }
         let agent = AgentId::new(&info.agent);
+        if !info.url.is_empty() && !destinations::is_allowed(&info.url) {
+            let rule = destinations::RULE.to_owned();
+            self.audit(&agent, Some(info.tab_id), "popup", Some(&info.url), Outcome::Denied { rule });
+            self.browser_op_housekeeping(BrowserOp::CloseTab { tab_id: info.tab_id });
+            return true;
+        }
         let Some(policy) = self.policy_for(&agent) else { return false };
         let rule = match policy.navigation(&info.url) {
             Decision::Allow => return false,
@@ -958,6 +977,96 @@ mod tests {
         // A URL read as Chrome reads it: this one is localhost:1, not the allowed 127.0.0.1.
         let step = h.send(1, json!({"id": 5, "sessionId": page, "method": "Page.navigate", "params": {"url": "http://localhost:1\\@127.0.0.1:2/"}}));
         assert_eq!(step.only_reply(1)["result"]["errorText"], "net::ERR_BLOCKED_BY_CLIENT");
+    }
+
+    /// An agent with no policy at all, on its own tab.
+    fn unrestricted(agent: &str) -> (Harness, String) {
+        let mut h = Harness::with_tabs(&[]);
+        h.ext(FromExtension::TabShared(agent_tab(1, agent, true)));
+        h.connect_as(1, agent);
+        let page = h.playwright_attach(1)[0].clone();
+        h.drain();
+        (h, page)
+    }
+
+    const OUR_PAGE: &str = "chrome-extension://jmlcgbpniifikmbmclnhinffofckiihm/sidepanel.html";
+
+    #[test]
+    fn no_agent_opens_the_extensions_or_the_browsers_pages_whatever_its_policy() {
+        for (mut h, page) in [unrestricted("a"), guarded("a")] {
+            for (id, url) in [
+                (1, OUR_PAGE),
+                (2, "  CHROME-EXTENSION://jmlcgbpniifikmbmclnhinffofckiihm/sidepanel.html"),
+                (3, "chrome://settings/resetProfileSettings"),
+                (4, "devtools://devtools/bundled/inspector.html"),
+                (5, "file:///home/user/.config/tabtunnel/daemon.json"),
+                (6, "sidepanel.html"),
+            ] {
+                let step = h.send(
+                    1,
+                    json!({"id": id, "sessionId": page, "method": "Page.navigate", "params": {"url": url}}),
+                );
+                assert_eq!(step.only_reply(1)["result"]["errorText"], "net::ERR_BLOCKED_BY_CLIENT", "{url}");
+                assert!(step.commands().is_empty(), "{url}: nothing reaches the tab");
+                let record = audits(&step)[0].clone();
+                assert!(
+                    matches!(&record.outcome, Outcome::Denied { rule } if rule.contains("web pages only")),
+                    "{url}: {record:?}"
+                );
+                // A frame of the page, and a new tab (what /json/new sends too).
+                let step = h.send(1, json!({"id": id + 100, "sessionId": page, "method": "Page.navigate", "params": {"frameId": "FRAME-2", "url": url}}));
+                assert_eq!(step.only_reply(1)["result"]["errorText"], "net::ERR_BLOCKED_BY_CLIENT");
+                assert!(step.commands().is_empty());
+                let step = h.send(
+                    1,
+                    json!({"id": id + 200, "method": "Target.createTarget", "params": {"url": url}}),
+                );
+                let message = step.only_reply(1)["error"]["message"].as_str().unwrap().to_owned();
+                assert!(message.contains("not a web page"), "{message}");
+                assert!(step.browser_ops().is_empty(), "{url}: no tab opened");
+                let step = h.send(1, json!({"id": id + 300, "sessionId": page, "method": "Network.loadNetworkResource", "params": {"frameId": "PAGE1", "url": url, "options": {"disableCache": true, "includeCredentials": true}}}));
+                assert!(step.only_reply(1)["error"]["message"].as_str().unwrap().contains("not a web page"));
+                assert!(step.commands().is_empty());
+            }
+            // The web, and a blank tab, still go.
+            let step = h.send(1, json!({"id": 9, "sessionId": page, "method": "Page.navigate", "params": {"url": "http://127.0.0.1:5/"}}));
+            assert_eq!(step.commands().len(), 1);
+            let step = h.send(1, json!({"id": 10, "method": "Target.createTarget", "params": {"url": ""}}));
+            assert_eq!(step.browser_ops().len(), 1);
+        }
+    }
+
+    #[test]
+    fn no_frame_or_popup_of_the_extensions_or_the_browsers_reaches_an_agent() {
+        let (mut h, page) = unrestricted("a");
+        h.send(1, json!({"id": 1, "sessionId": page, "method": "Target.setAutoAttach", "params": {"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true}}));
+        let attach = |session: &str, kind: &str, url: &str| {
+            event(1, None, "Target.attachedToTarget", &json!({"sessionId": session, "targetInfo": {"targetId": format!("T-{session}"), "type": kind, "url": url}, "waitingForDebugger": false}).to_string())
+        };
+        for (session, kind) in [("F1", "iframe"), ("W1", "worker")] {
+            let step = h.ext(attach(session, kind, OUR_PAGE));
+            assert!(step.to(1).is_empty(), "{kind}: not announced");
+            let step = h.send(1, json!({"id": 2, "sessionId": session, "method": "Runtime.evaluate", "params": {"expression": "chrome.runtime.id"}}));
+            assert!(step.commands().is_empty(), "{kind}: its session does not exist for the agent");
+        }
+        // A frame that failed to load, and the web, are announced.
+        assert_eq!(
+            h.ext(attach("F2", "iframe", "chrome-error://chromewebdata/")).methods(1),
+            ["Target.attachedToTarget"]
+        );
+        assert_eq!(
+            h.ext(attach("F3", "iframe", "https://example.com/")).methods(1),
+            ["Target.attachedToTarget"]
+        );
+        // A popup of the agent's page showing a browser page is closed, not shared.
+        let mut popup = agent_tab(2, "a", true);
+        popup.url = "chrome://settings/".into();
+        popup.opener_target_id = Some("PAGE1".into());
+        let step = h.ext(FromExtension::TabShared(popup));
+        assert!(step.to(1).is_empty());
+        assert!(step.extension.iter().any(
+            |f| matches!(f, ToExtension::Browser(r) if matches!(r.op, BrowserOp::CloseTab { tab_id: 2 }))
+        ));
     }
 
     #[test]

@@ -487,15 +487,27 @@ impl Core {
     /// got through). Chrome keeps it attached to the tab's debugger, unheard of.
     fn child_not_allowed(&mut self, event: &TabEvent) -> bool {
         let Some(state) = self.tabs.get(&event.tab_id) else { return false };
-        let Some(policy) = &state.policy else { return false };
         let Some(ChildAttach { kind: Some(kind), url: Some(url), .. }) = child_session_in(event.params)
         else {
             return false;
         };
-        if kind != "iframe" {
-            return false;
-        }
-        let crate::policy::Decision::Deny(rule) = policy.frame(&url) else { return false };
+        // Whatever the policy, no agent reaches into a frame (or any child) of an extension's
+        // or the browser's own; the policy's frame rules hold frames to its origins.
+        let refused = match &state.policy {
+            // (A frame that failed to load shows Chrome's error page, which is not one of these.)
+            _ if !url.is_empty()
+                && !url.starts_with("chrome-error:")
+                && !tabtunnel_wire::destinations::is_allowed(&url) =>
+            {
+                Some(tabtunnel_wire::destinations::RULE.to_owned())
+            }
+            Some(policy) if kind == "iframe" => match policy.frame(&url) {
+                crate::policy::Decision::Deny(rule) => Some(rule),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(rule) = refused else { return false };
         let agent = state.tab.owner.clone();
         self.audit(&agent, Some(event.tab_id), "frame", Some(&url), crate::Outcome::Denied { rule });
         true

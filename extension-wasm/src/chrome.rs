@@ -62,6 +62,12 @@ extern "C" {
     /// `({tabId, sourceTabId, sourceFrameId, url, ...})`: a page opened a tab.
     #[wasm_bindgen(js_namespace = ["chrome", "webNavigation", "onCreatedNavigationTarget"], js_name = addListener)]
     pub fn on_created_navigation_target(cb: &Closure<dyn FnMut(JsValue)>);
+    /// `({tabId, frameId, url, ...})`: a frame is about to navigate (nothing loaded yet).
+    #[wasm_bindgen(js_namespace = ["chrome", "webNavigation", "onBeforeNavigate"], js_name = addListener)]
+    pub fn on_before_navigate(cb: &Closure<dyn FnMut(JsValue)>);
+    /// `({tabId, frameId, url, ...})`: a frame's navigation committed.
+    #[wasm_bindgen(js_namespace = ["chrome", "webNavigation", "onCommitted"], js_name = addListener)]
+    pub fn on_navigation_committed(cb: &Closure<dyn FnMut(JsValue)>);
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = create, catch)]
     async fn tabs_create(properties: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = remove, catch)]

@@ -13,6 +13,7 @@
 use serde::{Deserialize, Serialize};
 pub use serde_json::value::RawValue;
 
+pub mod destinations;
 pub mod gestures;
 pub mod hot;
 

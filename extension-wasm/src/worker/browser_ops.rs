@@ -40,6 +40,7 @@ async fn perform(op: BrowserOp) -> Result<Value, String> {
             serially(&agent.clone(), create_tab(agent, url, allow_once)).await
         }
         BrowserOp::AllowNavigation { tab_id, url } => {
+            tabtunnel_wire::destinations::check(&url)?;
             navigation::allow_once(tab_id, &url).await?;
             Ok(json!({}))
         }
@@ -98,6 +99,8 @@ async fn perform(op: BrowserOp) -> Result<Value, String> {
 /// restricted, is blank until its rules are in place, and goes to `url` then (`allow_once`: the
 /// human allowed this URL).
 async fn create_tab(agent: String, url: String, allow_once: bool) -> Result<Value, String> {
+    // The daemon refused it already; `chrome.tabs` would read a relative URL as ours.
+    tabtunnel_wire::destinations::check(&url)?;
     let prepared = prepared::take(&agent).await;
     let later = url != "about:blank" && (prepared.is_some() || navigation::restricts(&agent) || allow_once);
     let (opened, attached) = match prepared {

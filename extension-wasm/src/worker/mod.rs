@@ -16,6 +16,7 @@ mod relay;
 mod settings;
 mod sharing;
 mod wake;
+mod web_only;
 mod workers;
 
 use std::cell::RefCell;
@@ -113,6 +114,7 @@ pub fn start() {
     batching::install();
     relay::listen();
     sharing::listen();
+    web_only::listen();
     placement::listen();
     agents::listen();
     kill_switch::listen();
@@ -136,10 +138,16 @@ pub fn start() {
 
 fn listen_to_panel() {
     let cb = Closure::<dyn FnMut(JsValue, JsValue, js_sys::Function) -> bool>::new(
-        |message: JsValue, _sender: JsValue, send_response: js_sys::Function| {
+        |message: JsValue, sender: JsValue, send_response: js_sys::Function| {
             let Some(request) = from_js::<PanelRequest>(&message) else {
                 return false; // not ours (e.g. another panel's broadcast)
             };
+            if let Some(tab_id) = held_sender(&sender) {
+                warn!("refused {request:?} from a page in tab {tab_id}, which a debugger of ours holds");
+                let reply = PanelReply { state: PanelState::default(), error: Some(HELD_SENDER.into()) };
+                let _ = send_response.call1(&JsValue::NULL, &to_js(&reply));
+                return false;
+            }
             spawn_local(async move {
                 let error = handle(request).await.err();
                 let reply = PanelReply { state: snapshot(), error };
@@ -150,6 +158,21 @@ fn listen_to_panel() {
     );
     chrome::on_runtime_message(&cb);
     cb.forget();
+}
+
+const HELD_SENDER: &str =
+    "tabtunnel's pages answer only where no agent's debugger can reach them (not in a shared tab)";
+
+/// The tab a message came from, when a debugger of ours holds it (shared, being shared, or
+/// prepared for an agent): a page of ours there could be an agent's script, so it is told
+/// nothing and may change nothing. The side panel, or the panel opened as a window, is in no
+/// such tab (`restricted::check_debuggable` keeps our pages from being shared).
+fn held_sender(sender: &JsValue) -> Option<TabId> {
+    let tab = js_sys::Reflect::get(sender, &"tab".into()).ok().filter(|t| t.is_object())?;
+    let tab_id = js_sys::Reflect::get(&tab, &"id".into()).ok()?.as_f64()? as TabId;
+    let held = with(|w| w.shared.contains_key(&tab_id) || w.attaching.contains(&tab_id))
+        || prepared::owner(tab_id).is_some();
+    held.then_some(tab_id)
 }
 
 async fn handle(request: PanelRequest) -> Result<(), String> {

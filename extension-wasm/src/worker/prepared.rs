@@ -194,7 +194,7 @@ fn is_blank(tab: &chrome::Tab) -> bool {
 }
 
 /// The agent whose prepared tab this is.
-fn owner(tab_id: TabId) -> Option<String> {
+pub(super) fn owner(tab_id: TabId) -> Option<String> {
     with(|w| w.prepared.ready.iter().find(|(_, r)| r.info.tab_id == tab_id).map(|(a, _)| a.clone()))
 }
 

@@ -7,7 +7,9 @@ use tabtunnel_wire::{FromExtension, TabId, TabInfo, UnshareReason, WindowId, DEF
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
-use super::{broadcast, daemon, gestures, navigation, placement, prepared, relay, settings, with, workers};
+use super::{
+    broadcast, daemon, gestures, navigation, placement, prepared, relay, settings, web_only, with, workers,
+};
 use crate::chrome;
 use crate::js::{error_message, from_js, sleep, to_js};
 use crate::restricted::check_debuggable;
@@ -93,6 +95,7 @@ pub fn listen() {
             }
             if let Some(url) = js_sys::Reflect::get(&change, &"url".into()).ok().and_then(|u| u.as_string()) {
                 prepared::navigated(tab_id, &url);
+                web_only::navigated(tab_id, &url);
             }
             let relevant =
                 ["url", "title"].iter().any(|k| js_sys::Reflect::has(&change, &(*k).into()).unwrap_or(false));
