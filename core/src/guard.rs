@@ -500,6 +500,8 @@ impl Core {
             return self.out.push_back(Output::NavigationDecided { id, go: false });
         }
         let decision = match self.guard.policy.as_ref().map(|p| p.for_agent(agent.as_str())) {
+            // The endpoint redirects to what it allows: never off the web.
+            _ if !destinations::is_allowed(url) => Decision::Deny(destinations::RULE.to_owned()),
             // Read-only: the tab stays where it is, whatever starts the navigation.
             Some(policy) if policy.is_read_only() => Decision::Deny(format!(
                 "preset \"read-only\" in [{}] (its tabs stay where they are)",
@@ -1034,6 +1036,20 @@ mod tests {
             let step = h.send(1, json!({"id": 10, "method": "Target.createTarget", "params": {"url": ""}}));
             assert_eq!(step.browser_ops().len(), 1);
         }
+    }
+
+    #[test]
+    fn the_navigation_endpoint_sends_no_page_off_the_web() {
+        // Even where a policy would ask about (or allow) the extension's origin.
+        let (mut h, _) = unrestricted("a");
+        let origin = "chrome-extension://jmlcgbpniifikmbmclnhinffofckiihm";
+        h.core.set_policy(Some(policy(
+            json!({"default": {"ask_origins": [origin], "allow_origins": ["https://*.example.com"]}}),
+        )));
+        h.core.navigation_requested(7, &AgentId::new("a"), 1, OUR_PAGE);
+        let step = h.drain();
+        assert!(step.other.iter().any(|o| matches!(o, Output::NavigationDecided { id: 7, go: false })));
+        assert!(approvals(&step).is_empty(), "not even asked");
     }
 
     #[test]

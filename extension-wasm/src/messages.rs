@@ -72,11 +72,14 @@ pub struct PanelReply {
     pub error: Option<String>,
 }
 
-/// Worker → every open panel, after each state change.
+/// Worker → every open page of the extension, after each state change. Any page of ours
+/// hears it, so it carries no secret: `state` is [`PanelState::withholding_secrets`], and
+/// `secrets` their [`PanelState::secrets_fingerprint`], by which a panel knows to ask for them
+/// (a request only the panel's own pages get answered).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum WorkerBroadcast {
-    State { state: PanelState },
+    State { state: PanelState, secrets: u64 },
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -125,6 +128,40 @@ pub struct PanelState {
     /// A token just minted, shown until the human dismisses it (it is never stored).
     #[serde(default)]
     pub minted_token: Option<MintedToken>,
+}
+
+impl PanelState {
+    /// The state without its secrets: the pairing URL (the extension's secret), the client
+    /// endpoint (the owner token) and a token just minted.
+    pub fn withholding_secrets(mut self) -> Self {
+        self.daemon_url = None;
+        self.client_endpoint = None;
+        if let Some(minted) = &mut self.minted_token {
+            minted.token = None;
+        }
+        self
+    }
+
+    /// Tells the secrets apart without holding them (a keyed hash of 64 bits of 256-bit
+    /// secrets): changes when any of them does.
+    pub fn secrets_fingerprint(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        (&self.daemon_url, &self.client_endpoint, self.minted_token.as_ref().map(|m| &m.token))
+            .hash(&mut hasher);
+        hasher.finish()
+    }
+
+    /// Takes the secrets a broadcast withheld from the state this panel had.
+    pub fn keep_secrets_of(&mut self, old: &PanelState) {
+        self.daemon_url.clone_from(&old.daemon_url);
+        self.client_endpoint.clone_from(&old.client_endpoint);
+        if let (Some(minted), Some(old)) = (&mut self.minted_token, &old.minted_token) {
+            if minted.name == old.name {
+                minted.token.clone_from(&old.token);
+            }
+        }
+    }
 }
 
 /// The answer to a [`PanelRequest::MintAgentToken`].
@@ -210,8 +247,42 @@ mod tests {
         let back: PanelRequest = serde_json::from_str(r#"{"type":"setDaemonUrl","url":"ws://x"}"#).unwrap();
         assert_eq!(back, PanelRequest::SetDaemonUrl { url: "ws://x".into() });
         // A broadcast is not a request, so the worker ignores the panel's traffic and vice versa.
-        let broadcast = WorkerBroadcast::State { state: PanelState::default() };
+        let broadcast = WorkerBroadcast::State { state: PanelState::default(), secrets: 0 };
         let text = serde_json::to_string(&broadcast).unwrap();
         assert!(serde_json::from_str::<PanelRequest>(&text).is_err());
+    }
+
+    #[test]
+    fn a_broadcast_carries_no_secret_and_says_when_they_changed() {
+        let full = PanelState {
+            daemon_url: Some("ws://127.0.0.1:9722/extsecret/extension".into()),
+            client_endpoint: Some("http://127.0.0.1:9722/ownertoken".into()),
+            minted_token: Some(MintedToken {
+                name: "bob".into(),
+                token: Some("tta_bobtoken".into()),
+                error: None,
+            }),
+            ..PanelState::default()
+        };
+        let heard = full.clone().withholding_secrets();
+        let text =
+            serde_json::to_string(&WorkerBroadcast::State { state: heard.clone(), secrets: 1 }).unwrap();
+        for secret in ["extsecret", "ownertoken", "tta_bobtoken"] {
+            assert!(!text.contains(secret), "{secret} in {text}");
+        }
+        assert_eq!(heard.minted_token.as_ref().map(|m| m.name.as_str()), Some("bob"));
+        // A panel keeps what it was told, and learns from the fingerprint when to ask again.
+        let mut shown = heard.clone();
+        shown.keep_secrets_of(&full);
+        assert_eq!(shown, full);
+        assert_ne!(full.secrets_fingerprint(), heard.secrets_fingerprint());
+        let mut minted_again = full.clone();
+        minted_again.minted_token.as_mut().unwrap().token = Some("tta_other".into());
+        assert_ne!(full.secrets_fingerprint(), minted_again.secrets_fingerprint());
+        assert_eq!(full.secrets_fingerprint(), full.clone().secrets_fingerprint());
+        // A dismissed token is not brought back.
+        let mut dismissed = PanelState { minted_token: None, ..heard };
+        dismissed.keep_secrets_of(&full);
+        assert_eq!(dismissed.minted_token, None);
     }
 }

@@ -64,6 +64,38 @@ describe('an agent stays an agent', { timeout: 240_000 }, () => {
     await page.close();
   });
 
+  test("the worker's broadcasts, heard by any page of the extension, carry no secret", async () => {
+    // A page of ours in a tab (the human's, held by no debugger): it hears every broadcast.
+    const listener = await h.browser.newPage();
+    await listener.goto(OUR_PAGE);
+    await listener.evaluate(() => {
+      window.heard = [];
+      chrome.runtime.onMessage.addListener((message) => {
+        window.heard.push(JSON.stringify(message));
+      });
+    });
+    // State changes: an agent opens a page, and closes it.
+    const page = await agent.newPage();
+    await page.close();
+    const heard = await pollFor(
+      async () => {
+        const all = await listener.evaluate(() => window.heard);
+        return all.some((m) => m.includes('"agents"')) && all;
+      },
+      10_000,
+      'a broadcast',
+      h.detail,
+    );
+    for (const message of heard) {
+      assert.ok(!message.includes(h.token), `the owner token in a broadcast: ${message.slice(0, 300)}`);
+      assert.ok(!message.includes('/extension'), `the pairing URL in a broadcast: ${message.slice(0, 300)}`);
+    }
+    // The panel the human looks at still shows the endpoint (it asks for it).
+    const shown = await h.panel.$eval('#client-endpoint', (el) => el.textContent);
+    assert.ok(shown.includes(h.token), `the panel shows the endpoint: ${shown}`);
+    await listener.close();
+  });
+
   test('a tab taken to a privileged page by a route the daemon cannot see loses its debugger', async () => {
     const page = await agent.newPage();
     const marker = `${h.pageUrl}?privileged-${Date.now()}`;

@@ -16,6 +16,8 @@ use view::{ActiveTab, View};
 struct Panel {
     view: View,
     state: PanelState,
+    /// The fingerprint of the secrets in `state`, as the worker's last answer gave them.
+    secrets: u64,
     active: Option<ActiveTab>,
     notice: Option<String>,
 }
@@ -43,7 +45,7 @@ pub fn start() {
     let doc = web_sys::window().and_then(|w| w.document()).expect("the panel is a page");
     let view = View::build(doc);
     wire_dom(&view);
-    PANEL.set(Some(Panel { view, state: PanelState::default(), active: None, notice: None }));
+    PANEL.set(Some(Panel { view, state: PanelState::default(), secrets: 0, active: None, notice: None }));
     update(|_| {});
     listen_to_chrome();
     // "3 s ago" and grace countdowns move on their own.
@@ -64,6 +66,7 @@ async fn request(request: PanelRequest) {
     let reply = chrome::send_message(&to_js(&request)).await;
     update(|p| match reply.map(|v| from_js::<PanelReply>(&v)) {
         Ok(Some(reply)) => {
+            p.secrets = reply.state.secrets_fingerprint();
             p.state = reply.state;
             p.notice = reply.error;
         }
@@ -236,10 +239,17 @@ fn clicked_button(event: &web_sys::Event) -> Option<web_sys::Element> {
 fn listen_to_chrome() {
     let on_message = Closure::<dyn FnMut(JsValue, JsValue, js_sys::Function) -> bool>::new(
         |message: JsValue, _sender: JsValue, _respond: js_sys::Function| {
-            if let Some(WorkerBroadcast::State { state }) = from_js(&message) {
+            if let Some(WorkerBroadcast::State { state, secrets }) = from_js(&message) {
                 let human_window_changed =
                     read(|p| p.state.human_window != state.human_window).unwrap_or(false);
-                update(|p| p.state = state);
+                let secrets_changed = read(|p| p.secrets != secrets).unwrap_or(true);
+                update(|p| {
+                    let old = std::mem::replace(&mut p.state, state);
+                    p.state.keep_secrets_of(&old);
+                });
+                if secrets_changed {
+                    spawn_local(request(PanelRequest::GetState));
+                }
                 if human_window_changed {
                     spawn_local(refresh_active_tab());
                 }

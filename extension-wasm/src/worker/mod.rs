@@ -257,7 +257,9 @@ fn snapshot() -> PanelState {
 
 /// Tells every open panel. Fails harmlessly when none is open.
 fn broadcast() {
-    let message = to_js(&WorkerBroadcast::State { state: snapshot() });
+    let state = snapshot();
+    let secrets = state.secrets_fingerprint();
+    let message = to_js(&WorkerBroadcast::State { state: state.withholding_secrets(), secrets });
     spawn_local(async move {
         let _ = chrome::send_message(&message).await;
     });
