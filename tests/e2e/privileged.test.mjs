@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import { connectAgent, EXTENSION_ORIGIN, pollFor, RawCdp, sleep, startHarness, withTimeout } from './harness.mjs';
+import { connectAgent, connectPuppeteer, EXTENSION_ORIGIN, pollFor, RawCdp, sleep, startHarness, withTimeout } from './harness.mjs';
 
 const OUR_PAGE = `${EXTENSION_ORIGIN}/sidepanel.html`;
 const ROUTES = [OUR_PAGE, 'chrome://settings/', 'devtools://devtools/bundled/inspector.html', 'file:///etc/hostname', 'sidepanel.html'];
@@ -127,6 +127,9 @@ describe('an agent stays an agent', { timeout: 240_000 }, () => {
       'the tab left the agent',
       h.detail,
     );
+    // A page of ours the tab reached while held is not left running (a script armed for it
+    // may have run).
+    await pollFor(async () => (await h.sw((id) => chrome.tabs.get(id).then((t) => t.url), tabId)) === 'about:blank', 10_000, 'the page of ours blanked', h.detail);
     // The extension may attach again only once its own session has left the tab.
     const attachable = await h.sw(
       (id) =>
@@ -137,5 +140,40 @@ describe('an agent stays an agent', { timeout: 240_000 }, () => {
       tabId,
     );
     assert.equal(attachable, 'attachable', 'no debugger of the extension holds the tab');
+  });
+});
+
+describe('a tab the human shares brings no way back to the extension', { timeout: 180_000 }, () => {
+  let h;
+  let client;
+
+  before(async () => {
+    h = await startHarness({ name: 'privileged-history', share: false });
+  });
+
+  after(async () => {
+    await client?.disconnect().catch(() => {});
+    await h?.close();
+  });
+
+  test("a shared tab's history holds no page off the web, so a script armed for the next page never runs in ours", async () => {
+    // The human had the extension's page open in this tab before going on to the web page.
+    await h.testPage.goto(OUR_PAGE, { waitUntil: 'load' });
+    await h.testPage.goto(h.pageUrl, { waitUntil: 'load' });
+    await h.shareTestPage();
+    client = await connectPuppeteer(h);
+    const page = (await client.pages()).find((p) => p.url() === h.pageUrl);
+    assert.ok(page, 'the shared page');
+    const session = await page.createCDPSession();
+    const { entries } = await session.send('Page.getNavigationHistory');
+    assert.ok(!entries.some((e) => e.url.startsWith(EXTENSION_ORIGIN)), `history: ${JSON.stringify(entries.map((e) => e.url))}`);
+    // A script armed for every new document, then a way back.
+    await session.send('Page.addScriptToEvaluateOnNewDocument', {
+      source: 'if (globalThis.chrome && chrome.storage) chrome.storage.session.set({ armed: location.href });',
+    });
+    await page.evaluate(() => history.back()).catch(() => {});
+    await sleep(2_000);
+    const armed = await h.sw(() => chrome.storage.session.get('armed').then((items) => items.armed ?? null));
+    assert.equal(armed, null, `the agent's script ran in the extension's page: ${armed}`);
   });
 });

@@ -48,6 +48,8 @@ struct Worker {
     backoff: Backoff,
     shared: BTreeMap<TabId, TabInfo>,
     attaching: BTreeSet<TabId>,
+    /// Tabs that went off the web while shared: a script of an agent's may live in them.
+    tainted: BTreeSet<TabId>,
     /// Events of tabs attached with the gesture guard armed but not announced yet (see
     /// `relay::on_debugger_event`), replayed by `sharing::add` once they are.
     early_events: BTreeMap<TabId, relay::EarlyEvents>,
@@ -164,14 +166,15 @@ const HELD_SENDER: &str =
     "tabtunnel's pages answer only where no agent's debugger can reach them (not in a shared tab)";
 
 /// The tab a message came from, when a debugger of ours holds it (shared, being shared, or
-/// prepared for an agent): a page of ours there could be an agent's script, so it is told
+/// prepared for an agent) or held it as it left the web: a page of ours there could be an agent's script, so it is told
 /// nothing and may change nothing. The side panel, or the panel opened as a window, is in no
 /// such tab (`restricted::check_debuggable` keeps our pages from being shared).
 fn held_sender(sender: &JsValue) -> Option<TabId> {
     let tab = js_sys::Reflect::get(sender, &"tab".into()).ok().filter(|t| t.is_object())?;
     let tab_id = js_sys::Reflect::get(&tab, &"id".into()).ok()?.as_f64()? as TabId;
-    let held = with(|w| w.shared.contains_key(&tab_id) || w.attaching.contains(&tab_id))
-        || prepared::owner(tab_id).is_some();
+    let held = with(|w| {
+        w.shared.contains_key(&tab_id) || w.attaching.contains(&tab_id) || w.tainted.contains(&tab_id)
+    }) || prepared::owner(tab_id).is_some();
     held.then_some(tab_id)
 }
 

@@ -190,6 +190,15 @@ async fn outcome(command: IncomingCommand, epoch: u64) -> Result<JsString, CdpEr
     if !(params.is_undefined() || params.is_object() && !js_sys::Array::is_array(&params)) {
         return Err(invalid_params("params must be a JSON object"));
     }
+    if method == "Page.navigateToHistoryEntry" && child_session_id.is_none() && worker.is_none() {
+        if let Some(why) = super::web_only::history_entry_refusal(tab_id, &params).await {
+            return Err(CdpError {
+                code: -32000,
+                message: format!("refused by tabtunnel: {why}"),
+                data: None,
+            });
+        }
+    }
     super::gestures::command_sent(tab_id, child_session_id.as_deref(), &method, &params)?;
     let event_type =
         || params.dyn_ref::<js_sys::Object>().and_then(|p| p.unchecked_ref::<InputParams>().event_type());

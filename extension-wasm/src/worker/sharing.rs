@@ -525,6 +525,8 @@ async fn describe(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> {
     let reply = reply.map_err(|e| error_message(&e))?;
     let target = from_js::<Reply>(&reply).ok_or("unexpected Target.getTargetInfo reply")?.target_info;
     let tab = tab?;
+    let url = if tab.pending_url.is_empty() { &tab.url } else { &tab.pending_url };
+    web_only::check_tab(tab_id, url).await?;
     Ok(TabInfo {
         tab_id,
         window_id: tab.window_id,

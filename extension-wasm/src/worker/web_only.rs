@@ -1,21 +1,26 @@
-//! No debugger of ours stays on a page that is not the web (`wire::destinations`).
+//! No debugger of ours on a page that is not the web (`wire::destinations`).
 //!
 //! `chrome.debugger` stays attached when a tab goes to one of this extension's own pages, and a
 //! client's script there runs with the extension's privileges. The daemon refuses every
-//! navigation an agent asks for to such a page; this covers the routes it cannot see (a
-//! history entry, a page's own navigation): the moment a shared tab's main frame is about to
-//! go there, or has, the tab is unshared (commands arriving after that are refused by the
-//! relay, which runs only those of shared tabs) and the debugger leaves it. A prepared tab
-//! already gives itself up on any navigation (`prepared::navigated`).
+//! navigation an agent asks for to such a page. What it cannot see is the tab's history, so:
+//! - a tab becomes an agent's only while it shows the web, and with no history entry off it
+//!   ([`check_tab`]: the entries are dropped, or the tab is not shared);
+//! - `Page.navigateToHistoryEntry` goes only to an entry on the web ([`history_entry_refusal`]);
+//! - a shared tab whose main frame starts to go elsewhere anyway (the human's own navigation)
+//!   is unshared at once, its page blanked if it is ours (a script armed before, e.g. by
+//!   `Page.addScriptToEvaluateOnNewDocument`, may have run in it: the commit of a local page
+//!   beats the detach), and the tab is answered no panel request for the worker's life.
+//!
+//! A prepared tab already gives itself up on any navigation (`prepared::navigated`).
 
 use serde::Deserialize;
 use tabtunnel_wire::{destinations, TabId, UnshareReason};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
-use super::sharing;
+use super::{sharing, with};
 use crate::chrome;
-use crate::js::from_js;
+use crate::js::{error_message, from_js};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -50,9 +55,86 @@ pub fn navigated(tab_id: TabId, url: &str) {
     warn!("tab {tab_id} goes to {url}, which no agent may reach: it is no longer shared");
     // Unshared now, in this task: no command of the tab's is run after this one.
     sharing::unshare(tab_id, UnshareReason::Detached);
+    with(|w| w.tainted.insert(tab_id));
+    let ours = url.starts_with(&chrome::runtime_get_url(""));
     spawn_local(async move {
         if let Err(e) = chrome::detach(tab_id).await {
             warn!("detach from tab {tab_id}: {e}");
         }
+        if ours {
+            if let Err(e) = chrome::update_tab(tab_id, &serde_json::json!({ "url": "about:blank" })).await {
+                warn!("blanking tab {tab_id}: {e}");
+            }
+        }
     });
+}
+
+/// An entry of `Page.getNavigationHistory`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Entry {
+    id: i64,
+    #[serde(default)]
+    url: String,
+    #[serde(default, rename = "userTypedURL")]
+    user_typed_url: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct History {
+    entries: Vec<Entry>,
+}
+
+impl Entry {
+    fn on_the_web(&self) -> bool {
+        [&self.url, &self.user_typed_url].iter().all(|u| u.is_empty() || destinations::is_allowed(u))
+    }
+}
+
+async fn history(tab_id: TabId) -> Result<History, String> {
+    let reply = chrome::send_command(tab_id, None, "Page.getNavigationHistory", &JsValue::UNDEFINED)
+        .await
+        .map_err(|e| error_message(&e))?;
+    from_js::<History>(&reply).ok_or_else(|| "unexpected Page.getNavigationHistory reply".into())
+}
+
+/// Before a tab attached for an agent is announced: `Err` when it shows no web page, and its
+/// history entries off the web are dropped (`Page.resetNavigationHistory` keeps the current
+/// one only), so that no history navigation leads there.
+pub async fn check_tab(tab_id: TabId, url: &str) -> Result<(), String> {
+    if !url.is_empty() {
+        destinations::check(url)?;
+    }
+    let history = history(tab_id).await?;
+    if history.entries.iter().all(Entry::on_the_web) {
+        return Ok(());
+    }
+    log!("tab {tab_id}: its history leaves the web; only its current page is kept");
+    chrome::send_command(tab_id, None, "Page.resetNavigationHistory", &JsValue::UNDEFINED)
+        .await
+        .map(drop)
+        .map_err(|e| format!("its history could not be cleared: {}", error_message(&e)))
+}
+
+/// `Page.navigateToHistoryEntry` of a page: `Some(why)` when its entry is not on the web (or
+/// cannot be found).
+pub async fn history_entry_refusal(tab_id: TabId, params: &JsValue) -> Option<String> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Params {
+        entry_id: i64,
+    }
+    let entry_id = from_js::<Params>(params)?.entry_id; // no id: Chrome's own error
+    let found = match history(tab_id).await {
+        Ok(history) => history.entries.into_iter().find(|e| e.id == entry_id),
+        Err(e) => return Some(format!("its history could not be read: {e}")),
+    };
+    match found {
+        Some(entry) if entry.on_the_web() => None,
+        Some(entry) => {
+            Some(destinations::check(&entry.url).err().unwrap_or_else(|| destinations::RULE.into()))
+        }
+        None => None, // Chrome answers an unknown id itself
+    }
 }
