@@ -370,12 +370,14 @@ impl Core {
             agent: agent.as_str().to_owned(),
             tab_id: tab,
             method: method.to_owned(),
-            url: url.map(|u| crate::audit::redact_secrets(u, &self.config.secrets)),
+            url: url.map(str::to_owned),
             rule,
             gesture: gesture.map(Box::new),
         };
         if self.extension_connected {
-            self.out.push_back(Output::ToExtension(ToExtension::Approval(request.clone())));
+            self.out.push_back(Output::ToExtension(ToExtension::Approval(
+                self.redactor.approval(request.clone()),
+            )));
         }
         self.guard.asked.insert(id, Asked { request, waiting, asked_at_ms: self.now_ms, timeout_ms });
     }
@@ -621,7 +623,7 @@ impl Core {
     pub(crate) fn resend_questions(&mut self) {
         let requests: Vec<ApprovalRequest> = self.guard.asked.values().map(|a| a.request.clone()).collect();
         for request in requests {
-            self.out.push_back(Output::ToExtension(ToExtension::Approval(request)));
+            self.out.push_back(Output::ToExtension(ToExtension::Approval(self.redactor.approval(request))));
         }
     }
 

@@ -18,7 +18,11 @@ impl Core {
     pub fn request_handover(&mut self, agent: &AgentId, reason: &str) -> u64 {
         self.handovers.next_id += 1;
         let id = self.handovers.next_id;
-        let request = HandoverRequest { id, agent: agent.as_str().to_owned(), reason: reason.to_owned() };
+        let request = HandoverRequest {
+            id,
+            agent: agent.as_str().to_owned(),
+            reason: self.redactor.text(reason).into(),
+        };
         self.handovers.waiting.insert(id, request.clone());
         if self.extension_connected {
             self.out.push_back(Output::ToExtension(ToExtension::HandoverRequest(request)));

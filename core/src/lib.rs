@@ -47,6 +47,7 @@ pub mod policy;
 mod prepared;
 mod presets;
 mod read_only;
+pub mod redact;
 pub mod session;
 mod site_storage;
 mod tab_ops;
@@ -129,8 +130,8 @@ pub struct Config {
     /// The daemon's navigation endpoint, where the browser sends navigations a policy blocks or
     /// asks about (`http://127.0.0.1:PORT/<key>/tabtunnel/navigation`).
     pub navigation_url: String,
-    /// Strings never written to the audit trail (the daemon's tokens and keys): a URL holding
-    /// one is recorded with `<secret>` in its place.
+    /// The daemon's tokens and keys: no text for people to read (the trail, the side panel)
+    /// shows one ([`redact`]).
     pub secrets: Vec<String>,
     /// Whether agents get a tab prepared before they ask for one (`prepared.rs`).
     pub prepare_tabs: bool,
@@ -194,6 +195,8 @@ struct ContextReplay {
 
 pub struct Core {
     config: Config,
+    /// Keeps `config.secrets` out of the trail and the side panel.
+    redactor: redact::Redactor,
     /// The browser the extension runs in; kept across extension reconnects.
     browser: Option<BrowserInfo>,
     extension_connected: bool,
@@ -217,6 +220,7 @@ pub struct Core {
 impl Core {
     pub fn new(config: Config) -> Self {
         Core {
+            redactor: redact::Redactor::new(&config.secrets),
             config,
             browser: None,
             extension_connected: false,

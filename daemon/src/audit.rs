@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
+use tabtunnel_core::redact::Redactor;
 use tabtunnel_core::{AuditRecord, Outcome};
 use tokio::sync::mpsc;
 
@@ -208,14 +209,18 @@ impl Writer {
     }
 }
 
-/// `tabtunnel audit`: prints the trail, oldest first, then follows it if asked.
-pub fn print(data_dir: &Path, agent: Option<&str>, follow: bool, json: bool) -> Result<(), String> {
+/// `tabtunnel audit`: prints the trail, oldest first, then follows it if asked. What it prints
+/// goes through `redactor` (the daemon redacts what it writes; a trail written by an older one
+/// may hold a secret).
+pub fn print(
+    data_dir: &Path,
+    agent: Option<&str>,
+    follow: bool,
+    json: bool,
+    redactor: &Redactor,
+) -> Result<(), String> {
     let show = |text: &str| {
-        let Ok(line) = serde_json::from_str::<Line>(text) else { return };
-        if agent.is_some_and(|a| a != line.agent) {
-            return;
-        }
-        let out = if json { text.to_owned() } else { line.human() };
+        let Some(out) = shown(text, agent, json, redactor) else { return };
         // A closed pipe (`| head`) ends the command quietly.
         if writeln!(std::io::stdout(), "{out}").is_err() {
             std::process::exit(0);
@@ -250,6 +255,36 @@ pub fn print(data_dir: &Path, agent: Option<&str>, follow: bool, json: bool) -> 
             position += read_lines_from(&mut reader, &show);
         }
     }
+}
+
+/// A line of the trail as `tabtunnel audit` prints it, if it is a line of `agent`'s.
+fn shown(text: &str, agent: Option<&str>, json: bool, redactor: &Redactor) -> Option<String> {
+    let line = serde_json::from_str::<Line>(text).ok()?;
+    if agent.is_some_and(|a| a != line.agent) {
+        return None;
+    }
+    Some(if json { redacted_json(text, redactor) } else { redactor.text(&line.human()).into_owned() })
+}
+
+/// A line of the trail as JSON with every string in it redacted; as it is when it holds no
+/// secret.
+fn redacted_json(text: &str, redactor: &Redactor) -> String {
+    fn strings(value: &mut serde_json::Value, redactor: &Redactor) {
+        match value {
+            serde_json::Value::String(text) => redactor.string(text),
+            serde_json::Value::Array(items) => items.iter_mut().for_each(|v| strings(v, redactor)),
+            serde_json::Value::Object(map) => map.values_mut().for_each(|v| strings(v, redactor)),
+            _ => {}
+        }
+    }
+    if matches!(redactor.text(text), std::borrow::Cow::Borrowed(_)) {
+        return text.to_owned();
+    }
+    let Ok(mut value) = serde_json::from_str::<serde_json::Value>(text) else {
+        return redactor.text(text).into_owned();
+    };
+    strings(&mut value, redactor);
+    value.to_string()
 }
 
 /// Shows every whole line from the reader's position; returns the bytes consumed.
@@ -338,6 +373,47 @@ mod tests {
             "{}",
             denied.human()
         );
+    }
+
+    /// A trail written before the daemon redacted every field (as ab66cbf wrote a denied
+    /// navigation's rule): `tabtunnel audit` prints it, plain and `--json`, without the secrets.
+    #[test]
+    fn tabtunnel_audit_prints_no_secret() {
+        let (owner, extension) = ("1f".repeat(32), "2e".repeat(32));
+        let agent = format!("tta_{}", "4c".repeat(32));
+        let named = format!("http://127.0.0.1:1/{owner}/json/version?e={}&t={agent}", &extension[..40]);
+        let mut r =
+            record("Page.navigate", Outcome::Denied { rule: format!("allow_origins (origin of {named}…)") });
+        r.url = Some(named.clone());
+        r.question = Some(Box::new(tabtunnel_wire::gestures::GestureQuestion {
+            request: format!("POST {named}"),
+            reasons: vec![named.clone()],
+            ..Default::default()
+        }));
+        let text = serde_json::to_string(&Line::new(&r, SystemTime::UNIX_EPOCH)).unwrap();
+        let redactor = Redactor::new([&owner, &extension]);
+        for json in [false, true] {
+            let out = shown(&text, None, json, &redactor).unwrap();
+            for piece in [&owner[..8], &extension[..8], &agent[4..12]] {
+                assert!(!out.contains(piece), "{piece} in {out}");
+            }
+            assert!(
+                out.contains("origin of http://127.0.0.1:1/<secret>/json/version?e=<secret>&t=<secret>"),
+                "{out}"
+            );
+            if json {
+                let line: Line = serde_json::from_str(&out).unwrap();
+                assert_eq!(line.context.unwrap().reasons[0], line.url.unwrap());
+            }
+        }
+        // A line without a secret is printed as it was written.
+        let plain = serde_json::to_string(&Line::new(
+            &record("Runtime.evaluate", Outcome::Allowed),
+            SystemTime::UNIX_EPOCH,
+        ))
+        .unwrap();
+        assert_eq!(shown(&plain, None, true, &redactor).unwrap(), plain);
+        assert_eq!(shown(&plain, Some("b"), true, &redactor), None);
     }
 
     #[cfg(unix)]

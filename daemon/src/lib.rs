@@ -8,6 +8,7 @@ pub mod gate;
 pub mod hub;
 pub mod install;
 pub mod launch;
+pub mod log;
 pub mod mcp;
 pub mod native_host;
 pub mod on_demand;
@@ -149,13 +150,17 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
     let browser_target_id = token::generate()[..32].to_ascii_uppercase();
     let salt = u64::from_str_radix(&token::generate()[..16], 16).expect("hex");
     let policy = options.policy.as_deref().map(policy_file::load).transpose()?;
-    let secrets = [token.clone(), Some(extension_secret.clone()), Some(navigation_key.clone())];
+    let secrets: Vec<String> = [token.clone(), Some(extension_secret.clone()), Some(navigation_key.clone())]
+        .into_iter()
+        .flatten()
+        .collect();
+    log::keep_out(&secrets);
     let mut core = Core::new(Config {
         browser_target_id: browser_target_id.clone(),
         session_id_salt: salt,
         limits: options.limits,
         navigation_url: url(port, Some(&navigation_key), "http", server::NAVIGATION_PATH),
-        secrets: secrets.into_iter().flatten().collect(),
+        secrets,
         prepare_tabs: options.prepare_tabs,
     });
     core.set_policy(policy);

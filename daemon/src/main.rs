@@ -209,7 +209,7 @@ fn main() -> std::process::ExitCode {
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("TABTUNNEL_LOG").unwrap_or_else(|_| "info".into()),
         )
-        .with_writer(std::io::stderr)
+        .with_writer(tabtunnel::log::Stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     // Chrome starts a native messaging host as `<path> chrome-extension://<id>/ [...]`: the
@@ -228,7 +228,7 @@ fn main() -> std::process::ExitCode {
     match runtime.block_on(run(cli.command)) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("tabtunnel: {e}");
+            eprintln!("tabtunnel: {}", tabtunnel::log::redact(&e));
             std::process::ExitCode::FAILURE
         }
     }
@@ -265,8 +265,10 @@ async fn run(command: Command) -> Result<(), String> {
         }
         Command::Audit { config_dir, agent, follow, json } => {
             let data_dir = tabtunnel::token::data_dir(config_dir.as_deref());
+            let dir = config_dir.unwrap_or_else(tabtunnel::token::default_config_dir);
+            let redactor = tabtunnel_core::redact::Redactor::new(tabtunnel::token::stored_secrets(&dir));
             tokio::task::spawn_blocking(move || {
-                tabtunnel::audit::print(&data_dir, agent.as_deref(), follow, json)
+                tabtunnel::audit::print(&data_dir, agent.as_deref(), follow, json, &redactor)
             })
             .await
             .map_err(|e| e.to_string())?

@@ -36,9 +36,27 @@ pub fn load_or_create_extension_secret(dir: &Path) -> Result<String> {
     load_or_create_secret(dir, EXTENSION_SECRET_FILE)
 }
 
-/// Loads a secret from `<dir>/<file>`, creating dir (0700) and file (0600) on first use. A file
-/// others can read is tightened rather than trusted silently.
+/// The secrets stored in `dir` (owner token, extension secret), those that are there; nothing is
+/// created. For a reader of what the daemon wrote (`tabtunnel audit`).
+pub fn stored_secrets(dir: &Path) -> Vec<String> {
+    ["token", EXTENSION_SECRET_FILE]
+        .into_iter()
+        .filter_map(|file| fs::read_to_string(dir.join(file)).ok())
+        .map(|text| text.trim().to_owned())
+        .filter(|secret| is_valid(secret))
+        .collect()
+}
+
+/// Loads a secret from `<dir>/<file>`, creating dir (0700) and file (0600) on first use, and keeps
+/// it out of this process's log. A file others can read is tightened rather than trusted
+/// silently.
 fn load_or_create_secret(dir: &Path, file: &str) -> Result<String> {
+    let secret = read_or_create_secret(dir, file)?;
+    crate::log::keep_out([&secret]);
+    Ok(secret)
+}
+
+fn read_or_create_secret(dir: &Path, file: &str) -> Result<String> {
     let path = dir.join(file);
     match fs::read_to_string(&path) {
         Ok(text) => {

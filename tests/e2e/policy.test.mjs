@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 
 import puppeteer from 'puppeteer-core';
 
-import { RawCdp, daemonBinary, pollFor, startHarness, withTimeout, connectAgent as connectAgentTo } from './harness.mjs';
+import { RawCdp, daemonBinary, pollFor, rawGet, startHarness, withTimeout, connectAgent as connectAgentTo } from './harness.mjs';
 
 const WAIT_MS = 30_000;
 const ASK_TIMEOUT_SECONDS = 4;
@@ -254,6 +254,48 @@ describe('policy, questions, audit trail and kill switch', { timeout: 600_000 },
     // The side panel shows each agent's recent steps.
     const panel = await h.openPanel();
     await panel.waitForSelector('#agents li[data-agent="reader"] .activity li[data-outcome="denied"]', { timeout: WAIT_MS });
+  });
+
+  test("the owner token reaches neither the trail, tabtunnel audit nor the log, whole, in part or encoded", async () => {
+    const token = h.token;
+    const mark = h.output.length; // the start-up banner before it names the endpoint, on purpose
+    const denied = `http://127.0.0.1:${h.port}/${token}/json/version?p=${token.slice(0, 40)}&u=${encodeURIComponent(`http://x/${token.toUpperCase()}/`)}`;
+    const browser = await connectAgent('a');
+    try {
+      const page = await browser.newPage();
+      await page.goto(h.pageUrl);
+      // The daemon's own endpoint is not among the agent's origins: refused, its rule naming the URL.
+      await assert.rejects(page.goto(denied), /net::ERR_BLOCKED_BY_CLIENT/);
+    } finally {
+      await browser.disconnect();
+    }
+    // A request the gate refuses, a piece of the token in its path: the log names the path.
+    assert.equal((await rawGet(h.port, `/json/version/${token.slice(0, 40)}.x%2F${token}`)).status, 401);
+    const lines = await pollFor(
+      async () => {
+        const now = await auditLines();
+        return now.some((l) => l.method === 'Page.navigate' && l.outcome === 'denied' && l.url?.includes('/json/version')) && now;
+      },
+      WAIT_MS,
+      'the trail to hold the refused navigation',
+      h.detail,
+    );
+    const navigation = lines.find((l) => l.method === 'Page.navigate' && l.url?.includes('/json/version'));
+    assert.match(navigation.rule, /allow_origins/, JSON.stringify(navigation));
+    const log = h.output.slice(mark);
+    assert.match(log, /refused/);
+    const outputs = {
+      'tabtunnel audit': await audit(),
+      'tabtunnel audit --json': await audit('--json'),
+      'the trail file': fs.readFileSync(path.join(h.dataHome, 'tabtunnel', 'audit', 'audit.jsonl'), 'utf8'),
+      "the daemon's log": log,
+    };
+    for (const [what, text] of Object.entries(outputs)) {
+      const plain = text.toLowerCase();
+      for (let i = 0; i + 8 <= token.length; i++) {
+        assert.ok(!plain.includes(token.slice(i, i + 8)), `${what} holds ${token.slice(i, i + 8)} of the token:\n${text}`);
+      }
+    }
   });
 
   test('the kill switch, clicked in the side panel, ends every connection, detaches every tab, and refuses newcomers until released', async () => {
