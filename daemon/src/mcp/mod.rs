@@ -14,6 +14,7 @@
 //! | `supervisor` | restart before forward |
 //! | `proxy`, `own_tools` | the MCP server itself |
 //! | `http` | the same server over Streamable HTTP at `<endpoint>/mcp`, a session per agent |
+//! | `sessions` | an `/mcp` session is its opener's only (token and agent) |
 
 mod agent_name;
 mod child;
@@ -25,6 +26,7 @@ mod own_tools;
 mod patches;
 mod proxy;
 mod rpc;
+mod sessions;
 mod supervisor;
 
 pub use child::ToolKind;
