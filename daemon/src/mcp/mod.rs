@@ -47,7 +47,8 @@ pub struct McpArgs {
     config_dir: Option<PathBuf>,
     /// The token to use (default: $TABTUNNEL_TOKEN, else the owner token from the config dir).
     /// An agent's own token (`tabtunnel agent add NAME`) makes this MCP server that agent.
-    /// Prefer $TABTUNNEL_TOKEN: other local users can read a command line, not an environment.
+    /// Prefer $TABTUNNEL_TOKEN: a command line is visible to every local user (`ps`), an
+    /// environment is not.
     #[arg(long, value_name = "TOKEN")]
     token: Option<String>,
     /// The agent's name, 1-64 of A-Z a-z 0-9 . _ - (default: $TABTUNNEL_AGENT, else the MCP
