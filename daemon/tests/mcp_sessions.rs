@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use tabtunnel::credentials;
+use tabtunnel::{agent_cli, credentials};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const VERSION: &str = "2025-06-18";
@@ -139,6 +139,12 @@ async fn another_credential_cannot_use_or_end_a_session() {
     assert_eq!(listen(port, &format!("/{alice}/mcp"), &alices).await, 200);
     assert_eq!(delete(port, &format!("/{alice}/mcp"), &alices).await, 202);
     assert_eq!(ping(port, &format!("/{alice}/mcp"), &alices, &[]).await, 404);
+
+    // Once her token is revoked, her other session is nobody's to use.
+    let again = open(port, &format!("/{alice}/mcp"), &[]).await;
+    agent_cli::revoke(d.config_dir(), "alice").await.unwrap();
+    assert_eq!(ping(port, &format!("/{alice}/mcp"), &again, &[]).await, 401);
+    assert_eq!(delete(port, &format!("/{bob}/mcp"), &again).await, 404);
 }
 
 #[tokio::test]
