@@ -192,8 +192,9 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
             }
         }));
     }
+    let mcp = mcp::http_service(port, token.as_deref());
     let credentials =
-        live_credentials::Reloader::new(options.config_dir.clone(), agents.clone(), hub.clone());
+        live_credentials::Reloader::new(options.config_dir.clone(), agents.clone(), hub.clone(), mcp.clone());
     tokio::spawn(credentials.clone().watch());
     let state = server::AppState {
         hub,
@@ -207,7 +208,7 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
         },
         browser_target_id: browser_target_id.clone(),
         shared,
-        mcp: mcp::http_service(port, token.as_deref()),
+        mcp,
         credentials,
         client_outbox: options.client_outbox,
     };

@@ -64,21 +64,24 @@ async fn mcp(
 
 /// Opens a session at `path` (initialize, then initialized); its id.
 async fn open(port: u16, path: &str, headers: &[(&str, &str)]) -> String {
+    try_open(port, path, headers).await.unwrap_or_else(|refused| panic!("{refused}"))
+}
+
+/// Opens a session, or says why not.
+async fn try_open(port: u16, path: &str, headers: &[(&str, &str)]) -> Result<String, String> {
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}});
     let (status, head, body) = mcp(port, "POST", path, headers, &init.to_string()).await;
-    assert_eq!(status, 200, "{head}\n{body}");
-    let id = head
-        .lines()
-        .find_map(|l| l.strip_prefix("mcp-session-id: "))
-        .unwrap_or_else(|| panic!("no session id: {head}"))
-        .trim()
-        .to_owned();
+    let id = head.lines().find_map(|l| l.strip_prefix("mcp-session-id: "));
+    let id = match id {
+        Some(id) if status == 200 && body.contains("\"result\"") => id.trim().to_owned(),
+        _ => return Err(format!("{head}\n{body}")),
+    };
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
     let session = [headers, &[("Mcp-Session-Id", id.as_str())]].concat();
     let (status, _, body) = mcp(port, "POST", path, &session, &initialized).await;
     assert_eq!(status, 202, "{body}");
-    id
+    Ok(id)
 }
 
 /// A `ping` in session `id` at `path`; the status.
@@ -158,4 +161,21 @@ async fn an_owner_session_is_bound_to_the_agent_its_path_named() {
     assert_eq!(ping(port, &format!("/{owner}/mcp"), &xs, &[]).await, 404);
     assert_eq!(delete(port, &format!("/{owner}/agent/y/mcp"), &xs).await, 404);
     assert_eq!(ping(port, &format!("/{owner}/agent/x/mcp"), &xs, &[]).await, 200);
+}
+
+#[tokio::test]
+async fn a_revoked_tokens_sessions_end_with_it() {
+    without_tool_servers();
+    let mut alice = String::new();
+    let d = daemon_configured(|dir| alice = credentials::add(dir, "alice").unwrap(), |_| {}).await;
+    let port = d.running.port;
+    for _ in 0..4 {
+        open(port, &format!("/{alice}/mcp"), &[]).await;
+    }
+    let refused = try_open(port, &format!("/{alice}/mcp"), &[]).await.unwrap_err();
+    assert!(refused.contains("MCP sessions already"), "{refused}");
+    agent_cli::revoke(d.config_dir(), "alice").await.unwrap();
+    // Her sessions ended with her token: a new token of hers is not held back by them.
+    let again = agent_cli::add(d.config_dir(), "alice").await.unwrap();
+    open(port, &format!("/{again}/mcp"), &[]).await;
 }

@@ -3,7 +3,8 @@
 //! opened each session (the token presented and the agent the request acts for) and answers a
 //! request carrying a session id with rmcp's own `404 Session not found` unless it comes from
 //! that same owner: on every method (`POST`, the `GET` event stream, `DELETE`), whatever the
-//! token's form (path, `?token=`, `Authorization`) and whatever agent path it names.
+//! token's form (path, `?token=`, `Authorization`) and whatever agent path it names. A revoked
+//! agent token's sessions are ended with it ([`Owned::end_sessions_of`]).
 
 use crate::agent_path::AgentRoute;
 use axum::body::Body;
@@ -34,19 +35,37 @@ impl Owner {
     }
 }
 
-/// Session id to owner, for the sessions opened through this daemon.
+/// Who opened a session, and the agent whose own token that was, if it was one.
+#[derive(Clone, Debug)]
+struct Opener {
+    owner: Owner,
+    agent_token: Option<String>,
+}
+
+/// Session id to opener, for the sessions opened through this daemon.
 #[derive(Clone, Default, Debug)]
-pub struct Owners(Arc<Mutex<HashMap<String, Owner>>>);
+pub struct Owners(Arc<Mutex<HashMap<String, Opener>>>);
 
 impl Owners {
     /// Records a session rmcp just opened; an id already recorded keeps its owner.
-    fn opened(&self, id: &str, owner: Owner) {
-        self.lock().entry(id.to_owned()).or_insert(owner);
+    fn opened(&self, id: &str, route: &AgentRoute) {
+        let agent_token = match &route.credential {
+            crate::gate::Credential::Agent(name) => Some(name.clone()),
+            _ => None,
+        };
+        self.lock().entry(id.to_owned()).or_insert(Opener { owner: Owner::of(route), agent_token });
     }
 
     /// Whether `id` is a session `owner` opened (an unknown id is nobody's).
     fn belongs_to(&self, id: &str, owner: Owner) -> bool {
-        self.lock().get(id) == Some(&owner)
+        self.lock().get(id).is_some_and(|opener| opener.owner == owner)
+    }
+
+    /// The sessions opened with these agents' own tokens.
+    fn of_agents(&self, agents: &[String]) -> Vec<String> {
+        let openers = self.lock();
+        let named = |o: &Opener| o.agent_token.as_ref().is_some_and(|a| agents.contains(a));
+        openers.iter().filter(|(_, o)| named(o)).map(|(id, _)| id.clone()).collect()
     }
 
     fn forget(&self, id: &str) {
@@ -57,7 +76,7 @@ impl Owners {
         self.lock().keys().cloned().collect()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Owner>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Opener>> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -84,9 +103,10 @@ impl Owned {
 
     async fn handle(self, request: Request<Body>) -> Response {
         // The gate puts the route in every request; without one nobody is known to own anything.
-        let Some(owner) = request.extensions().get::<AgentRoute>().map(Owner::of) else {
+        let Some(route) = request.extensions().get::<AgentRoute>().cloned() else {
             return (StatusCode::FORBIDDEN, "tabtunnel: /mcp outside the gate").into_response();
         };
+        let owner = Owner::of(&route);
         let mut presented = request.headers().get_all(HEADER_SESSION_ID).iter();
         let session = match (presented.next(), presented.next()) {
             (None, _) => None,
@@ -104,11 +124,22 @@ impl Owned {
             (Some(id), _) if deleting && response.status().is_success() => self.owners.forget(&id),
             (None, Some(opened)) => {
                 self.forget_ended().await;
-                self.owners.opened(opened, owner);
+                self.owners.opened(opened, &route);
             }
             _ => {}
         }
         response
+    }
+
+    /// Ends the sessions opened with these (revoked) agents' own tokens, and their tool servers:
+    /// nobody can use them any more, and each holds a Node process and one of the agent's slots.
+    pub async fn end_sessions_of(&self, agents: &[String]) {
+        for id in self.owners.of_agents(agents) {
+            if let Err(e) = self.sessions.close_session(&id.as_str().into()).await {
+                tracing::warn!("could not end a revoked agent's MCP session: {e}");
+            }
+            self.owners.forget(&id);
+        }
     }
 
     /// Drops the sessions rmcp has ended (idle), so the table stays as small as they are.
@@ -149,7 +180,7 @@ mod tests {
             agent: AgentId::new(agent),
             prefix: String::new(),
             token_prefix: format!("/{token}"),
-            credential: Credential::Owner,
+            credential: Credential::Agent(agent.into()),
         }
     }
 
@@ -166,12 +197,16 @@ mod tests {
     #[test]
     fn a_session_is_its_openers_only_and_an_unknown_one_nobodys() {
         let owners = Owners::default();
-        let (alice, bob) = (Owner::of(&route("a", "alice")), Owner::of(&route("b", "bob")));
-        owners.opened("s1", alice);
-        owners.opened("s1", bob);
+        let (alices, bobs) = (route("a", "alice"), route("b", "bob"));
+        let (alice, bob) = (Owner::of(&alices), Owner::of(&bobs));
+        owners.opened("s1", &alices);
+        owners.opened("s1", &bobs);
         assert!(owners.belongs_to("s1", alice));
         assert!(!owners.belongs_to("s1", bob));
         assert!(!owners.belongs_to("s2", alice));
+        owners.opened("s2", &bobs);
+        owners.opened("s3", &AgentRoute { credential: Credential::Owner, ..route("o", "alice") });
+        assert_eq!(owners.of_agents(&["alice".into()]), ["s1"], "the owner token's session is not hers");
         owners.forget("s1");
         assert!(!owners.belongs_to("s1", alice));
     }
