@@ -1,6 +1,7 @@
 //! The tabtunnel daemon: the IO shell around [`tabtunnel_core`].
 
 mod accept;
+pub mod agent_cli;
 pub mod agent_path;
 pub mod audit;
 pub mod credentials;
@@ -8,6 +9,7 @@ pub mod gate;
 pub mod hub;
 pub mod install;
 pub mod launch;
+pub mod live_credentials;
 pub mod log;
 pub mod mcp;
 pub mod native_host;
@@ -195,7 +197,10 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
             }
         }));
     }
-    tokio::spawn(watch_credentials(options.config_dir.clone(), agents.clone(), hub.clone()));
+    let mcp = mcp::http_service(port, token.as_deref());
+    let credentials =
+        live_credentials::Reloader::new(options.config_dir.clone(), agents.clone(), hub.clone(), mcp.clone());
+    tokio::spawn(credentials.clone().watch());
     let state = server::AppState {
         hub,
         gate: gate::Gate {
@@ -208,7 +213,8 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
         },
         browser_target_id: browser_target_id.clone(),
         shared,
-        mcp: mcp::http_service(port, token.as_deref()),
+        mcp,
+        credentials,
         client_outbox: options.client_outbox,
     };
     let server = tokio::spawn(server::serve(listener, state, async move {
@@ -238,37 +244,6 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
         },
     )?;
     Ok(running)
-}
-
-/// Reads the agents' credentials again whenever `tabtunnel agent add|revoke` (or the side panel)
-/// changes them: the gate takes the new ones, and the connections of agents whose token was
-/// revoked are closed.
-///
-/// The core hears who is registered before the gate lets a new token in: a registered agent
-/// never counts toward `max_agents`, and its first connection, let in and counted as a made-up
-/// name, was refused when those filled the limit (a loaded run of trust.test.mjs). The revoked
-/// agents' connections are closed once the gate refuses their token, so none slips in between.
-async fn watch_credentials(config_dir: PathBuf, shared: credentials::SharedCredentials, hub: hub::HubHandle) {
-    watch::watch(
-        credentials::path(&config_dir),
-        "agents' credentials",
-        credentials::load_file,
-        move |fresh| {
-            let revoked: Vec<String> = {
-                let old = shared.read().unwrap_or_else(|e| e.into_inner());
-                old.agents().iter().filter(|a| !fresh.agents().contains(a)).map(|a| a.name.clone()).collect()
-            };
-            let names: Vec<String> = fresh.names().map(str::to_owned).collect();
-            let (shared, hub) = (shared.clone(), hub.clone());
-            async move {
-                let registered = hub::Input::Credentials { registered: names.clone(), revoked: Vec::new() };
-                let _ = hub.send(registered).await;
-                *shared.write().unwrap_or_else(|e| e.into_inner()) = fresh;
-                let _ = hub.send(hub::Input::Credentials { registered: names, revoked }).await;
-            }
-        },
-    )
-    .await
 }
 
 /// `scheme://127.0.0.1:PORT[/<token>]path`

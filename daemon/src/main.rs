@@ -261,7 +261,7 @@ async fn run(command: Command) -> Result<(), String> {
         }
         Command::Agent { command, config_dir } => {
             let dir = config_dir.unwrap_or_else(tabtunnel::token::default_config_dir);
-            agent_command(command, &dir)
+            agent_command(command, &dir).await
         }
         Command::Audit { config_dir, agent, follow, json } => {
             let data_dir = tabtunnel::token::data_dir(config_dir.as_deref());
@@ -276,16 +276,14 @@ async fn run(command: Command) -> Result<(), String> {
     }
 }
 
-fn agent_command(command: AgentCommand, dir: &std::path::Path) -> Result<(), String> {
+async fn agent_command(command: AgentCommand, dir: &std::path::Path) -> Result<(), String> {
+    use tabtunnel::agent_cli::{self, Told};
     use tabtunnel::credentials;
     match command {
         AgentCommand::Add { name } => {
-            let token = credentials::add(dir, &name)?;
+            let token = agent_cli::add(dir, &name).await?;
             println!("{token}");
-            eprintln!(
-                "Agent {name}'s token (shown only now). Its endpoint: http://127.0.0.1:<port>/{token}, \
-                 or `tabtunnel mcp --token {token}`; it acts as {name} only, whatever the path says."
-            );
+            eprintln!("{}", agent_cli::added_message(&name, &token));
         }
         AgentCommand::List => {
             let creds = credentials::load(dir)?;
@@ -296,12 +294,12 @@ fn agent_command(command: AgentCommand, dir: &std::path::Path) -> Result<(), Str
                 println!("{}\tminted {}", agent.name, agent.created);
             }
         }
-        AgentCommand::Revoke { name } => {
-            if !credentials::revoke(dir, &name)? {
-                return Err(format!("agent {name:?} has no token"));
-            }
-            eprintln!("agent {name}'s token is revoked; a running daemon closes its connections");
-        }
+        AgentCommand::Revoke { name } => match agent_cli::revoke(dir, &name).await? {
+            Told::Daemon { pid, port } => eprintln!(
+                "agent {name}'s token is revoked: the daemon (pid {pid}, port {port}) refuses it and has closed its connections"
+            ),
+            Told::NoDaemon => eprintln!("agent {name}'s token is revoked (no daemon is running for this config dir)"),
+        },
     }
     Ok(())
 }

@@ -62,6 +62,8 @@ pub struct AppState {
     pub shared: hub::Shared,
     /// `/mcp`: MCP over Streamable HTTP, a session per agent (`crate::mcp`).
     pub mcp: crate::mcp::HttpService,
+    /// `tabtunnel agent add|revoke` has the daemon read the agents' credentials at once.
+    pub credentials: crate::live_credentials::Reloader,
     pub client_outbox: outbox::Limits,
 }
 
@@ -89,6 +91,7 @@ pub fn router(state: AppState) -> Router {
         .route("/devtools/page/{id}", get(page_socket))
         .route("/tabtunnel/status", get(status))
         .route("/tabtunnel/handover", post(handover))
+        .route(crate::live_credentials::PATH, post(reload_credentials))
         .route(&format!("{NAVIGATION_PATH}/{{agent}}/{{tab}}"), any(navigation))
         .route(EXTENSION_PATH, get(extension_socket))
         .route_service("/mcp", state.mcp.clone())
@@ -132,7 +135,9 @@ async fn admit(gate: Gate, mut req: Request<Body>, next: Next) -> Response {
         *req.uri_mut() = uri;
     }
     let path = req.uri().path();
-    if state_stopped(&req) && path != EXTENSION_PATH && !path.starts_with(NAVIGATION_PATH) {
+    // A revocation goes through the kill switch too (the route takes the owner's credential only).
+    let exempt = [EXTENSION_PATH, crate::live_credentials::PATH].contains(&path);
+    if state_stopped(&req) && !exempt && !path.starts_with(NAVIGATION_PATH) {
         return (
             StatusCode::SERVICE_UNAVAILABLE,
             "tabtunnel: stopped by the kill switch in the side panel; turn it off there to let agents in again\n",
@@ -373,6 +378,26 @@ async fn status(State(state): State<AppState>, Extension(route): Extension<Agent
         "tabs": tabs,
     }))
     .into_response()
+}
+
+/// `POST /tabtunnel/credentials` (owner only): reads `agents.json` now, answering once a revoked
+/// token is refused and its agent's connections are closed (`crate::live_credentials`).
+async fn reload_credentials(
+    State(state): State<AppState>,
+    Extension(route): Extension<AgentRoute>,
+) -> Response {
+    use crate::gate::Credential;
+    if !matches!(route.credential, Credential::Owner | Credential::Open) || !route.prefix.is_empty() {
+        return (StatusCode::FORBIDDEN, "tabtunnel: only the owner token reloads the agents' credentials\n")
+            .into_response();
+    }
+    match state.credentials.reload().await {
+        Ok(()) => {
+            tracing::info!("agents' credentials reloaded on request");
+            Json(json!({ "reloaded": true })).into_response()
+        }
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, format!("tabtunnel: {e}\n")).into_response(),
+    }
 }
 
 #[derive(serde::Deserialize, Default)]

@@ -3,7 +3,7 @@
 
 mod common;
 use common::*;
-use tabtunnel::credentials;
+use tabtunnel::{agent_cli, credentials};
 use tabtunnel_wire::AgentTokenOp;
 
 fn owned_tab(tab_id: i32, agent: &str) -> TabInfo {
@@ -68,6 +68,27 @@ async fn a_revoked_token_stops_working_and_its_connections_close() {
     assert_eq!(status, 401);
     send(&mut bobs, json!({"id": 1, "method": "Browser.getVersion"})).await;
     assert!(until_reply(&mut bobs, 1).await.0["result"].is_object(), "bob carries on");
+}
+
+#[tokio::test]
+async fn a_revocation_is_in_force_the_moment_the_command_returns() {
+    let (d, _ext, alice, bob) = three_owners().await;
+    let port = d.running.port;
+    let mut alices = ws(&format!("ws://127.0.0.1:{port}/{alice}/cdp"), None).await.unwrap();
+    // Only the owner may have the daemon read the file.
+    assert_eq!(request(port, "POST", &format!("/{bob}/tabtunnel/credentials"), "").await.0, 403);
+    let owner = d.token();
+    assert_eq!(request(port, "POST", &format!("/{owner}/agent/bob/tabtunnel/credentials"), "").await.0, 403);
+
+    let told = agent_cli::revoke(d.config_dir(), "alice").await.unwrap();
+    assert_eq!(told, agent_cli::Told::Daemon { pid: std::process::id(), port });
+    assert_eq!(get(port, &format!("/{alice}/json/list"), &[]).await.0, 401, "refused at once");
+    assert!(ws(&format!("ws://127.0.0.1:{port}/{alice}/cdp"), None).await.is_err());
+    assert!(closes_within(&mut alices, WAIT).await, "her open socket was cut off");
+    assert_eq!(get(port, &format!("/{bob}/json/list"), &[]).await.0, 200, "bob carries on");
+    // A token minted now works at once, too.
+    let carol = agent_cli::add(d.config_dir(), "carol").await.unwrap();
+    assert_eq!(get(port, &format!("/{carol}/json/version"), &[]).await.0, 200);
 }
 
 #[tokio::test]

@@ -5,16 +5,18 @@
 // the human made once in the browser's profile.
 
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
-import { RawCdp, daemonBinary, pollFor, sleep, startHarness, withTimeout } from './harness.mjs';
+import { RawCdp, daemonBinary, pollFor, sleep, startHarness, tryWebSocket, withTimeout } from './harness.mjs';
 import { startMcpServer, textOf } from './mcp.mjs';
 
 const OWN_TOOLS = ['tabtunnel_status', 'tabtunnel_tabs', 'tabtunnel_request_tab'];
@@ -413,7 +415,59 @@ describe('one stdio agent and one HTTP agent at once', { timeout: 300_000 }, () 
     // The stdio agent goes on.
     assert.match(await stdio.call('list_pages'), /who=S/);
   });
+
+  test("(5) an HTTP session is its opener's only: another agent's token, or the owner's at another agent path, gets 404 and cannot end it", async () => {
+    const minted = await tabtunnelCli(h, 'agent', 'add', 'bob');
+    const bob = minted.stdout.trim();
+    const alice = await startHttpMcpWithBearer(h, 'A5');
+    try {
+      const headers = {
+        'content-type': 'application/json', accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-06-18', 'mcp-session-id': alice.transport.sessionId,
+      };
+      const ping = JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'ping' });
+      const others = [
+        ['bob in the path', `http://127.0.0.1:${h.port}/${bob}/mcp`, {}],
+        ['bob as Bearer', `http://127.0.0.1:${h.port}/mcp?agent=A5`, { authorization: `Bearer ${bob}` }],
+        ['the owner at agent path other', `${h.clientEndpoint}/agent/other/mcp`, {}],
+      ];
+      for (const [who, url, extra] of others) {
+        for (const method of ['POST', 'GET', 'DELETE']) {
+          const answer = await fetch(url, { method, headers: { ...headers, ...extra }, body: method === 'POST' ? ping : undefined });
+          await answer.body?.cancel();
+          assert.equal(answer.status, 404, `${who}: ${method}`);
+        }
+      }
+      assert.equal(JSON.parse(await alice.call('tabtunnel_status')).agent, 'A5', 'the session is still hers');
+    } finally {
+      await alice.transport.terminateSession().catch(() => {});
+      await alice.client.close();
+    }
+  });
+
+  test('(7) agent add and revoke are in force when they return; add shows the token as TABTUNNEL_TOKEN=, never --token', async () => {
+    const minted = await tabtunnelCli(h, 'agent', 'add', 'carol');
+    const carol = minted.stdout.trim();
+    assert.ok(minted.stderr.includes(`TABTUNNEL_TOKEN=${carol} tabtunnel mcp`), minted.stderr);
+    assert.ok(!minted.stderr.includes('--token'), minted.stderr);
+    const raw = await RawCdp.open(`ws://127.0.0.1:${h.port}/${carol}/cdp`);
+    try {
+      assert.ok((await raw.send(1, 'Browser.getVersion')).result, 'the new token works at once');
+      await tabtunnelCli(h, 'agent', 'revoke', 'carol');
+      const refused = await fetch(`http://127.0.0.1:${h.port}/${carol}/json/version`);
+      assert.equal(refused.status, 401, 'refused the moment revoke returned');
+      assert.equal((await tryWebSocket(`ws://127.0.0.1:${h.port}/${carol}/cdp`)).opened, false);
+      await withTimeout(raw.closed, 10_000, 'the revoked agent\'s socket closing', h.detail);
+    } finally {
+      raw.close();
+    }
+  });
 });
+
+/** `tabtunnel ...args` against the harness's config dir (so its daemon); { stdout, stderr }. */
+function tabtunnelCli(h, ...args) {
+  return promisify(execFile)(daemonBinary(), args, { env: { ...process.env, XDG_CONFIG_HOME: h.configHome } });
+}
 
 /** Agent `agent` over HTTP with the token as `Authorization: Bearer` (not in the path). */
 async function startHttpMcpWithBearer(h, agent) {

@@ -4,7 +4,8 @@
 //! `Origin`). Every MCP session is an agent of its own, with its own child tool server and
 //! tabs: named by `/agent/<name>/mcp` or `?agent=NAME`, else by the client's name plus a
 //! suffix; `?tools=playwright` picks @playwright/mcp. A session ends with `DELETE` or after
-//! [`IDLE_TIMEOUT`] without requests; its child ends with it.
+//! [`IDLE_TIMEOUT`] without requests; its child ends with it. A session is its opener's only
+//! (`sessions.rs`): another credential or agent presenting its id gets `404`.
 
 use super::child::ToolKind;
 use super::endpoint::ClientEndpoint;
@@ -62,7 +63,7 @@ impl Drop for Slot {
     }
 }
 
-pub type HttpService = StreamableHttpService<Proxy, LocalSessionManager>;
+pub type HttpService = super::sessions::Owned;
 
 /// The service for the daemon listening on `port` (with `token`, unless `--no-token`).
 pub fn service(port: u16, token: Option<&str>) -> HttpService {
@@ -71,15 +72,17 @@ pub fn service(port: u16, token: Option<&str>) -> HttpService {
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(IDLE_TIMEOUT);
     let slots = Slots::default();
-    StreamableHttpService::new(
+    let sessions = Arc::new(sessions);
+    let service = StreamableHttpService::new(
         move || {
             let backend = RealBackend::new(data_dir.clone(), endpoint.clone());
             Ok(Proxy::over_http(backend, slots.clone()))
         },
-        Arc::new(sessions),
+        sessions.clone(),
         // The gate has checked Host and Origin already, with the daemon's own rules.
         StreamableHttpServerConfig::default(),
-    )
+    );
+    super::sessions::Owned::new(service, sessions)
 }
 
 /// The agent (`None`: from the client's name) and tool server a request names: the agent's

@@ -14,6 +14,7 @@
 //! | `supervisor` | restart before forward |
 //! | `proxy`, `own_tools` | the MCP server itself |
 //! | `http` | the same server over Streamable HTTP at `<endpoint>/mcp`, a session per agent |
+//! | `sessions` | an `/mcp` session is its opener's only (token and agent) |
 
 mod agent_name;
 mod child;
@@ -25,6 +26,7 @@ mod own_tools;
 mod patches;
 mod proxy;
 mod rpc;
+mod sessions;
 mod supervisor;
 
 pub use child::ToolKind;
@@ -45,7 +47,8 @@ pub struct McpArgs {
     config_dir: Option<PathBuf>,
     /// The token to use (default: $TABTUNNEL_TOKEN, else the owner token from the config dir).
     /// An agent's own token (`tabtunnel agent add NAME`) makes this MCP server that agent.
-    /// Prefer $TABTUNNEL_TOKEN: other local users can read a command line, not an environment.
+    /// Prefer $TABTUNNEL_TOKEN: a command line is visible to every local user (`ps`), an
+    /// environment is not.
     #[arg(long, value_name = "TOKEN")]
     token: Option<String>,
     /// The agent's name, 1-64 of A-Z a-z 0-9 . _ - (default: $TABTUNNEL_AGENT, else the MCP
