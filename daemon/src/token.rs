@@ -38,7 +38,7 @@ pub fn load_or_create_extension_secret(dir: &Path) -> Result<String> {
 
 /// Loads a secret from `<dir>/<file>`, creating dir (0700) and file (0600) on first use. A file
 /// others can read is tightened rather than trusted silently.
-fn load_or_create_secret(dir: &Path, file: &str) -> Result<String> {
+pub(crate) fn load_or_create_secret(dir: &Path, file: &str) -> Result<String> {
     let path = dir.join(file);
     match fs::read_to_string(&path) {
         Ok(text) => {
