@@ -103,9 +103,11 @@ impl Daemon {
 
     /// The endpoint the child is pointed at: the agent's, or (from a daemon that predates
     /// agents) the plain client endpoint, with a warning, since every client then shares the
-    /// same tabs. Unreachable daemons get the agent's: the child connects lazily.
-    pub async fn child_endpoint(&self) -> String {
-        match self.request("GET", "/json/version", None, QUICK).await {
+    /// same tabs. Unreachable daemons get the agent's: the child connects lazily. A listener
+    /// that failed the proof gets no child pointed at it (with the token).
+    pub async fn child_endpoint(&self) -> Result<String, String> {
+        Ok(match self.request("GET", "/json/version", None, QUICK).await {
+            Err(ApiError::NotOurs(why)) => return Err(why),
             Err(ApiError::Status(404, _)) if self.get_plain("/json/version").await.is_ok() => {
                 tracing::warn!(
                     "the daemon at {} does not serve agents (no /agent/<name>/json/version): agent {} \
@@ -116,7 +118,7 @@ impl Daemon {
                 self.endpoint.as_str().to_owned()
             }
             _ => self.agent_endpoint(),
-        }
+        })
     }
 
     fn explain(&self, e: ApiError) -> String {
@@ -289,7 +291,7 @@ mod tests {
         assert_eq!(status.extension_epoch, 3);
         assert_eq!(status.tabs.len(), 1);
         assert_eq!(d.extension().await.unwrap(), Extension { connected: true, epoch: Some(3) });
-        assert_eq!(d.child_endpoint().await, format!("{base}/agent/A"));
+        assert_eq!(d.child_endpoint().await, Ok(format!("{base}/agent/A")));
         let answer = d.handover("log in", Duration::from_secs(5)).await.unwrap();
         assert_eq!(answer["outcome"], "denied");
     }
@@ -299,7 +301,7 @@ mod tests {
         let base = serve(Router::new().route("/tok/json/version", get(|| async { "{}" }))).await;
         let d = daemon(&base);
         assert_eq!(d.extension().await.unwrap(), Extension { connected: true, epoch: None });
-        assert_eq!(d.child_endpoint().await, base);
+        assert_eq!(d.child_endpoint().await, Ok(base));
         assert!(matches!(d.status().await, Err(ApiError::Status(404, _))));
     }
 
@@ -317,7 +319,7 @@ mod tests {
         let why = d.extension().await.unwrap_err();
         assert!(why.contains("not this user's tabtunnel daemon"), "{why}");
         assert!(d.handover("x", Duration::from_secs(1)).await.is_err());
-        assert_eq!(d.child_endpoint().await, d.agent_endpoint(), "the child gets nothing more either");
+        assert!(d.child_endpoint().await.is_err(), "no child is pointed at it");
         let heard = impostor.heard();
         assert!(heard.contains("/tabtunnel/hello?nonce="), "{heard}");
         assert!(!heard.contains(&token), "the token reached the impostor: {heard}");

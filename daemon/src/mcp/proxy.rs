@@ -99,7 +99,7 @@ impl Backend for RealBackend {
 
     async fn launch(&self) -> Result<(Child, mpsc::Receiver<Notification>), String> {
         let installed = install::ensure_installed(&self.data_dir).await?;
-        let endpoint = self.daemon()?.child_endpoint().await;
+        let endpoint = self.daemon()?.child_endpoint().await?;
         let command = child::Command {
             kind: self.kind(),
             node: installed.node,
