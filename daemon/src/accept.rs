@@ -3,7 +3,7 @@
 //!
 //! A connection that sends no request within [`REQUEST_WAIT`] is closed: each costs a file
 //! descriptor and a task, and a local process could otherwise hold thousands. A connection
-//! carries one request (no keep-alive); a WebSocket, once upgraded, may be idle as long as it
+//! carries one request (no keep-alive; the hello's excepted); a WebSocket, once upgraded, may be idle as long as it
 //! likes.
 
 use axum::body::Body;
@@ -50,9 +50,12 @@ impl<S> App for S where
 /// for its next request, and one reused just as the idle limit closed it got a reset
 /// (Playwright's connectOverCDP: "socket hang up", a loaded e2e run). A new connection on
 /// loopback costs less than that race. (hyper's `keep_alive(false)` would also close the
-/// upgrade's `Connection: upgrade`, which clients refuse.)
+/// upgrade's `Connection: upgrade`, which clients refuse.) An answer that says `Connection`
+/// itself keeps it: the hello's (`proof.rs`), whose client sends its request on the same
+/// connection at once.
 fn closing(mut response: Response) -> Response {
-    if response.status() != axum::http::StatusCode::SWITCHING_PROTOCOLS {
+    let upgrade = response.status() == axum::http::StatusCode::SWITCHING_PROTOCOLS;
+    if !upgrade && !response.headers().contains_key(axum::http::header::CONNECTION) {
         let close = axum::http::HeaderValue::from_static("close");
         response.headers_mut().insert(axum::http::header::CONNECTION, close);
     }

@@ -26,7 +26,9 @@ pub async fn tell_daemon(config_dir: &Path) -> Result<Told, String> {
     let Some(file) = crate::on_demand::running(config_dir).await else { return Ok(Told::NoDaemon) };
     let authority = format!("127.0.0.1:{}", file.port);
     let url = format!("{}{}", file.client_endpoint, crate::live_credentials::PATH);
-    daemon_api::send(&authority, "POST", &url, None, CONFIRM_WAIT).await.map_err(|e| {
+    // Proved again on this request's own connection: the owner token goes to ours only.
+    let key = crate::proof::Key::load_or_create(config_dir)?;
+    daemon_api::send(&authority, "POST", &url, None, CONFIRM_WAIT, Some(&key)).await.map_err(|e| {
         format!(
             "the running daemon (pid {}, port {}) did not confirm ({e}); it reads {} again within a second",
             file.pid,

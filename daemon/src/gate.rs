@@ -34,6 +34,8 @@ pub struct Gate {
     pub agents: SharedCredentials,
     /// `--require-agent-tokens`: the owner token may not name agents (`/agent/<name>`).
     pub require_agent_tokens: bool,
+    /// What `/tabtunnel/hello` proves to clients (`crate::proof`).
+    pub identity: crate::proof::Identity,
 }
 
 /// Who a request acts as.
@@ -47,6 +49,9 @@ pub enum Credential {
     Agent(String),
     /// The extension (on its socket) or the browser's rules (on the navigation endpoint).
     Browser,
+    /// No credential, for `/tabtunnel/hello` only (`crate::proof`): answered by the gate's
+    /// caller, never routed.
+    Hello,
 }
 
 /// A request let in.
@@ -137,6 +142,9 @@ impl Gate {
         }
         if (origin.is_some() || from_a_browser(headers)) && !from_extension {
             return Err(refuse(StatusCode::FORBIDDEN, "requests from web pages are refused"));
+        }
+        if matches!(prefix, Prefix::None) && path == crate::proof::HELLO_PATH {
+            return Ok(Admitted { uri: None, credential: Credential::Hello, token_prefix: String::new() });
         }
         if let Prefix::Client(credential) = prefix {
             let token_prefix = format!("/{}", first.unwrap_or_default());
@@ -239,6 +247,11 @@ mod tests {
             extension_origin: EXT.into(),
             agents,
             require_agent_tokens: false,
+            identity: crate::proof::Identity {
+                key: crate::proof::Key::load_or_create(dir.path()).unwrap(),
+                port: 9722,
+                pid: 1,
+            },
         };
         Fixture { gate, reader, _dir: dir }
     }
@@ -400,6 +413,33 @@ mod tests {
             Err(StatusCode::FORBIDDEN),
             "--no-token keeps the web out too"
         );
+    }
+
+    #[test]
+    fn the_hello_needs_no_token_but_keeps_the_web_out() {
+        for g in [gate(true), gate(false)] {
+            assert_eq!(check(&g, "/tabtunnel/hello?nonce=00", &headers(&[])), Ok((None, Credential::Hello)));
+            for metadata in
+                [("origin", "http://evil.example"), ("sec-fetch-mode", "no-cors"), ("origin", "null")]
+            {
+                assert_eq!(
+                    check(&g, "/tabtunnel/hello?nonce=00", &headers(&[metadata])),
+                    Err(StatusCode::FORBIDDEN),
+                    "{metadata:?}"
+                );
+            }
+            let mut foreign = headers(&[]);
+            foreign.insert(header::HOST, HeaderValue::from_static("evil.example:9722"));
+            assert_eq!(check(&g, "/tabtunnel/hello", &foreign), Err(StatusCode::FORBIDDEN));
+        }
+        // Only the bare path: beneath a token or an agent it is no hello.
+        let g = gate(true);
+        assert_ne!(
+            check(&g, &format!("/{TOKEN}/tabtunnel/hello"), &headers(&[])).map(|a| a.1),
+            Ok(Credential::Hello)
+        );
+        assert_eq!(check(&g, "/agent/a/tabtunnel/hello", &headers(&[])), Err(StatusCode::UNAUTHORIZED));
+        assert_eq!(check(&g, "/tabtunnel/hello/x", &headers(&[])), Err(StatusCode::UNAUTHORIZED));
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub mod on_demand;
 pub mod outbox;
 pub mod platform;
 pub mod policy_file;
+pub mod proof;
 pub mod server;
 pub mod token;
 mod trim;
@@ -72,6 +73,17 @@ pub struct Running {
     /// Held while serving: one daemon per config dir.
     _lock: on_demand::DaemonLock,
     hub_handle: hub::HubHandle,
+    /// Where `daemon.json` is, removed when this is dropped (see `Drop`).
+    config_dir: PathBuf,
+}
+
+/// However the daemon ends cleanly (idle exit, `tabtunnel stop`'s SIGTERM, Ctrl-C, a failed
+/// server), `daemon.json` goes with it, before the lock is released: no client is pointed at a
+/// port that may be anyone's next.
+impl Drop for Running {
+    fn drop(&mut self) {
+        on_demand::remove_if_ours(&self.config_dir, self.port);
+    }
 }
 
 impl Running {
@@ -210,6 +222,11 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
             extension_origin: format!("chrome-extension://{}", options.extension_id),
             agents,
             require_agent_tokens: options.require_agent_tokens,
+            identity: proof::Identity {
+                key: proof::Key::load_or_create(&options.config_dir)?,
+                port,
+                pid: std::process::id(),
+            },
         },
         browser_target_id: browser_target_id.clone(),
         shared,
@@ -231,6 +248,7 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
         hub: hub_task,
         _lock: lock,
         hub_handle,
+        config_dir: options.config_dir.clone(),
     };
     on_demand::write(
         &options.config_dir,

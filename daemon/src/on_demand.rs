@@ -84,38 +84,96 @@ pub fn read(config_dir: &Path) -> Option<DaemonFile> {
     serde_json::from_str(&std::fs::read_to_string(state_path(config_dir)).ok()?).ok()
 }
 
-/// The daemon `file` describes, if it answers as a tabtunnel daemon with that token: its status
-/// (`GET <client endpoint>/tabtunnel/status`).
-pub async fn status(file: &DaemonFile) -> Result<serde_json::Value, ApiError> {
-    let authority = format!("127.0.0.1:{}", file.port);
+/// Removes `daemon.json` if it still names this process listening on `port` (a daemon that
+/// exits; a newer daemon's file stays).
+pub fn remove_if_ours(config_dir: &Path, port: u16) {
+    if read(config_dir).is_some_and(|d| d.pid == std::process::id() && d.port == port) {
+        let _ = std::fs::remove_file(state_path(config_dir));
+    }
+}
+
+/// Bound on the status and hello requests.
+const QUICK: Duration = Duration::from_secs(3);
+
+fn authority(file: &DaemonFile) -> String {
+    format!("127.0.0.1:{}", file.port)
+}
+
+/// The status of the daemon `file` describes (`GET <client endpoint>/tabtunnel/status`), asked
+/// only once it has proved it is this user's (`crate::proof`): a stale file's port may be
+/// anyone's now.
+pub async fn status(config_dir: &Path, file: &DaemonFile) -> Result<serde_json::Value, ApiError> {
+    let key = crate::proof::Key::load_or_create(config_dir).map_err(ApiError::Unreachable)?;
     let url = format!("{}/tabtunnel/status", file.client_endpoint);
-    let body = daemon_api::send(&authority, "GET", &url, None, Duration::from_secs(3)).await?;
+    let body = daemon_api::send(&authority(file), "GET", &url, None, QUICK, Some(&key)).await?;
     serde_json::from_slice(&body).map_err(|e| ApiError::BadReply(e.to_string()))
 }
 
-/// The running daemon of `config_dir`, if one answers.
+/// The running daemon of `config_dir`, if one answers and proves it is this user's.
 pub async fn running(config_dir: &Path) -> Option<DaemonFile> {
     let file = read(config_dir)?;
-    status(&file).await.ok().map(|_| file)
+    status(config_dir, &file).await.ok().map(|_| file)
 }
 
-/// Stops the daemon of `config_dir` (`tabtunnel stop`) and waits for it to be gone.
+/// Stops the daemon of `config_dir` (`tabtunnel stop`, `uninstall`) and waits for it to be gone.
+/// Only a process that proved it is this user's daemon is signalled, by the pid it proved:
+/// never a pid merely read from `daemon.json`.
 pub async fn stop(config_dir: &Path) -> Result<(), String> {
-    let Some(file) = running(config_dir).await else {
-        println!("no tabtunnel daemon is running for {}", config_dir.display());
+    let nobody = || println!("no tabtunnel daemon is running for {}", config_dir.display());
+    let Some(file) = read(config_dir) else {
+        nobody();
         return Ok(());
     };
-    if !crate::platform::stop_process(file.pid) {
-        return Err(format!("could not stop the daemon (pid {})", file.pid));
+    let key = crate::proof::Key::load_or_create(config_dir)?;
+    let pid = match daemon_api::proven_pid(&authority(&file), &key, QUICK).await {
+        Ok(pid) => pid,
+        Err(e) => {
+            if matches!(e, ApiError::NotOurs(_)) {
+                println!("{e}; nothing was signalled");
+            }
+            match lock(config_dir) {
+                // No daemon holds the lock: the file is a stale one's.
+                Ok(_lock) => {
+                    let _ = std::fs::remove_file(state_path(config_dir));
+                    nobody();
+                    return Ok(());
+                }
+                // One does (this user's: the lock is in the owner-only dir), but it does not
+                // prove it (starting, or a version without the proof): its pid is not known.
+                Err(_) => {
+                    return Err(format!(
+                        "a tabtunnel daemon holds {} but did not prove which process it is ({e}); \
+                         stop it yourself (daemon.json names pid {}, which may be stale)",
+                        config_dir.join(LOCK_FILE).display(),
+                        file.pid
+                    ))
+                }
+            }
+        }
+    };
+    if !crate::platform::stop_process(pid) {
+        return Err(format!("could not stop the daemon (pid {pid})"));
     }
     for _ in 0..100 {
-        if running(config_dir).await.is_none() {
-            println!("stopped the tabtunnel daemon (pid {}, port {})", file.pid, file.port);
+        if daemon_api::proven_pid(&authority(&file), &key, QUICK).await.is_err() {
+            println!("stopped the tabtunnel daemon (pid {pid}, port {})", file.port);
             return Ok(());
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    Err(format!("the daemon (pid {}) is still answering", file.pid))
+    Err(format!("the daemon (pid {pid}) is still answering"))
+}
+
+/// [`stop`] from code that is not async (`uninstall`, on a blocking thread of the runtime).
+pub fn stop_blocking(config_dir: &Path) -> Result<(), String> {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) => handle.block_on(stop(config_dir)),
+        Err(_) => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?
+            .block_on(stop(config_dir)),
+    }
 }
 
 /// How [`ensure_running`] starts a daemon.
@@ -162,8 +220,13 @@ impl StartOptions {
 
 /// This user's daemon: the one running, else one started now (detached, so it outlives us).
 pub async fn ensure_running(options: &StartOptions) -> Result<DaemonFile, String> {
-    if let Some(file) = running(&options.config_dir).await {
-        return Ok(file);
+    if let Some(file) = read(&options.config_dir) {
+        match status(&options.config_dir, &file).await {
+            Ok(_) => return Ok(file),
+            // Its port is someone else's now: ours starts on another (serve_args falls back).
+            Err(e @ ApiError::NotOurs(_)) => tracing::warn!("{e}; starting this user's daemon"),
+            Err(_) => {}
+        }
     }
     crate::token::create_private_dir(&options.config_dir)?;
     // One starter at a time; the others find its daemon when they get the lock.
@@ -214,11 +277,12 @@ async fn start_locked(options: &StartOptions) -> Result<DaemonFile, String> {
 /// `<config dir>/daemon.log`. The child is not waited for: it is not ours to reap.
 fn spawn_detached(options: &StartOptions) -> Result<u32, String> {
     let log_path = options.config_dir.join(LOG_FILE);
-    let log = crate::platform::open_owner_only(
+    // Truncated at every start: never through a link, whose target would be truncated instead.
+    let log = crate::platform::open_owner_only_no_follow(
         OpenOptions::new().create(true).write(true).truncate(true),
         &log_path,
     )
-    .map_err(|e| format!("cannot open {}: {e}", log_path.display()))?;
+    .map_err(|e| format!("cannot open {} (a link is refused): {e}", log_path.display()))?;
     let log_err = log.try_clone().map_err(|e| e.to_string())?;
     let mut command = std::process::Command::new(&options.exe);
     command.args(options.serve_args()).stdin(std::process::Stdio::null()).stdout(log).stderr(log_err);
@@ -315,5 +379,47 @@ mod tests {
         };
         write(dir.path(), &file).unwrap();
         assert!(running(dir.path()).await.is_none());
+    }
+
+    /// The port of a stale daemon.json is anyone's: a listener there that cannot prove it holds
+    /// this user's key is not running, hears no token, and `stop` leaves alone the pid named.
+    #[tokio::test]
+    async fn a_listener_on_a_stale_port_is_not_our_daemon() {
+        let dir = tempfile::tempdir().unwrap();
+        let token = crate::token::load_or_create(dir.path()).unwrap();
+        let impostor = crate::proof::testing::Impostor::start().await;
+        let port = impostor.port;
+        let file = DaemonFile {
+            port,
+            pid: std::process::id(),
+            version: "0".into(),
+            client_endpoint: format!("http://127.0.0.1:{port}/{token}"),
+            extension_url: format!("ws://127.0.0.1:{port}/secret/extension"),
+            on_demand: true,
+        };
+        write(dir.path(), &file).unwrap();
+        assert!(matches!(status(dir.path(), &file).await, Err(ApiError::NotOurs(_))));
+        assert!(running(dir.path()).await.is_none());
+        // The pid it names is ours: were it signalled, this test would end here.
+        stop(dir.path()).await.unwrap();
+        assert!(read(dir.path()).is_none(), "no daemon holds the lock: the stale file is gone");
+        assert!(!impostor.heard().contains(&token), "{}", impostor.heard());
+    }
+
+    #[test]
+    fn a_linked_log_is_refused_and_its_target_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("elsewhere");
+        std::fs::write(&target, "precious").unwrap();
+        let config_dir = dir.path().join("config");
+        crate::token::create_private_dir(&config_dir).unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(&target, config_dir.join(LOG_FILE)).unwrap();
+        #[cfg(windows)]
+        std::os::windows::fs::symlink_file(&target, config_dir.join(LOG_FILE)).unwrap();
+        let options = StartOptions { exe: "/nonexistent/tabtunnel".into(), config_dir };
+        let refused = spawn_detached(&options).unwrap_err();
+        assert!(refused.contains(LOG_FILE), "{refused}");
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious");
     }
 }

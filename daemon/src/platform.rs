@@ -23,6 +23,33 @@ pub fn open_owner_only(options: &mut OpenOptions, path: &Path) -> io::Result<Fil
     Ok(file)
 }
 
+/// [`open_owner_only`], refusing a symbolic link (or, on Windows, any reparse point) at `path`
+/// rather than opening, and perhaps truncating, what it points to.
+pub fn open_owner_only_no_follow(options: &mut OpenOptions, path: &Path) -> io::Result<File> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW);
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::OpenOptionsExt;
+        // Opens the link itself, not its target; refused below.
+        const FILE_FLAG_OPEN_REPARSE_POINT: u32 = 0x0020_0000;
+        options.custom_flags(FILE_FLAG_OPEN_REPARSE_POINT);
+    }
+    let file = open_owner_only(options, path)?;
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::MetadataExt;
+        const FILE_ATTRIBUTE_REPARSE_POINT: u32 = 0x400;
+        if file.metadata()?.file_attributes() & FILE_ATTRIBUTE_REPARSE_POINT != 0 {
+            return Err(io::Error::other(format!("{} is a link", path.display())));
+        }
+    }
+    Ok(file)
+}
+
 /// Makes an open file readable by its owner only.
 pub fn restrict_file(file: &File) -> io::Result<()> {
     #[cfg(unix)]
@@ -193,5 +220,20 @@ mod tests {
         set_public_mode(&path, true).unwrap();
         assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o755);
         assert!(process_alive(std::process::id()));
+    }
+
+    #[test]
+    fn a_link_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("target");
+        std::fs::write(&target, "keep me").unwrap();
+        let link = dir.path().join("log");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let options = || OpenOptions::new().create(true).write(true).truncate(true).clone();
+        assert!(open_owner_only_no_follow(&mut options(), &link).is_err());
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me");
+        let plain = dir.path().join("plain");
+        open_owner_only_no_follow(&mut options(), &plain).unwrap();
+        assert!(!readable_by_others(&plain).unwrap());
     }
 }

@@ -131,6 +131,18 @@ async fn admit(gate: Gate, mut req: Request<Body>, next: Next) -> Response {
             return (refusal.status, format!("tabtunnel: {}\n", refusal.reason)).into_response();
         }
     };
+    if admitted.credential == crate::gate::Credential::Hello {
+        // Who we are, whatever else holds (the kill switch included): no secret in it. The
+        // connection stays open for the request the client sends once it has checked this.
+        return match gate.identity.answer(req.uri().query()) {
+            Ok(body) => {
+                let headers =
+                    [(header::CONTENT_TYPE, "application/json"), (header::CONNECTION, "keep-alive")];
+                (headers, body).into_response()
+            }
+            Err(why) => (StatusCode::BAD_REQUEST, format!("tabtunnel: {why}\n")).into_response(),
+        };
+    }
     if let Some(uri) = admitted.uri.clone() {
         *req.uri_mut() = uri;
     }

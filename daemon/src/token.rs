@@ -50,7 +50,7 @@ pub fn stored_secrets(dir: &Path) -> Vec<String> {
 /// Loads a secret from `<dir>/<file>`, creating dir (0700) and file (0600) on first use, and keeps
 /// it out of this process's log. A file others can read is tightened rather than trusted
 /// silently.
-fn load_or_create_secret(dir: &Path, file: &str) -> Result<String> {
+pub(crate) fn load_or_create_secret(dir: &Path, file: &str) -> Result<String> {
     let secret = read_or_create_secret(dir, file)?;
     crate::log::keep_out([&secret]);
     Ok(secret)

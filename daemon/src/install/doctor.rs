@@ -168,16 +168,22 @@ fn host_check(browser: &str, manifest: Option<&Path>) -> Check {
 async fn daemon(config_dir: &Path, record: &Record, places: &Places) -> Vec<Check> {
     let start_fix = "nothing to keep open: it starts when the extension loads (open the browser, or reload \
                      tabtunnel in chrome://extensions) or when an agent runs `tabtunnel mcp`; to start it now: `tabtunnel serve`";
-    let file = crate::on_demand::read(config_dir);
-    let status = match &file {
-        Some(file) => crate::on_demand::status(file).await.ok(),
-        None => None,
-    };
-    let (Some(file), Some(status)) = (file, status) else {
-        return vec![
-            broken("daemon", "the daemon is not running", start_fix),
+    let not_running = |why: String| {
+        vec![
+            broken("daemon", why, start_fix),
             broken("extension-connected", "unknown: the daemon is not running", start_fix),
-        ];
+        ]
+    };
+    let Some(file) = crate::on_demand::read(config_dir) else {
+        return not_running("the daemon is not running".into());
+    };
+    // Asked only of a listener that proves it is this user's daemon: the port may be anyone's.
+    let status = match crate::on_demand::status(config_dir, &file).await {
+        Ok(status) => status,
+        Err(e @ crate::mcp::daemon_api::ApiError::NotOurs(_)) => {
+            return not_running(format!("the daemon is not running: {e}"))
+        }
+        Err(_) => return not_running("the daemon is not running".into()),
     };
     let mut checks = vec![ok(
         "daemon",

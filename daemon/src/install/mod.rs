@@ -288,10 +288,9 @@ pub fn uninstall(args: UninstallArgs) -> Result<(), String> {
     let places = Places::of_this_user()?;
     let record = Record::load(&places);
     let config_dir = crate::token::default_config_dir();
-    if let Some(daemon) = crate::on_demand::read(&config_dir) {
-        if crate::platform::process_alive(daemon.pid) && crate::platform::stop_process(daemon.pid) {
-            println!("stopped the daemon (pid {})", daemon.pid);
-        }
+    // Only a daemon that proves it is this user's is signalled.
+    if let Err(e) = crate::on_demand::stop_blocking(&config_dir) {
+        println!("{e}");
     }
     let remove = |path: &Path| {
         if path.is_file() {

@@ -68,18 +68,28 @@ impl ToolKind {
         }
     }
 
-    /// chrome-devtools-mcp's configuration file (its `--config`): the endpoint, owner-only,
-    /// removed with the child.
-    fn config_file(self, endpoint: &str) -> Result<Option<PathBuf>, String> {
+    /// chrome-devtools-mcp's configuration file (its `--config`): the endpoint, owner-only, in
+    /// the owner-only `dir`, removed when the [`ConfigFile`] is dropped.
+    fn config_file(self, endpoint: &str, dir: &Path) -> Result<Option<ConfigFile>, String> {
         if self != ToolKind::ChromeDevtools {
             return Ok(None);
         }
-        let path =
-            std::env::temp_dir().join(format!("tabtunnel-child-{}.json", &crate::token::generate()[..16]));
+        crate::token::create_private_dir(dir)?;
+        let path = dir.join(format!("tabtunnel-child-{}.json", &crate::token::generate()[..16]));
         let text = json!({ "browserUrl": endpoint }).to_string();
         crate::token::write_owner_only(&path, text.as_bytes())
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        Ok(Some(path))
+        Ok(Some(ConfigFile(path)))
+    }
+}
+
+/// A file naming a token endpoint: removed when dropped, which happens however its child ends,
+/// and when the process ends cleanly (the runtime drops the task that holds it).
+struct ConfigFile(PathBuf);
+
+impl Drop for ConfigFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
     }
 }
 
@@ -134,12 +144,14 @@ impl Child {
     }
 }
 
-/// How to run a child: node, the installed modules, the endpoint.
+/// How to run a child: node, the installed modules, the endpoint, and an owner-only directory
+/// for the file that names it.
 pub struct Command {
     pub kind: ToolKind,
     pub node: PathBuf,
     pub modules: PathBuf,
     pub endpoint: String,
+    pub private_dir: PathBuf,
 }
 
 /// Spawns the child process (stdin/stdout are the MCP transport, its stderr goes to ours line
@@ -156,10 +168,10 @@ pub async fn spawn(
             script.display()
         ));
     }
-    let config = command.kind.config_file(&command.endpoint)?;
+    let config = command.kind.config_file(&command.endpoint, &command.private_dir)?;
     let spawned = tokio::process::Command::new(&command.node)
         .arg(&script)
-        .args(command.kind.args(config.as_deref()))
+        .args(command.kind.args(config.as_ref().map(|c| c.0.as_path())))
         .envs(command.kind.env(&command.endpoint))
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -169,9 +181,6 @@ pub async fn spawn(
     let mut process = match spawned {
         Ok(process) => process,
         Err(e) => {
-            if let Some(config) = &config {
-                let _ = std::fs::remove_file(config);
-            }
             return Err(format!(
                 "cannot start {} with {}: {e}",
                 command.kind.package(),
@@ -192,6 +201,8 @@ pub async fn spawn(
     });
     let (kill, killed) = oneshot::channel::<()>();
     tokio::spawn(async move {
+        // Held as long as the child runs.
+        let _config = config;
         tokio::select! {
             status = process.wait() => match status {
                 Ok(status) => tracing::warn!("{label} (pid {pid}) exited: {status}"),
@@ -201,9 +212,6 @@ pub async fn spawn(
                 let _ = process.start_kill();
                 let _ = process.wait().await;
             }
-        }
-        if let Some(config) = config {
-            let _ = std::fs::remove_file(config);
         }
     });
     tracing::info!("started {label} (pid {pid}) on {}", super::endpoint::redact(&command.endpoint));
@@ -220,12 +228,14 @@ mod tests {
 
     #[test]
     fn the_endpoint_and_its_token_are_never_on_the_command_line() {
+        let dir = tempfile::tempdir().unwrap();
         for kind in [ToolKind::ChromeDevtools, ToolKind::Playwright] {
-            let config = kind.config_file(ENDPOINT).unwrap();
+            let config = kind.config_file(ENDPOINT, dir.path()).unwrap();
+            let path = config.as_ref().map(|c| c.0.clone());
             let args: Vec<String> =
-                kind.args(config.as_deref()).iter().map(|a| a.to_string_lossy().into_owned()).collect();
+                kind.args(path.as_deref()).iter().map(|a| a.to_string_lossy().into_owned()).collect();
             assert!(!args.iter().any(|a| a.contains("tta_")), "{kind:?}: {args:?}");
-            match (kind, config) {
+            match (kind, path) {
                 (ToolKind::ChromeDevtools, Some(config)) => {
                     let written: Value = serde_json::from_slice(&std::fs::read(&config).unwrap()).unwrap();
                     assert_eq!(written["browserUrl"], ENDPOINT);
@@ -235,7 +245,6 @@ mod tests {
                         use std::os::unix::fs::PermissionsExt;
                         assert_eq!(std::fs::metadata(&config).unwrap().permissions().mode() & 0o777, 0o600);
                     }
-                    std::fs::remove_file(config).unwrap();
                 }
                 (ToolKind::Playwright, None) => {
                     assert!(kind
@@ -245,5 +254,35 @@ mod tests {
                 other => panic!("{other:?}"),
             }
         }
+    }
+
+    /// `tabtunnel mcp` ends (its runtime goes) while a child is starting: the file naming the
+    /// endpoint goes with it, and it was only ever in the owner-only directory.
+    #[cfg(unix)]
+    #[test]
+    fn no_file_names_the_endpoint_after_the_process_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let modules = dir.path().join("modules");
+        let script = ToolKind::ChromeDevtools.script(&modules);
+        std::fs::create_dir_all(script.parent().unwrap()).unwrap();
+        // A child that never answers the handshake.
+        std::fs::write(&script, "sleep 30\n").unwrap();
+        let private_dir = dir.path().join("run");
+        let command = Command {
+            kind: ToolKind::ChromeDevtools,
+            node: "/bin/sh".into(),
+            modules,
+            endpoint: ENDPOINT.into(),
+            private_dir: private_dir.clone(),
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            let starting = spawn(&command, FALLBACK_PROTOCOL_VERSION);
+            assert!(tokio::time::timeout(std::time::Duration::from_millis(300), starting).await.is_err());
+            assert_eq!(std::fs::read_dir(&private_dir).unwrap().count(), 1, "the child's config is there");
+        });
+        assert!(!crate::platform::readable_by_others(&private_dir).unwrap());
+        drop(runtime);
+        assert_eq!(std::fs::read_dir(&private_dir).unwrap().count(), 0, "and gone with the process");
     }
 }

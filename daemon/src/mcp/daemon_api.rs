@@ -4,6 +4,7 @@
 
 use super::endpoint::ClientEndpoint;
 use super::supervisor::Extension;
+use crate::proof::Key;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use serde::Deserialize;
@@ -33,6 +34,8 @@ pub enum ApiError {
     Status(u16, String),
     /// A 2xx whose body is not what the contract says.
     BadReply(String),
+    /// The listener did not prove it is this user's daemon (`crate::proof`).
+    NotOurs(String),
 }
 
 impl std::fmt::Display for ApiError {
@@ -41,6 +44,7 @@ impl std::fmt::Display for ApiError {
             ApiError::Unreachable(why) => write!(f, "{why}"),
             ApiError::Status(code, body) => write!(f, "HTTP {code}: {}", body.trim()),
             ApiError::BadReply(why) => write!(f, "unexpected reply: {why}"),
+            ApiError::NotOurs(why) => write!(f, "{why}"),
         }
     }
 }
@@ -49,11 +53,14 @@ impl std::fmt::Display for ApiError {
 pub struct Daemon {
     endpoint: ClientEndpoint,
     agent: String,
+    /// This user's key, when the daemon must prove it is this user's before each request (one
+    /// found through `daemon.json`); `None` for an endpoint the user gave, or the daemon's own.
+    proof: Option<Key>,
 }
 
 impl Daemon {
-    pub fn new(endpoint: ClientEndpoint, agent: String) -> Daemon {
-        Daemon { endpoint, agent }
+    pub fn new(endpoint: ClientEndpoint, agent: String, proof: Option<Key>) -> Daemon {
+        Daemon { endpoint, agent, proof }
     }
 
     pub fn agent(&self) -> &str {
@@ -96,9 +103,11 @@ impl Daemon {
 
     /// The endpoint the child is pointed at: the agent's, or (from a daemon that predates
     /// agents) the plain client endpoint, with a warning, since every client then shares the
-    /// same tabs. Unreachable daemons get the agent's: the child connects lazily.
-    pub async fn child_endpoint(&self) -> String {
-        match self.request("GET", "/json/version", None, QUICK).await {
+    /// same tabs. Unreachable daemons get the agent's: the child connects lazily. A listener
+    /// that failed the proof gets no child pointed at it (with the token).
+    pub async fn child_endpoint(&self) -> Result<String, String> {
+        Ok(match self.request("GET", "/json/version", None, QUICK).await {
+            Err(ApiError::NotOurs(why)) => return Err(why),
             Err(ApiError::Status(404, _)) if self.get_plain("/json/version").await.is_ok() => {
                 tracing::warn!(
                     "the daemon at {} does not serve agents (no /agent/<name>/json/version): agent {} \
@@ -109,7 +118,7 @@ impl Daemon {
                 self.endpoint.as_str().to_owned()
             }
             _ => self.agent_endpoint(),
-        }
+        })
     }
 
     fn explain(&self, e: ApiError) -> String {
@@ -120,13 +129,14 @@ impl Daemon {
                  `tabtunnel token` prints for that daemon?",
                 super::endpoint::redact(self.endpoint.as_str())
             ),
+            ApiError::NotOurs(why) => why,
             other => format!("the tabtunnel daemon: {other}"),
         }
     }
 
     async fn get_plain(&self, path: &str) -> Result<Bytes, ApiError> {
         let url = format!("{}{path}", self.endpoint.as_str());
-        send(&self.endpoint.authority(), "GET", &url, None, QUICK).await
+        send(&self.endpoint.authority(), "GET", &url, None, QUICK, self.proof.as_ref()).await
     }
 
     async fn request(
@@ -137,55 +147,101 @@ impl Daemon {
         bound: Duration,
     ) -> Result<Bytes, ApiError> {
         let url = format!("{}{path}", self.agent_endpoint());
-        send(&self.endpoint.authority(), method, &url, body, bound).await
+        send(&self.endpoint.authority(), method, &url, body, bound, self.proof.as_ref()).await
     }
 }
 
 /// One HTTP/1.1 request on its own loopback connection (these are rare: one per browser tool
-/// call at most), bounded by `bound`.
+/// call at most), bounded by `bound`. With `proof`, the listener first proves on that connection
+/// that it is this user's daemon ([`prove`]); nothing of the request is sent otherwise.
 pub(crate) async fn send(
     authority: &str,
     method: &str,
     url: &str,
     body: Option<String>,
     bound: Duration,
+    proof: Option<&Key>,
 ) -> Result<Bytes, ApiError> {
     let exchange = async {
-        let stream = tokio::net::TcpStream::connect(authority)
-            .await
-            .map_err(|e| ApiError::Unreachable(format!("cannot connect to {authority}: {e}")))?;
-        let _ = stream.set_nodelay(true);
-        let (mut sender, connection) =
-            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-                .await
-                .map_err(|e| ApiError::Unreachable(e.to_string()))?;
-        tokio::spawn(connection);
+        let mut sender = connect(authority).await?;
+        if let Some(key) = proof {
+            prove(&mut sender, authority, key).await?;
+        }
         let uri: hyper::Uri = url.parse().map_err(|e| ApiError::BadReply(format!("{e}")))?;
-        let mut request = hyper::Request::builder()
-            .method(method)
-            .uri(uri.path_and_query().map(|p| p.as_str()).unwrap_or("/"))
-            .header(hyper::header::HOST, authority);
-        if body.is_some() {
-            request = request.header(hyper::header::CONTENT_TYPE, "application/json");
-        }
-        let request = request
-            .body(Full::new(Bytes::from(body.unwrap_or_default())))
-            .map_err(|e| ApiError::BadReply(e.to_string()))?;
-        let response =
-            sender.send_request(request).await.map_err(|e| ApiError::Unreachable(e.to_string()))?;
-        let status = response.status();
-        let bytes = response
-            .into_body()
-            .collect()
-            .await
-            .map_err(|e| ApiError::Unreachable(e.to_string()))?
-            .to_bytes();
-        if !status.is_success() {
-            return Err(ApiError::Status(status.as_u16(), String::from_utf8_lossy(&bytes).into_owned()));
-        }
-        Ok(bytes)
+        let path = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
+        exchange(&mut sender, authority, method, path, body).await
     };
-    tokio::time::timeout(bound, exchange).await.unwrap_or_else(|_| {
+    bounded(bound, authority, exchange).await
+}
+
+/// The pid of the daemon listening at `authority`, once it has proved it holds `key`.
+pub(crate) async fn proven_pid(authority: &str, key: &Key, bound: Duration) -> Result<u32, ApiError> {
+    bounded(bound, authority, async { prove(&mut connect(authority).await?, authority, key).await }).await
+}
+
+/// The one check every client makes before it sends a secret: the listener answers a fresh
+/// nonce with a MAC under the owner-only key (`crate::proof`). Its pid, or `NotOurs`.
+async fn prove(sender: &mut Sender, authority: &str, key: &Key) -> Result<u32, ApiError> {
+    let not_ours = |why: String| {
+        ApiError::NotOurs(format!(
+            "what listens on {authority} is not this user's tabtunnel daemon ({why}); nothing secret was sent to it"
+        ))
+    };
+    let port = authority.rsplit_once(':').and_then(|(_, p)| p.parse::<u16>().ok()).unwrap_or(80);
+    let (nonce, path) = crate::proof::challenge();
+    match exchange(sender, authority, "GET", &path, None).await {
+        Ok(reply) => crate::proof::check(key, port, &nonce, &reply).map_err(not_ours),
+        Err(ApiError::Status(code, _)) => Err(not_ours(format!("its hello answer is HTTP {code}"))),
+        Err(e) => Err(e),
+    }
+}
+
+type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
+
+async fn connect(authority: &str) -> Result<Sender, ApiError> {
+    let stream = tokio::net::TcpStream::connect(authority)
+        .await
+        .map_err(|e| ApiError::Unreachable(format!("cannot connect to {authority}: {e}")))?;
+    let _ = stream.set_nodelay(true);
+    let (sender, connection) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+        .await
+        .map_err(|e| ApiError::Unreachable(e.to_string()))?;
+    tokio::spawn(connection);
+    Ok(sender)
+}
+
+async fn exchange(
+    sender: &mut Sender,
+    authority: &str,
+    method: &str,
+    path: &str,
+    body: Option<String>,
+) -> Result<Bytes, ApiError> {
+    let mut request =
+        hyper::Request::builder().method(method).uri(path).header(hyper::header::HOST, authority);
+    if body.is_some() {
+        request = request.header(hyper::header::CONTENT_TYPE, "application/json");
+    }
+    let request = request
+        .body(Full::new(Bytes::from(body.unwrap_or_default())))
+        .map_err(|e| ApiError::BadReply(e.to_string()))?;
+    sender.ready().await.map_err(|e| ApiError::Unreachable(e.to_string()))?;
+    let response = sender.send_request(request).await.map_err(|e| ApiError::Unreachable(e.to_string()))?;
+    let status = response.status();
+    let bytes =
+        response.into_body().collect().await.map_err(|e| ApiError::Unreachable(e.to_string()))?.to_bytes();
+    if !status.is_success() {
+        return Err(ApiError::Status(status.as_u16(), String::from_utf8_lossy(&bytes).into_owned()));
+    }
+    Ok(bytes)
+}
+
+async fn bounded<T>(
+    bound: Duration,
+    authority: &str,
+    work: impl std::future::Future<Output = Result<T, ApiError>>,
+) -> Result<T, ApiError> {
+    tokio::time::timeout(bound, work).await.unwrap_or_else(|_| {
         Err(ApiError::Unreachable(format!("no answer from {authority} within {}s", bound.as_secs())))
     })
 }
@@ -204,7 +260,7 @@ mod tests {
     }
 
     fn daemon(base: &str) -> Daemon {
-        Daemon::new(ClientEndpoint::parse(base).unwrap().0, "A".into())
+        Daemon::new(ClientEndpoint::parse(base).unwrap().0, "A".into(), None)
     }
 
     #[tokio::test]
@@ -235,7 +291,7 @@ mod tests {
         assert_eq!(status.extension_epoch, 3);
         assert_eq!(status.tabs.len(), 1);
         assert_eq!(d.extension().await.unwrap(), Extension { connected: true, epoch: Some(3) });
-        assert_eq!(d.child_endpoint().await, format!("{base}/agent/A"));
+        assert_eq!(d.child_endpoint().await, Ok(format!("{base}/agent/A")));
         let answer = d.handover("log in", Duration::from_secs(5)).await.unwrap();
         assert_eq!(answer["outcome"], "denied");
     }
@@ -245,8 +301,32 @@ mod tests {
         let base = serve(Router::new().route("/tok/json/version", get(|| async { "{}" }))).await;
         let d = daemon(&base);
         assert_eq!(d.extension().await.unwrap(), Extension { connected: true, epoch: None });
-        assert_eq!(d.child_endpoint().await, base);
+        assert_eq!(d.child_endpoint().await, Ok(base));
         assert!(matches!(d.status().await, Err(ApiError::Status(404, _))));
+    }
+
+    /// `tabtunnel mcp` with a daemon found through daemon.json: a listener on that port that
+    /// cannot prove it holds this user's key hears no token, and the error says so.
+    #[tokio::test]
+    async fn a_listener_that_is_not_our_daemon_gets_no_token() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = crate::proof::Key::load_or_create(dir.path()).unwrap();
+        let impostor = crate::proof::testing::Impostor::start().await;
+        let token = crate::token::load_or_create(dir.path()).unwrap();
+        let endpoint = ClientEndpoint::local(dir.path(), impostor.port).unwrap();
+        let d = Daemon::new(endpoint.clone(), "A".into(), Some(key));
+        assert!(matches!(d.status().await, Err(ApiError::NotOurs(_))));
+        let why = d.extension().await.unwrap_err();
+        assert!(why.contains("not this user's tabtunnel daemon"), "{why}");
+        assert!(d.handover("x", Duration::from_secs(1)).await.is_err());
+        assert!(d.child_endpoint().await.is_err(), "no child is pointed at it");
+        let heard = impostor.heard();
+        assert!(heard.contains("/tabtunnel/hello?nonce="), "{heard}");
+        assert!(!heard.contains(&token), "the token reached the impostor: {heard}");
+        // Without the proof (the code before), the same daemon was asked with the token.
+        let unproven = Daemon::new(endpoint, "A".into(), None);
+        assert!(unproven.status().await.is_err());
+        assert!(impostor.heard().contains(&token));
     }
 
     #[tokio::test]

@@ -113,7 +113,13 @@ pub async fn run(args: McpArgs) -> Result<(), String> {
     }
     let agent = fixed_agent(args.agent, std::env::var("TABTUNNEL_AGENT").ok(), endpoint_agent)?;
     let session = proxy::Session::Stdio { agent, kind: args.tools };
-    let backend = proxy::RealBackend::new(data_dir, endpoint).starting_daemons(on_demand);
+    // A daemon found through daemon.json proves it is this user's before each request; one the
+    // user named with --endpoint may have another config dir, hence another key.
+    let proof = match &on_demand {
+        Some(options) => Some(crate::proof::Key::load_or_create(&options.config_dir)?),
+        None => None,
+    };
+    let backend = proxy::RealBackend::new(data_dir, endpoint).starting_daemons(on_demand).proven_by(proof);
     let proxy = Arc::new(proxy::Proxy::new(backend, session));
     let running = proxy::McpServer { proxy }
         .serve(rmcp::transport::stdio())

@@ -37,6 +37,9 @@ pub struct RealBackend {
     protocol_version: OnceLock<String>,
     /// Set when the daemon is this user's own: one that stopped is started again.
     on_demand: Option<crate::on_demand::StartOptions>,
+    /// Set when the daemon was found through `daemon.json`: it proves it is ours before each
+    /// request (`crate::proof`).
+    proof: Option<crate::proof::Key>,
 }
 
 impl RealBackend {
@@ -48,7 +51,14 @@ impl RealBackend {
             daemon: OnceLock::new(),
             protocol_version: OnceLock::new(),
             on_demand: None,
+            proof: None,
         }
+    }
+
+    /// Requires the daemon to prove it holds this user's key before each request.
+    pub fn proven_by(mut self, key: Option<crate::proof::Key>) -> RealBackend {
+        self.proof = key;
+        self
     }
 
     /// Starts the daemon again (as the native host does) when it does not answer.
@@ -89,9 +99,15 @@ impl Backend for RealBackend {
 
     async fn launch(&self) -> Result<(Child, mpsc::Receiver<Notification>), String> {
         let installed = install::ensure_installed(&self.data_dir).await?;
-        let endpoint = self.daemon()?.child_endpoint().await;
-        let command =
-            child::Command { kind: self.kind(), node: installed.node, modules: installed.modules, endpoint };
+        let endpoint = self.daemon()?.child_endpoint().await?;
+        let command = child::Command {
+            kind: self.kind(),
+            node: installed.node,
+            modules: installed.modules,
+            endpoint,
+            // The file naming the endpoint goes in an owner-only directory, never the shared temp.
+            private_dir: self.data_dir.join("run"),
+        };
         let version =
             self.protocol_version.get().map(String::as_str).unwrap_or(child::FALLBACK_PROTOCOL_VERSION);
         child::spawn(&command, version).await
@@ -176,7 +192,7 @@ impl Proxy {
             Some(prefix) => backend.endpoint.with_token_prefix(prefix),
             None => backend.endpoint.clone(),
         };
-        if backend.daemon.set(Daemon::new(endpoint, agent.clone())).is_ok() {
+        if backend.daemon.set(Daemon::new(endpoint, agent.clone(), backend.proof.clone())).is_ok() {
             tracing::info!(
                 "agent {agent} (client {client_name:?}) on {}; tools: {}",
                 super::endpoint::redact(backend.endpoint.as_str()),
