@@ -4,7 +4,9 @@
 // and the official MCP SDK client starts `tabtunnel mcp` (no flags) from PATH and drives a site
 // that needs a login. The daemon is killed mid-session and comes back by itself; `tabtunnel
 // doctor` names each broken link; the daemon started on demand exits when idle; `tabtunnel
-// uninstall` leaves no file of ours.
+// uninstall` leaves no file of ours. Cursor's file is owner-only and Claude Desktop's a symlink
+// into a dotfiles dir: both stay so. In a second HOME: a read-only file is refused and left
+// as it is, and uninstall leaves a binary and an entry install did not write.
 
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -65,6 +67,10 @@ const clientFiles = {
   vscode: { file: path.join(home, '.config', 'Code', 'User', 'mcp.json'), key: 'servers', other: { type: 'stdio', command: 'other-vscode' } },
   claudeDesktop: { file: path.join(home, '.config', 'Claude', 'claude_desktop_config.json'), key: 'mcpServers', other: { command: 'other-desktop' } },
 };
+
+const dotfilesDesktop = path.join(home, 'dotfiles', 'claude_desktop_config.json');
+const mode = (file) => fs.statSync(file).mode & 0o777;
+const isLink = (file) => fs.lstatSync(file).isSymbolicLink();
 
 let port;
 let env;
@@ -217,6 +223,11 @@ before(async () => {
     fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.writeFileSync(file, JSON.stringify({ keepMe: [1, 2], [key]: { other } }, null, 2));
   }
+  // Owner-only (it may hold another server's token); a dotfiles symlink (relative).
+  fs.chmodSync(clientFiles.cursor.file, 0o600);
+  fs.mkdirSync(path.dirname(dotfilesDesktop), { recursive: true });
+  fs.renameSync(clientFiles.claudeDesktop.file, dotfilesDesktop);
+  fs.symlinkSync(path.relative(path.dirname(clientFiles.claudeDesktop.file), dotfilesDesktop), clientFiles.claudeDesktop.file);
   // The browser tool servers `./dev test` installed, rather than an npm ci inside this test.
   const installed = path.join(process.env.XDG_DATA_HOME || path.join(os.homedir(), '.local', 'share'), 'tabtunnel', 'mcp-children');
   assert.ok(fs.existsSync(installed), `no installed tool servers at ${installed} (./dev test runs tabtunnel mcp --install)`);
@@ -271,6 +282,10 @@ test('install --mcp all: tabtunnel on PATH, every client keeps its servers and g
     assert.deepEqual(config[key].tabtunnel.args, ['mcp']);
     assert.ok(fs.existsSync(`${file}.tabtunnel-backup`), `${name}: no backup`);
   }
+  assert.equal(mode(clientFiles.cursor.file), 0o600, 'the owner-only file was widened');
+  assert.equal(mode(`${clientFiles.cursor.file}.tabtunnel-backup`), 0o600, 'its backup is wider than it');
+  assert.ok(isLink(clientFiles.claudeDesktop.file), 'the symlinked config became a regular file');
+  assert.equal(JSON.parse(fs.readFileSync(dotfilesDesktop, 'utf8')).mcpServers.tabtunnel.command, onPath, 'the link target has no entry');
   const manifest = JSON.parse(fs.readFileSync(hostManifest, 'utf8'));
   assert.equal(manifest.name, 'dev.tabtunnel.host');
   assert.equal(manifest.path, onPath);
@@ -401,5 +416,59 @@ test('uninstall leaves no file of ours behind', () => {
     assert.deepEqual(config[key], { other }, `${name} after uninstall: ${JSON.stringify(config)}`);
     assert.deepEqual(config.keepMe, [1, 2]);
   }
+  assert.equal(mode(clientFiles.cursor.file), 0o600);
+  assert.ok(isLink(clientFiles.claudeDesktop.file), 'the symlinked config became a regular file');
   assert.notEqual(spawnSync('sh', ['-c', 'command -v tabtunnel'], { env }).status, 0, 'tabtunnel still on PATH');
+});
+
+test('a read-only config is refused and left as it is; uninstall leaves a binary and an entry install did not write', () => {
+  const home2 = fs.mkdtempSync(path.join(os.tmpdir(), 'tabtunnel-install-home2-'));
+  try {
+    const env2 = {
+      ...env,
+      HOME: home2,
+      PATH: systemPath,
+      XDG_CONFIG_HOME: path.join(home2, '.config'),
+      XDG_DATA_HOME: path.join(home2, '.local', 'share'),
+    };
+    const run = (args) => {
+      const r = spawnSync(daemonBinary(), args, { env: env2, encoding: 'utf8', timeout: 60_000 });
+      assert.equal(r.status, 0, `tabtunnel ${args.join(' ')} failed (${r.status}):\n${r.stdout}${r.stderr}`);
+      return `${r.stdout}${r.stderr}`;
+    };
+    const claude = path.join(home2, '.claude.json');
+    const claudeText = JSON.stringify({ mcpServers: { other: { command: 'o' } } });
+    fs.writeFileSync(claude, claudeText);
+    fs.chmodSync(claude, 0o444);
+    const cursor = path.join(home2, '.cursor', 'mcp.json');
+    fs.mkdirSync(path.dirname(cursor), { recursive: true });
+    fs.writeFileSync(cursor, '{}');
+    // The user's own: a tabtunnel in ~/.local/bin and a VS Code entry by our name.
+    const usersBinary = path.join(home2, '.local', 'bin', 'tabtunnel');
+    fs.mkdirSync(path.dirname(usersBinary), { recursive: true });
+    fs.writeFileSync(usersBinary, '#!/bin/sh\necho mine\n', { mode: 0o755 });
+    const vscode = path.join(home2, '.config', 'Code', 'User', 'mcp.json');
+    const vscodeText = JSON.stringify({ servers: { tabtunnel: { type: 'stdio', command: '/opt/mine/tabtunnel', args: ['mcp'] } } });
+    fs.mkdirSync(path.dirname(vscode), { recursive: true });
+    fs.writeFileSync(vscode, vscodeText);
+
+    const binDir2 = path.join(home2, 'bin');
+    const installed = run(['install', '--bin-dir', binDir2, '--mcp', 'claude-code,cursor']);
+    assert.match(installed, new RegExp(`${claude.replaceAll('.', '\\.')} is read-only`), installed);
+    assert.equal(fs.readFileSync(claude, 'utf8'), claudeText);
+    assert.equal(mode(claude), 0o444);
+    assert.ok(!fs.existsSync(`${claude}.tabtunnel-backup`));
+    assert.equal(JSON.parse(fs.readFileSync(cursor, 'utf8')).mcpServers.tabtunnel.command, path.join(binDir2, 'tabtunnel'));
+
+    const removed = run(['uninstall']);
+    assert.ok(!fs.existsSync(path.join(binDir2, 'tabtunnel')), removed);
+    assert.equal(fs.readFileSync(usersBinary, 'utf8'), '#!/bin/sh\necho mine\n', removed);
+    assert.match(removed, /left .*\.local\/bin\/tabtunnel: install did not write it/, removed);
+    assert.equal(fs.readFileSync(vscode, 'utf8'), vscodeText, removed);
+    assert.match(removed, /left the tabtunnel entry in .*Code\/User\/mcp\.json: install did not write it/, removed);
+    assert.deepEqual(JSON.parse(fs.readFileSync(cursor, 'utf8')), { mcpServers: {} }, removed);
+    assert.equal(fs.readFileSync(claude, 'utf8'), claudeText);
+  } finally {
+    fs.rmSync(home2, { recursive: true, force: true });
+  }
 });

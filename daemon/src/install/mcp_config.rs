@@ -3,6 +3,7 @@
 //! for byte (held as raw JSON), a backup beside the file before any change. Nothing is written
 //! when nothing changes, so running `install` twice changes nothing more.
 
+use super::atomic_file::{self, Like};
 use indexmap::IndexMap;
 use serde_json::value::RawValue;
 use std::path::{Path, PathBuf};
@@ -24,26 +25,52 @@ pub fn with_entry(
             .map_err(|_| format!("its \"{servers_key}\" is not a JSON object"))?,
         None => Object::new(),
     };
-    if let Some(current) = servers.get(SERVER_NAME) {
-        if serde_json::from_str::<serde_json::Value>(current.get()).ok().as_ref() == Some(entry) {
-            return Ok(None);
-        }
+    if servers.get(SERVER_NAME).is_some_and(|current| same(current, entry)) {
+        return Ok(None);
     }
     servers.insert(SERVER_NAME.to_owned(), raw(entry));
     top.insert(servers_key.to_owned(), raw_pretty(&servers));
     Ok(Some(render(&top)))
 }
 
-/// `text` without our entry; `None` when it has none.
-pub fn without_entry(text: &str, servers_key: &str) -> Result<Option<String>, String> {
+/// What [`without_entry`] found.
+#[derive(Debug, PartialEq)]
+pub enum Removal {
+    /// The text without our entry.
+    Removed(String),
+    /// No entry of ours.
+    Absent,
+    /// An entry by our name that is not the one expected (someone changed it): left there.
+    Changed,
+}
+
+/// `text` without our entry, if it is still `expected`.
+pub fn without_entry(text: &str, servers_key: &str, expected: &serde_json::Value) -> Result<Removal, String> {
     let mut top = parse_object(text)?;
-    let Some(raw_servers) = top.get(servers_key) else { return Ok(None) };
-    let Ok(mut servers) = serde_json::from_str::<Object>(raw_servers.get()) else { return Ok(None) };
-    if servers.shift_remove(SERVER_NAME).is_none() {
-        return Ok(None);
+    let Some(raw_servers) = top.get(servers_key) else { return Ok(Removal::Absent) };
+    let Ok(mut servers) = serde_json::from_str::<Object>(raw_servers.get()) else {
+        return Ok(Removal::Absent);
+    };
+    match servers.get(SERVER_NAME) {
+        None => return Ok(Removal::Absent),
+        Some(current) if !same(current, expected) => return Ok(Removal::Changed),
+        Some(_) => {}
     }
+    servers.shift_remove(SERVER_NAME);
     top.insert(servers_key.to_owned(), raw_pretty(&servers));
-    Ok(Some(render(&top)))
+    Ok(Removal::Removed(render(&top)))
+}
+
+/// Whether `text` has an entry by our name.
+pub fn has_entry(text: &str, servers_key: &str) -> bool {
+    parse_object(text)
+        .ok()
+        .and_then(|top| serde_json::from_str::<Object>(top.get(servers_key)?.get()).ok())
+        .is_some_and(|servers| servers.contains_key(SERVER_NAME))
+}
+
+fn same(raw: &RawValue, value: &serde_json::Value) -> bool {
+    serde_json::from_str::<serde_json::Value>(raw.get()).ok().as_ref() == Some(value)
 }
 
 fn parse_object(text: &str) -> Result<Object, String> {
@@ -75,43 +102,80 @@ fn render(top: &Object) -> String {
 
 /// `<file>.tabtunnel-backup`.
 pub fn backup_path(file: &Path) -> PathBuf {
-    let mut name = file.file_name().unwrap_or_default().to_os_string();
-    name.push(".tabtunnel-backup");
-    file.with_file_name(name)
+    atomic_file::sibling(file, ".tabtunnel-backup")
 }
 
-/// Adds or removes our entry in `file` (`entry: None` removes). Returns whether it changed.
-/// A changed file is backed up first (its old text, beside it), then replaced atomically.
+/// Applies `edit` to `file`'s text (empty if it does not exist); when it returns a new text,
+/// backs the old one up beside `file` and writes the new one through `file`'s symlinks, keeping
+/// the mode and owner of both (see `atomic_file`). Returns the backup written, if any, or
+/// `None` when nothing was written. A read-only file is refused before anything is written.
 pub fn update_file(
     file: &Path,
-    servers_key: &str,
-    entry: Option<&serde_json::Value>,
-) -> Result<bool, String> {
-    let old = match std::fs::read_to_string(file) {
-        Ok(text) => Some(text),
+    edit: impl FnOnce(&str) -> Result<Option<String>, String>,
+) -> Result<Option<Written>, String> {
+    let target = atomic_file::resolve(file)?;
+    let old = match std::fs::read(&target) {
+        Ok(bytes) => {
+            let meta =
+                std::fs::metadata(&target).map_err(|e| format!("cannot read {}: {e}", target.display()))?;
+            let text =
+                String::from_utf8(bytes).map_err(|_| format!("{}: it is not UTF-8 text", file.display()))?;
+            Some((text, meta))
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
+        Err(e) => return Err(format!("cannot read {}: {e}", target.display())),
     };
-    let text = old.as_deref().unwrap_or("");
-    let new = match entry {
-        Some(entry) => with_entry(text, servers_key, entry),
-        None if old.is_none() => return Ok(false),
-        None => without_entry(text, servers_key),
-    }
-    .map_err(|e| format!("{}: {e}", file.display()))?;
-    let Some(new) = new else { return Ok(false) };
-    if let Some(parent) = file.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-    }
-    if let Some(old) = &old {
-        std::fs::write(backup_path(file), old)
-            .map_err(|e| format!("cannot back up {}: {e}", file.display()))?;
-    }
-    let tmp = file.with_extension("tabtunnel-tmp");
-    std::fs::write(&tmp, new)
-        .and_then(|()| std::fs::rename(&tmp, file))
-        .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
-    Ok(true)
+    let text = old.as_ref().map_or("", |(text, _)| text.as_str());
+    let Some(new) = edit(text).map_err(|e| format!("{}: {e}", file.display()))? else { return Ok(None) };
+    let Some((old, meta)) = old else {
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        }
+        // A new file may come to hold other servers' secrets: the owner's only.
+        atomic_file::replace(&target, new.as_bytes(), Like::New(0o600))?;
+        return Ok(Some(Written { backup: None }));
+    };
+    atomic_file::check_writable(&target, &meta)?;
+    let backup = backup_path(file);
+    atomic_file::replace(&backup, old.as_bytes(), Like::Old(&meta))
+        .map_err(|e| format!("cannot back up {}: {e}", file.display()))?;
+    atomic_file::replace(&target, new.as_bytes(), Like::Old(&meta))?;
+    Ok(Some(Written { backup: Some(backup) }))
+}
+
+/// Adds (or updates) our entry in `file`; see [`update_file`].
+pub fn add_to_file(
+    file: &Path,
+    servers_key: &str,
+    entry: &serde_json::Value,
+) -> Result<Option<Written>, String> {
+    update_file(file, |text| with_entry(text, servers_key, entry))
+}
+
+/// Takes our entry out of `file` if it is still `expected` (what install wrote); see
+/// [`update_file`]. `Removed` carries the text written.
+pub fn remove_from_file(
+    file: &Path,
+    servers_key: &str,
+    expected: &serde_json::Value,
+) -> Result<Removal, String> {
+    let mut found = Removal::Absent;
+    update_file(file, |text| {
+        found = without_entry(text, servers_key, expected)?;
+        Ok(match &found {
+            Removal::Removed(new) => Some(new.clone()),
+            Removal::Absent | Removal::Changed => None,
+        })
+    })?;
+    Ok(found)
+}
+
+/// What [`update_file`] wrote.
+#[derive(Debug)]
+pub struct Written {
+    /// The old text, beside the file (with its mode and owner).
+    pub backup: Option<PathBuf>,
 }
 
 #[cfg(test)]
@@ -147,12 +211,16 @@ mod tests {
         let again = with_entry(&merged, "mcpServers", &moved).unwrap().unwrap();
         let value: serde_json::Value = serde_json::from_str(&again).unwrap();
         assert_eq!(value["mcpServers"]["tabtunnel"]["command"], "/other/tabtunnel");
-        // Out again: the others stay.
-        let removed = without_entry(&again, "mcpServers").unwrap().unwrap();
+        // Out again, only while it is the entry expected: the others stay.
+        assert_eq!(without_entry(&again, "mcpServers", &entry).unwrap(), Removal::Changed);
+        let Removal::Removed(removed) = without_entry(&again, "mcpServers", &moved).unwrap() else {
+            panic!("not removed")
+        };
         let value: serde_json::Value = serde_json::from_str(&removed).unwrap();
         assert!(value["mcpServers"].get("tabtunnel").is_none());
         assert_eq!(value["mcpServers"]["github"]["command"], "npx");
-        assert_eq!(without_entry(&removed, "mcpServers").unwrap(), None);
+        assert_eq!(without_entry(&removed, "mcpServers", &moved).unwrap(), Removal::Absent);
+        assert!(has_entry(&again, "mcpServers") && !has_entry(&removed, "mcpServers"));
     }
 
     #[test]
@@ -174,13 +242,95 @@ mod tests {
         let file = dir.path().join("mcp.json");
         std::fs::write(&file, CLAUDE).unwrap();
         let entry = json!({ "command": "/t", "args": ["mcp"] });
-        assert!(update_file(&file, "mcpServers", Some(&entry)).unwrap());
+        let written = add_to_file(&file, "mcpServers", &entry).unwrap().unwrap();
+        assert_eq!(written.backup.as_deref(), Some(backup_path(&file).as_path()));
         assert_eq!(std::fs::read_to_string(backup_path(&file)).unwrap(), CLAUDE);
         let after = std::fs::read_to_string(&file).unwrap();
-        assert!(!update_file(&file, "mcpServers", Some(&entry)).unwrap());
+        assert!(add_to_file(&file, "mcpServers", &entry).unwrap().is_none());
         assert_eq!(std::fs::read_to_string(&file).unwrap(), after);
-        assert!(update_file(&file, "mcpServers", None).unwrap());
-        assert!(!update_file(&dir.path().join("none.json"), "mcpServers", None).unwrap());
+        assert!(matches!(remove_from_file(&file, "mcpServers", &entry).unwrap(), Removal::Removed(_)));
+        let none = dir.path().join("none.json");
+        assert_eq!(remove_from_file(&none, "mcpServers", &entry).unwrap(), Removal::Absent);
+        assert!(!none.exists());
         assert_eq!(backup_path(&file).file_name().unwrap(), "mcp.json.tabtunnel-backup");
+    }
+
+    #[cfg(unix)]
+    fn mode(path: &Path) -> u32 {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::symlink_metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    #[cfg(unix)]
+    fn set_mode(path: &Path, mode: u32) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_owner_only_file_and_its_backup_stay_owner_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("mcp.json");
+        std::fs::write(&file, CLAUDE).unwrap();
+        set_mode(&file, 0o600);
+        // A backup left wider by an older run is replaced, not written into.
+        std::fs::write(backup_path(&file), "old").unwrap();
+        set_mode(&backup_path(&file), 0o644);
+        let entry = json!({ "command": "/t", "args": ["mcp"] });
+        add_to_file(&file, "mcpServers", &entry).unwrap().unwrap();
+        assert_eq!(mode(&file), 0o600);
+        assert_eq!(mode(&backup_path(&file)), 0o600);
+        assert_eq!(std::fs::read_to_string(backup_path(&file)).unwrap(), CLAUDE);
+        remove_from_file(&file, "mcpServers", &entry).unwrap();
+        assert_eq!(mode(&file), 0o600);
+        assert_eq!(mode(&backup_path(&file)), 0o600);
+        // A new file is the owner's only too.
+        let fresh = dir.path().join("new/mcp.json");
+        add_to_file(&fresh, "mcpServers", &entry).unwrap();
+        assert_eq!(mode(&fresh), 0o600);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_read_only_file_is_refused_and_left_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(".claude.json");
+        std::fs::write(&file, CLAUDE).unwrap();
+        set_mode(&file, 0o444);
+        let entry = json!({ "command": "/t", "args": ["mcp"] });
+        let refused = add_to_file(&file, "mcpServers", &entry).unwrap_err();
+        assert!(refused.contains("read-only") && refused.contains(".claude.json"), "{refused}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), CLAUDE);
+        assert_eq!(mode(&file), 0o444);
+        assert!(!backup_path(&file).exists());
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, [".claude.json"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlinked_file_is_updated_through_the_link() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("dotfiles")).unwrap();
+        let target = dir.path().join("dotfiles/claude.json");
+        std::fs::write(&target, CLAUDE).unwrap();
+        set_mode(&target, 0o600);
+        let link = dir.path().join(".claude.json");
+        std::os::unix::fs::symlink("dotfiles/claude.json", &link).unwrap();
+        let entry = json!({ "command": "/t", "args": ["mcp"] });
+        add_to_file(&link, "mcpServers", &entry).unwrap().unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read_link(&link).unwrap(), Path::new("dotfiles/claude.json"));
+        let value: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&target).unwrap()).unwrap();
+        assert_eq!(value["mcpServers"]["tabtunnel"], entry);
+        assert_eq!(mode(&target), 0o600);
+        // The backup sits beside the path the client knows, with the original's mode.
+        assert_eq!(std::fs::read_to_string(backup_path(&link)).unwrap(), CLAUDE);
+        assert_eq!(mode(&backup_path(&link)), 0o600);
+        assert!(matches!(remove_from_file(&link, "mcpServers", &entry).unwrap(), Removal::Removed(_)));
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert!(!std::fs::read_to_string(&target).unwrap().contains("tabtunnel"));
     }
 }

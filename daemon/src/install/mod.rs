@@ -2,22 +2,26 @@
 //! to be started, pasted or kept open. `install` puts this binary on PATH, writes the
 //! extension (built into the binary) to a stable directory, registers the native messaging
 //! host for every Chromium-family browser found, and adds tabtunnel to MCP clients'
-//! configuration files; it records what it wrote in `<data dir>/install.json`, which
-//! `uninstall` takes back out. No root needed.
+//! configuration files; it records what it wrote in `<data dir>/install.json`, and `uninstall`
+//! takes out only that, and only what is still as install left it. No root needed.
 //!
 //! | module | job |
 //! |---|---|
 //! | `places` | every OS's paths: browsers' host locations and registry keys, MCP clients' files |
 //! | `mcp_config` | merging our entry into a client's JSON (and out again), with a backup |
+//! | `atomic_file` | replacing a file keeping its mode, owner and symlink; refusing a read-only one |
 //! | `doctor` | each link of the chain checked, with the fix for a broken one |
 
+mod atomic_file;
 pub mod doctor;
 mod mcp_config;
 pub mod places;
 
+use atomic_file::Like;
 use places::{Browser, McpClient, Os, Places, BROWSERS, MCP_CLIENTS};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 include!(concat!(env!("OUT_DIR"), "/extension_files.rs"));
@@ -48,18 +52,36 @@ pub struct UninstallArgs {
     keep_data: bool,
 }
 
-/// What `install` wrote, so that `uninstall` takes exactly that back out.
+/// What `install` wrote, so that `uninstall` takes exactly that back out, and only while it is
+/// still what install wrote.
 #[derive(Serialize, Deserialize, Default, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct Record {
     pub binary: Option<PathBuf>,
     pub extension_dir: Option<PathBuf>,
     pub host_manifests: BTreeSet<PathBuf>,
     pub registry_keys: BTreeSet<String>,
-    /// Client config files we added an entry to, with the key of their servers' map.
-    pub mcp_files: Vec<(PathBuf, String)>,
+    /// The SHA-256 of what install put in each file it owns (the binary, host manifests).
+    pub file_hashes: BTreeMap<PathBuf, String>,
+    /// The entries install put in clients' config files.
+    pub mcp_entries: Vec<McpEntry>,
+    /// The backups install wrote beside those files.
+    pub backups: BTreeSet<PathBuf>,
     /// Directories that did not exist before we made them (removed again if left empty).
     pub created_dirs: BTreeSet<PathBuf>,
+}
+
+/// Our entry as install wrote it into a client's config file.
+#[derive(Serialize, Deserialize, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct McpEntry {
+    pub file: PathBuf,
+    pub servers_key: String,
+    pub entry: serde_json::Value,
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 impl Record {
@@ -80,6 +102,20 @@ impl Record {
         .map(|_| ())
     }
 
+    /// Writes a file install owns (see [`write_if_changed`]) and remembers what it holds.
+    fn write_owned(&mut self, path: &Path, contents: &[u8]) -> Result<bool, String> {
+        let written = write_if_changed(path, contents, self)?;
+        self.file_hashes.insert(path.to_path_buf(), sha256_hex(contents));
+        Ok(written)
+    }
+
+    /// Whether `path` still holds what install wrote there.
+    fn still_ours(&self, path: &Path) -> bool {
+        self.file_hashes
+            .get(path)
+            .is_some_and(|hash| std::fs::read(path).is_ok_and(|bytes| &sha256_hex(&bytes) == hash))
+    }
+
     /// Creates `dir` and its missing parents, remembering which were missing.
     fn create_dir(&mut self, dir: &Path) -> Result<(), String> {
         let missing: Vec<PathBuf> =
@@ -90,7 +126,8 @@ impl Record {
     }
 }
 
-/// Writes `contents` to `path` unless it holds them already; returns whether it wrote.
+/// Writes `contents` to `path` (atomically, keeping an old file's mode and owner) unless it
+/// holds them already; returns whether it wrote.
 fn write_if_changed(path: &Path, contents: &[u8], record: &mut Record) -> Result<bool, String> {
     if std::fs::read(path).is_ok_and(|old| old == contents) {
         return Ok(false);
@@ -98,10 +135,11 @@ fn write_if_changed(path: &Path, contents: &[u8], record: &mut Record) -> Result
     if let Some(parent) = path.parent() {
         record.create_dir(parent)?;
     }
-    let tmp = path.with_extension("tabtunnel-tmp");
-    std::fs::write(&tmp, contents)
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    match std::fs::metadata(path) {
+        Ok(meta) => atomic_file::replace(path, contents, Like::Old(&meta))?,
+        // As `fs::write` would: readable by all, less the umask.
+        Err(_) => atomic_file::replace(path, contents, Like::New(0o666))?,
+    }
     Ok(true)
 }
 
@@ -179,7 +217,7 @@ pub fn install(args: InstallArgs) -> Result<(), String> {
     let binary = bin_dir.join(places.binary_name());
     let this = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
     let bytes = std::fs::read(&this).map_err(|e| format!("cannot read {}: {e}", this.display()))?;
-    if write_if_changed(&binary, &bytes, &mut record)? {
+    if record.write_owned(&binary, &bytes)? {
         crate::platform::set_public_mode(&binary, true).map_err(|e| e.to_string())?;
         println!("installed {}", binary.display());
         changes += 1;
@@ -216,7 +254,7 @@ pub fn install(args: InstallArgs) -> Result<(), String> {
     let browsers: Vec<&Browser> = BROWSERS.iter().filter(|b| b.is_present(&places)).collect();
     if places.os == Os::Windows {
         let path = places.windows_host_manifest();
-        changes += usize::from(write_if_changed(&path, manifest.as_bytes(), &mut record)?);
+        changes += usize::from(record.write_owned(&path, manifest.as_bytes())?);
         record.host_manifests.insert(path.clone());
         for browser in BROWSERS {
             // Every vendor's key: cheap, and a browser installed later finds it.
@@ -230,7 +268,7 @@ pub fn install(args: InstallArgs) -> Result<(), String> {
             .chain(args.browser_dir.iter().map(|d| d.join("NativeMessagingHosts")));
         for dir in dirs {
             let path = places::host_manifest_in(&dir);
-            if write_if_changed(&path, manifest.as_bytes(), &mut record)? {
+            if record.write_owned(&path, manifest.as_bytes())? {
                 println!("registered the native host in {}", path.display());
                 changes += 1;
             }
@@ -252,17 +290,27 @@ pub fn install(args: InstallArgs) -> Result<(), String> {
     };
     for client in wanted {
         let file = client.config_file(&places);
-        match mcp_config::update_file(&file, client.servers_key(), Some(&client.entry(&binary))) {
-            Ok(changed) => {
-                if changed {
-                    println!("added tabtunnel to {} ({}; backup beside it)", client.name(), file.display());
-                    changes += 1;
-                } else {
-                    println!("{} already has tabtunnel ({})", client.name(), file.display());
+        let entry = client.entry(&binary);
+        match mcp_config::add_to_file(&file, client.servers_key(), &entry) {
+            Ok(written) => {
+                match written {
+                    Some(written) => {
+                        println!(
+                            "added tabtunnel to {} ({}; backup beside it)",
+                            client.name(),
+                            file.display()
+                        );
+                        record.backups.extend(written.backup);
+                        changes += 1;
+                    }
+                    None => println!("{} already has tabtunnel ({})", client.name(), file.display()),
                 }
-                let key = client.servers_key().to_owned();
-                if !record.mcp_files.iter().any(|(f, _)| f == &file) {
-                    record.mcp_files.push((file, key));
+                // Written now or found as install writes it: uninstall takes it out while it
+                // stays so.
+                let written = McpEntry { file, servers_key: client.servers_key().to_owned(), entry };
+                match record.mcp_entries.iter_mut().find(|e| e.file == written.file) {
+                    Some(old) => *old = written,
+                    None => record.mcp_entries.push(written),
                 }
             }
             Err(e) => println!("could not add tabtunnel to {}: {e}", client.name()),
@@ -292,58 +340,7 @@ pub fn uninstall(args: UninstallArgs) -> Result<(), String> {
     if let Err(e) = crate::on_demand::stop_blocking(&config_dir) {
         println!("{e}");
     }
-    let remove = |path: &Path| {
-        if path.is_file() {
-            match std::fs::remove_file(path) {
-                Ok(()) => println!("removed {}", path.display()),
-                Err(e) => println!("could not remove {}: {e}", path.display()),
-            }
-        }
-    };
-    // Where install writes by default too, in case the record was lost.
-    let mut manifests = record.host_manifests.clone();
-    manifests.extend(
-        BROWSERS.iter().filter_map(|b| b.native_hosts_dir(&places)).map(|d| places::host_manifest_in(&d)),
-    );
-    for path in &manifests {
-        let ours = std::fs::read_to_string(path)
-            .ok()
-            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-            .is_some_and(|m| m["name"] == crate::native_host::HOST_NAME);
-        if ours {
-            remove(path);
-        }
-    }
-    for key in &record.registry_keys {
-        if let Err(e) = windows_registry::delete(key) {
-            println!("could not remove {key}: {e}");
-        }
-    }
-    let mut files: Vec<(PathBuf, String)> = record.mcp_files.clone();
-    for client in MCP_CLIENTS {
-        let file = client.config_file(&places);
-        if !files.iter().any(|(f, _)| f == &file) {
-            files.push((file, client.servers_key().to_owned()));
-        }
-    }
-    for (file, key) in &files {
-        match mcp_config::update_file(file, key, None) {
-            Ok(true) => println!("removed tabtunnel from {}", file.display()),
-            Ok(false) => {}
-            Err(e) => println!("could not remove tabtunnel from {}: {e}", file.display()),
-        }
-        remove(&mcp_config::backup_path(file));
-        let _ = std::fs::remove_file(file.with_extension("tabtunnel-tmp"));
-    }
-    if let Some(dir) = record.extension_dir.clone().or_else(|| Some(places.extension_dir())) {
-        if dir.is_dir() && std::fs::remove_dir_all(&dir).is_ok() {
-            println!("removed {}", dir.display());
-        }
-    }
-    let default_binary = places.default_bin_dir().join(places.binary_name());
-    for binary in record.binary.iter().chain(std::iter::once(&default_binary)) {
-        remove(binary);
-    }
+    take_out(&places, &record);
     remove(&places.record_file());
     if !args.keep_data {
         for dir in [&config_dir, &places.data] {
@@ -361,6 +358,79 @@ pub fn uninstall(args: UninstallArgs) -> Result<(), String> {
     }
     println!("tabtunnel is uninstalled. Remove the extension in chrome://extensions too (its card's Remove button).");
     Ok(())
+}
+
+fn remove(path: &Path) {
+    if path.is_file() {
+        match std::fs::remove_file(path) {
+            Ok(()) => println!("removed {}", path.display()),
+            Err(e) => println!("could not remove {}: {e}", path.display()),
+        }
+    }
+}
+
+/// Takes out of the user's files what `record` says install wrote, where it is still what
+/// install wrote; says what it leaves.
+fn take_out(places: &Places, record: &Record) {
+    let left = |path: &Path, why: &str| {
+        if std::fs::symlink_metadata(path).is_ok() {
+            println!("left {}: {why}", path.display());
+        }
+    };
+    // Files install owns (the binary, host manifests): removed while they hold what it wrote.
+    let remove_owned = |path: &Path| {
+        if record.still_ours(path) {
+            remove(path);
+        } else {
+            left(path, "install did not write it, or it changed since");
+        }
+    };
+    if !places.record_file().is_file() {
+        println!(
+            "no install record ({}): nothing install wrote is known, so no file outside tabtunnel's own dirs is touched",
+            places.record_file().display()
+        );
+    }
+    let default_manifests =
+        BROWSERS.iter().filter_map(|b| b.native_hosts_dir(places)).map(|d| places::host_manifest_in(&d));
+    for path in record.host_manifests.iter().cloned().chain(default_manifests).collect::<BTreeSet<_>>() {
+        remove_owned(&path);
+    }
+    for key in &record.registry_keys {
+        if let Err(e) = windows_registry::delete(key) {
+            println!("could not remove {key}: {e}");
+        }
+    }
+    for McpEntry { file, servers_key, entry } in &record.mcp_entries {
+        match mcp_config::remove_from_file(file, servers_key, entry) {
+            Ok(mcp_config::Removal::Removed(_)) => println!("removed tabtunnel from {}", file.display()),
+            Ok(mcp_config::Removal::Changed) => {
+                println!("left the tabtunnel entry in {}: it changed since install wrote it", file.display())
+            }
+            Ok(mcp_config::Removal::Absent) => {}
+            Err(e) => println!("could not remove tabtunnel from {}: {e}", file.display()),
+        }
+    }
+    for client in MCP_CLIENTS {
+        let file = client.config_file(places);
+        let has_ours =
+            std::fs::read_to_string(&file).is_ok_and(|t| mcp_config::has_entry(&t, client.servers_key()));
+        if has_ours && !record.mcp_entries.iter().any(|e| e.file == file) {
+            println!("left the tabtunnel entry in {}: install did not write it", file.display());
+        }
+    }
+    for backup in &record.backups {
+        remove(backup);
+    }
+    if let Some(dir) = &record.extension_dir {
+        if dir.is_dir() && std::fs::remove_dir_all(dir).is_ok() {
+            println!("removed {}", dir.display());
+        }
+    }
+    let default_binary = places.default_bin_dir().join(places.binary_name());
+    for binary in record.binary.iter().chain(std::iter::once(&default_binary)).collect::<BTreeSet<_>>() {
+        remove_owned(binary);
+    }
 }
 
 /// The registry on Windows, through `reg.exe` (no library: four commands, and their command
@@ -511,5 +581,85 @@ mod tests {
             assert!(names.contains(&needed), "{needed} missing from {names:?}");
         }
         assert!(!names.contains(&"pairing.json"));
+    }
+
+    fn places_in(home: &Path) -> Places {
+        Places {
+            os: Os::current(),
+            home: home.to_path_buf(),
+            config: home.join(".config"),
+            local_data: home.join(".local/share"),
+            data: home.join(".local/share/tabtunnel"),
+        }
+    }
+
+    fn servers(file: &Path) -> serde_json::Value {
+        serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(file).unwrap()).unwrap()
+            ["mcpServers"]
+            .clone()
+    }
+
+    #[test]
+    fn uninstall_takes_out_only_what_install_wrote_and_still_is_so() {
+        let home = tempfile::tempdir().unwrap();
+        let places = places_in(home.path());
+        let mut record = Record::default();
+        // Install's binary in --bin-dir; the user's own tabtunnel in the default bin dir.
+        let binary = home.path().join("bin").join(places.binary_name());
+        record.write_owned(&binary, b"tabtunnel as installed").unwrap();
+        record.binary = Some(binary.clone());
+        let users_binary = places.default_bin_dir().join(places.binary_name());
+        std::fs::create_dir_all(users_binary.parent().unwrap()).unwrap();
+        std::fs::write(&users_binary, "the user's own build").unwrap();
+        // A host manifest install wrote, and one it wrote that was changed since.
+        let manifests: Vec<PathBuf> =
+            ["a", "b"].iter().map(|d| home.path().join(d).join("host.json")).collect();
+        for path in &manifests {
+            record.write_owned(path, b"{}").unwrap();
+            record.host_manifests.insert(path.clone());
+        }
+        std::fs::write(&manifests[1], r#"{"edited": true}"#).unwrap();
+        // Cursor: our entry, as written. Claude Code: ours, changed by the user since.
+        // Claude Desktop: an entry by our name that install never wrote.
+        let others = r#"{"mcpServers": {"other": {"command": "o"}}}"#;
+        for client in [McpClient::Cursor, McpClient::ClaudeCode, McpClient::ClaudeDesktop] {
+            let file = client.config_file(&places);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(&file, others).unwrap();
+        }
+        let entry = |client: McpClient| client.entry(&binary);
+        for client in [McpClient::Cursor, McpClient::ClaudeCode] {
+            let file = client.config_file(&places);
+            let written = mcp_config::add_to_file(&file, "mcpServers", &entry(client)).unwrap().unwrap();
+            record.backups.extend(written.backup);
+            record.mcp_entries.push(McpEntry {
+                file,
+                servers_key: "mcpServers".into(),
+                entry: entry(client),
+            });
+        }
+        let claude = McpClient::ClaudeCode.config_file(&places);
+        let changed =
+            serde_json::json!({ "command": "/opt/my/tabtunnel", "args": ["mcp", "--token-file", "t"] });
+        let mut edited: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&claude).unwrap()).unwrap();
+        edited["mcpServers"]["tabtunnel"] = changed.clone();
+        std::fs::write(&claude, edited.to_string()).unwrap();
+        let desktop = McpClient::ClaudeDesktop.config_file(&places);
+        mcp_config::add_to_file(&desktop, "mcpServers", &entry(McpClient::ClaudeDesktop)).unwrap();
+
+        take_out(&places, &record);
+
+        assert!(!binary.exists());
+        assert_eq!(std::fs::read_to_string(&users_binary).unwrap(), "the user's own build");
+        assert!(!manifests[0].exists());
+        assert!(manifests[1].exists());
+        let cursor = McpClient::Cursor.config_file(&places);
+        assert_eq!(servers(&cursor), serde_json::json!({ "other": { "command": "o" } }));
+        assert!(!mcp_config::backup_path(&cursor).exists());
+        assert_eq!(servers(&claude)["tabtunnel"], changed);
+        assert_eq!(servers(&desktop)["tabtunnel"], entry(McpClient::ClaudeDesktop));
+        // Its backup was not install's (recorded) either: it stays.
+        assert!(mcp_config::backup_path(&desktop).exists());
     }
 }
