@@ -74,11 +74,13 @@ fn without_fragment(url: &str) -> &str {
 }
 
 impl Exact {
-    /// A paused request as it is; `None` when Chrome did not give its body (it said it has one
-    /// but sent none): nothing is bound to a body the guard never saw.
+    /// A paused request as it is; `None` when Chrome did not give all of its body (it said it
+    /// has one but sent none, or a part without its bytes: a file): nothing is bound to a body
+    /// the guard never saw whole.
     pub(crate) fn of(request: &PausedRequest) -> Option<Exact> {
         let body = request.body();
-        if body.is_none() && request.request.has_post_data == Some(true) {
+        let unseen = request.request.post_data_entries.iter().any(|e| e.bytes.is_none());
+        if unseen || (body.is_none() && request.request.has_post_data == Some(true)) {
             return None;
         }
         Some(Exact {
@@ -222,6 +224,14 @@ mod tests {
         assert!(Exact::of(&hidden).is_none());
         allowed.grant(allowance(Exact::of(&pay).unwrap()), 0);
         assert_eq!(allowed.spend(1, None, &hidden, 1), None);
+        // Its bytes, then a part Chrome gives without them: not the body allowed.
+        let mut partial = paused("R4", "POST", "https://shop.test/api/pay", json, None, "Fetch");
+        partial.request.post_data_entries = serde_json::from_value(
+            serde_json::json!([{"bytes": "eyJhbW91bnQiOjF9"}, {}]), // {"amount":1}, a file
+        )
+        .unwrap();
+        assert_eq!(partial.body().as_deref(), Some(r#"{"amount":1}"#));
+        assert_eq!(allowed.spend(1, None, &partial, 1), None);
         // A text body is compared as sent: another spelling is another body.
         let spaced =
             paused("R3", "POST", "https://shop.test/api/pay", json, Some(r#"{"amount": 1}"#), "Fetch");
