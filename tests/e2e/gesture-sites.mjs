@@ -64,19 +64,23 @@ const LIST = page('Products – page 2', '<p id="list">page 2</p>');
 
 /**
  * The sites as `startHarness({extraPages})` routes, and the writes they saw. `writes` holds
- * `"METHOD /path"` strings in arrival order.
+ * `"METHOD /path"` strings in arrival order; `bodies` the same with ` BODY` once each is read.
  */
 export function gestureSites() {
   const writes = [];
+  const bodies = [];
   const html = (body) => (req, res) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return write(req, res);
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
     res.end(body);
   };
   const write = (req, res) => {
-    writes.push(`${req.method} ${new URL(req.url, 'http://x').pathname}`);
-    req.resume();
+    const what = `${req.method} ${new URL(req.url, 'http://x').pathname}`;
+    writes.push(what);
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
+      bodies.push(`${what} ${Buffer.concat(chunks).toString()}`);
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
       res.end(DONE);
     });
@@ -99,5 +103,5 @@ export function gestureSites() {
   for (const path of ['/shop/pay', '/shop/api/pay', '/shop/cart/add', '/acme/rocket/settings/delete', '/acme/rocket/settings/rename', '/account/password']) {
     pages[path] = write;
   }
-  return { pages, writes };
+  return { pages, writes, bodies };
 }

@@ -135,6 +135,67 @@ describe('the gesture guard', { timeout: 900_000 }, () => {
     }
   });
 
+  /** The bodies of the POSTs to `p` the server read, as `"POST /path BODY"`. */
+  const sent = (p) => site.bodies.filter((b) => b.startsWith(`POST ${p} `));
+
+  test('Allow once on a payment leaves no pass: another write of the tab right after it is asked about', async () => {
+    const browser = await connectAgent(h, 'once', 120_000);
+    try {
+      // The agent's own listener changes the password as the allowed click lands.
+      const page = await browser.newPage();
+      await page.goto(url('/shop/checkout'));
+      await page.type('#card', '4242424242424242');
+      await page.evaluate(() => document.querySelector('#pay').addEventListener('click', () => {
+        fetch('/account/password', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'new_password=pwned', keepalive: true });
+      }, { capture: true }));
+      const paid = sent('/shop/pay').length;
+      const click = outcome(page.click('#pay'));
+      const q = await question();
+      assert.equal(q.element, 'Pay €1,240.00');
+      await answer(q.id, 'allow');
+      assert.equal(await withTimeout(click, WAIT_MS, 'the allowed click'), 'done');
+      const second = await question();
+      assert.match(second.sent ?? '', /POST .*\/account\/password/, 'the other write is asked about');
+      await answer(second.id, 'deny');
+      await pollFor(() => sent('/shop/pay').length === paid + 1, WAIT_MS, 'the payment', h.detail);
+      await sleep(500);
+      assert.deepEqual(sent('/account/password'), [], 'the password change never reached the server');
+      assert.deepEqual(sent('/shop/pay').slice(paid), ['POST /shop/pay cardnumber=4242424242424242&cvc='], 'the payment, once');
+    } finally {
+      await browser.disconnect();
+    }
+  });
+
+  test("Allow once on a resent form sends the body shown: the agent's body to the same URL is asked about", async () => {
+    // A form a script submits is answered at once and, allowed, sent again from the page; the
+    // agent sends its own body to the same URL as the copy goes out (it sees the copy's form).
+    const browser = await connectAgent(h, 'once-resent', 120_000);
+    try {
+      const page = await browser.newPage();
+      const paid = sent('/shop/pay').length;
+      await page.goto(url('/shop/checkout'));
+      await page.type('#card', '4242424242424242');
+      await page.evaluate(() => new MutationObserver((records) => {
+        if (records.some((r) => [...r.addedNodes].some((n) => n.tagName === 'FORM'))) {
+          fetch('/shop/pay', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'cardnumber=4000056655665556&cvc=&to=agent', keepalive: true });
+        }
+      }).observe(document.documentElement, { childList: true, subtree: true }));
+      const submitted = outcome(page.evaluate(() => document.querySelector('#pay-form').submit()));
+      const asked = await question();
+      assert.match(asked.sent ?? asked.form ?? '', /POST .*\/shop\/pay/);
+      await answer(asked.id, 'allow');
+      await withTimeout(submitted, WAIT_MS, 'form.submit()');
+      const swapped = await question();
+      assert.match(swapped.sent ?? '', /POST .*\/shop\/pay/, "the agent's body is asked about");
+      await answer(swapped.id, 'deny');
+      await pollFor(() => sent('/shop/pay').length === paid + 1, WAIT_MS, 'the copy sent again', h.detail);
+      await sleep(500);
+      assert.deepEqual(sent('/shop/pay').slice(paid), ['POST /shop/pay cardnumber=4242424242424242&cvc='], 'the body shown, once');
+    } finally {
+      await browser.disconnect();
+    }
+  });
+
   test("puppeteer: a script's click, Enter in the card field, form.submit() and a click handler's fetch are each held", async () => {
     const routes = [
       ['a script click', (page) => page.evaluate(() => document.querySelector('#pay').click())],

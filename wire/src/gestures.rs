@@ -111,6 +111,10 @@ pub struct FormFacts {
     /// Titles and names of frames inside it (card fields of payment providers live in frames).
     #[serde(default)]
     pub frames: Vec<String>,
+    /// The body it would send now, URL-encoded (`None`: not such a form, or not read). It binds
+    /// the human's answer to this submission; never shown, never recorded.
+    #[serde(default)]
+    pub body: Option<String>,
 }
 
 /// What a form field says it is (never its value).

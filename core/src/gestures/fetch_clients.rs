@@ -9,6 +9,7 @@
 //! child waits for the debugger until the extension armed it) is resumed here for clients that
 //! do not resume children themselves.
 
+use super::allowance::Exact;
 use super::interception::{self, ClientFetch, PausedRequest};
 use super::network::{Bounced, PausedKey};
 use super::{rule, Waiting};
@@ -77,10 +78,13 @@ impl Core {
                     return true;
                 }
                 if method == "Fetch.continueRequest" {
-                    let paused = &self.gestures.paused[&key].request;
-                    if let Some(changed) = interception::continued_as(paused, &params) {
+                    let paused = &self.gestures.paused[&key];
+                    if let Some(changed) = interception::continued_as(&paused.request, &params) {
+                        // The human allowed the request as it was shown, not another one.
+                        let unlike_allowed =
+                            paused.allowed && Exact::of(&changed) != Exact::of(&paused.request);
                         let agent = self.conns[&conn].agent.clone();
-                        if self.held_as_changed(conn, cmd, &agent, key.clone(), changed) {
+                        if self.held_as_changed(conn, cmd, &agent, key.clone(), changed, unlike_allowed) {
                             return true;
                         }
                     }
@@ -173,9 +177,10 @@ impl Core {
         self.browser_op_housekeeping(op);
     }
 
-    /// A client's `Fetch.continueRequest` that changes a request into one the rule holds: the
-    /// request is answered at once and the client's command refused, and the human is asked; if
-    /// allowed, the extension sends the changed request from the page.
+    /// A client's `Fetch.continueRequest` that changes a request into one the rule holds (or
+    /// changes what the human allowed): the request is answered at once and the client's
+    /// command refused, and the human is asked; if allowed, the extension sends the changed
+    /// request from the page.
     fn held_as_changed(
         &mut self,
         conn: ConnId,
@@ -183,6 +188,7 @@ impl Core {
         agent: &crate::AgentId,
         key: PausedKey,
         changed: PausedRequest,
+        unlike_allowed: bool,
     ) -> bool {
         let body = changed.body();
         let content_type = changed.content_type();
@@ -192,7 +198,10 @@ impl Core {
             content_type: &content_type,
             body: body.as_deref(),
         };
-        let held = rule::request(&req, None, &self.gesture_triggers(agent));
+        let mut held = rule::request(&req, None, &self.gesture_triggers(agent));
+        if unlike_allowed {
+            held.reasons.push("the user allowed this request as it was, not as the agent changed it".into());
+        }
         if !held.is_held() {
             return false;
         }

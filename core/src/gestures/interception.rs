@@ -126,6 +126,9 @@ pub struct Request {
     pub headers: serde_json::Map<String, Value>,
     #[serde(default)]
     pub post_data: Option<String>,
+    /// Chrome's word that a body exists, even when it sends none of it.
+    #[serde(default)]
+    pub has_post_data: Option<bool>,
     #[serde(default)]
     pub post_data_entries: Vec<PostDataEntry>,
 }

@@ -17,8 +17,9 @@
 //!    detaches, and a page can make it detach (measured: embedding a PDF). It is answered at
 //!    once instead (a form submission `204 No Content`, which leaves the page as it was; any
 //!    other write fails as blocked by the client), and the extension sends it again from the
-//!    page, as it was, only if the human allows it (`BrowserOp::Resend`). A gesture the human
-//!    allowed lets the one write it causes through without asking twice.
+//!    page, as it was, only if the human allows it (`BrowserOp::Resend`). An answer allows the
+//!    one request it was about, once (`allowance.rs`): the resent copy, or the submission of
+//!    the form an allowed gesture showed, with the body it had; nothing tab-wide.
 //!
 //! Clients share the tab's `Fetch` domain with the guard (`fetch_clients.rs`). Chrome runs no
 //! command on a target while a navigation of it is paused (measured), so a form submission is
@@ -29,6 +30,7 @@
 //! `gesture_selectors`, `gesture_origins`), never removes one. ARCHITECTURE.md lists what each
 //! layer catches, measured, and the routes left open.
 
+mod allowance;
 mod fetch_clients;
 mod input;
 pub mod interception;
@@ -51,8 +53,6 @@ use tabtunnel_wire::{BrowserOp, CdpError, TabId};
 
 /// `gesture_timeout` when the policy does not set it: this long without an answer is a no.
 pub const DEFAULT_GESTURE_TIMEOUT_MS: u64 = 90_000;
-/// An allowed gesture lets the first sensitive write of its tab through within this time.
-const PASS_MS: u64 = 10_000;
 /// How the guard's own questions name their rule.
 pub const RULE: &str = "the gesture guard";
 
@@ -62,17 +62,13 @@ pub(crate) struct Gestures {
     /// Connections with an input gesture being inspected or asked about: the `Input` commands
     /// they sent after it wait here, in order.
     inputs: HashMap<ConnId, VecDeque<String>>,
-    /// Tabs where the human allowed a gesture: until this time, the first write the rule holds
-    /// there goes through.
-    passes: HashMap<TabId, u64>,
+    /// What the human's answers allow: each the one request it was about, once.
+    allowed: allowance::Allowances,
     /// Requests paused in the browser and not yet let go or refused.
     paused: HashMap<PausedKey, Paused>,
     /// Each tab's last gesture the guard read (when, and what it found): the form submission it
     /// sends is judged with it.
     last_gesture: HashMap<TabId, (u64, GestureFacts)>,
-    /// Writes the guard sent again from the page, let through once until this time: tab,
-    /// method, URL.
-    replays: HashMap<(TabId, String, String), u64>,
     /// What the human refused (or let time out) a moment ago, per agent: the same gesture or
     /// request again (a client retrying, an agent wearing the human down) is refused at once.
     refused: HashMap<(AgentId, String), u64>,
@@ -89,8 +85,9 @@ fn signature(q: &GestureQuestion) -> String {
 /// A gesture or request waiting for the human's answer.
 #[derive(Debug)]
 pub(crate) enum Waiting {
-    /// A client's `Input` command, replayed if allowed.
-    Input { conn: ConnId, text: String, tab: TabId },
+    /// A client's `Input` command, replayed if allowed; `form`: the submission of the form the
+    /// human was shown, which the allowed gesture may send once.
+    Input { conn: ConnId, text: String, tab: TabId, child: Option<String>, form: Option<allowance::Exact> },
     /// A write answered at once: sent again from the page if allowed.
     Resend(Box<Bounced>),
 }
@@ -102,6 +99,7 @@ pub(crate) enum Inspected {
         conn: ConnId,
         text: String,
         tab: TabId,
+        child: Option<String>,
         gesture: Gesture,
     },
     /// A write that waits paused for its reading.
@@ -181,8 +179,8 @@ impl Core {
         };
         let agent = self.conns[&conn].agent.clone();
         let selectors = self.gesture_triggers(&agent).selectors.clone();
-        let op = BrowserOp::Inspect { tab_id: tab, child_session_id: child, target, selectors };
-        let next = Inspected::Input { conn, text: text.to_owned(), tab, gesture };
+        let op = BrowserOp::Inspect { tab_id: tab, child_session_id: child.clone(), target, selectors };
+        let next = Inspected::Input { conn, text: text.to_owned(), tab, child, gesture };
         self.browser_op_then(op, crate::Then::Inspected(Box::new(next)));
         true
     }
@@ -192,7 +190,7 @@ impl Core {
     pub(crate) fn gesture_inspected(&mut self, inspected: Inspected, result: Option<&str>) {
         let facts: Option<GestureFacts> = result.and_then(|r| serde_json::from_str(r).ok());
         match inspected {
-            Inspected::Input { conn, text, tab, gesture } => {
+            Inspected::Input { conn, text, tab, child, gesture } => {
                 let Some(agent) = self.conns.get(&conn).map(|c| c.agent.clone()) else {
                     return self.gestures_forget_conn(conn);
                 };
@@ -206,23 +204,21 @@ impl Core {
                 let method =
                     crate::envelope::parse(&text).map(|p| p.command().method.to_owned()).unwrap_or_default();
                 let url = (!facts.url.is_empty()).then_some(facts.url.as_str());
+                // The one request the answer allows: the submission of the form it showed.
+                let form = facts.form.as_ref().filter(|f| f.method.eq_ignore_ascii_case("post"));
+                let form = form.map(|f| allowance::Exact::form(&f.method, &f.action, f.body.as_deref()));
                 self.ask_gesture(
                     &agent,
                     tab,
                     &method,
                     url,
                     question,
-                    Waiting::Input { conn, text: text.clone(), tab },
+                    Waiting::Input { conn, text: text.clone(), tab, child, form },
                 );
             }
             Inspected::Paused { key } => self.paused_inspected(key, facts.as_ref()),
             Inspected::Bounced(bounced) => self.bounced_inspected(*bounced, facts.as_ref()),
         }
-    }
-
-    fn take_pass(&mut self, tab: TabId) -> bool {
-        let now = self.now_ms;
-        self.gestures.passes.remove(&tab).is_some_and(|until| now <= until)
     }
 
     fn ask_gesture(
@@ -264,8 +260,13 @@ impl Core {
     /// The human answered (or did not, in time) a question of the guard's.
     pub(crate) fn gesture_settled(&mut self, waiting: Waiting, allowed: bool, why: &str) {
         match waiting {
-            Waiting::Input { conn, text, tab } if allowed => {
-                self.gestures.passes.insert(tab, self.now_ms + PASS_MS);
+            Waiting::Input { conn, text, tab, child, form } if allowed => {
+                if let Some(exact) = form {
+                    let until = self.now_ms + allowance::GESTURE_MS;
+                    let allowed =
+                        allowance::Allowance { tab, child, exact, from: allowance::From::Gesture, until };
+                    self.gestures.allowed.grant(allowed, self.now_ms);
+                }
                 self.input_let_go(conn, &text);
             }
             Waiting::Input { conn, text, .. } => {
@@ -328,10 +329,9 @@ impl Core {
     /// questions about writes are withdrawn (the extension fails what it still holds paused
     /// there, as Chrome would let it go).
     pub(crate) fn gestures_forget_tab(&mut self, tab: TabId) {
-        self.gestures.passes.remove(&tab);
+        self.gestures.allowed.forget_tab(tab);
         self.gestures.last_gesture.remove(&tab);
         self.gestures.paused.retain(|(t, _, _), _| *t != tab);
-        self.gestures.replays.retain(|(t, _, _), _| *t != tab);
         self.withdraw_gesture_questions(|w| matches!(w, Waiting::Resend(bounced) if bounced.tab == tab));
     }
 }

@@ -11,8 +11,10 @@
 //!   submission (Chrome runs no command on a target whose navigation is paused) with what its
 //!   gesture's reading found, else answered `204` first and read afterwards, then sent again if
 //!   it may go.
-//! - A gesture the human allowed lets the first write it holds go on as it is.
+//! - What an answer allows (`allowance.rs`: the resent copy, or the submission of the form an
+//!   allowed gesture showed, as it was) goes on once; every other write is judged as above.
 
+use super::allowance::{self, Allowance, Exact};
 use super::interception::PausedRequest;
 use super::{rule, Inspected, Waiting, RULE};
 use crate::audit::Outcome;
@@ -25,8 +27,6 @@ pub(crate) type PausedKey = (TabId, Option<String>, String);
 
 /// How long after a gesture the form submission it sends is judged with its reading.
 const GESTURE_SENDS_MS: u64 = 3_000;
-/// How long a write sent again waits to be let through.
-const RESEND_MS: u64 = 10_000;
 
 #[derive(Debug)]
 pub(crate) struct Paused {
@@ -37,6 +37,8 @@ pub(crate) struct Paused {
     pub delivered: Option<(crate::ConnId, String)>,
     /// A `Fetch.authRequired`, not a `requestPaused`.
     pub auth: bool,
+    /// Let go as the human allowed it: a client may not change it into another request.
+    pub allowed: bool,
 }
 
 /// A write answered at once: what it takes to send it again from its page.
@@ -61,24 +63,30 @@ impl Core {
         let key: PausedKey = (tab, child.map(str::to_owned), request.request_id.clone());
         let auth = method == "Fetch.authRequired";
         let write = !auth && !request.response_stage() && rule::is_write(&request.request.method);
-        let paused = Paused { request: request.clone(), params: params.to_owned(), delivered: None, auth };
+        let paused = Paused {
+            request: request.clone(),
+            params: params.to_owned(),
+            delivered: None,
+            auth,
+            allowed: false,
+        };
         self.gestures.paused.insert(key.clone(), paused);
         if !write {
             self.paused_let_go(&key);
             return true;
         }
-        let resent = (tab, request.request.method.to_ascii_uppercase(), request.request.url.clone());
-        if self.gestures.replays.remove(&resent).is_some_and(|until| self.now_ms <= until) {
+        // The one request an answer allowed, as it was shown: it alone spends it.
+        if let Some(from) = self.gestures.allowed.spend(tab, child, &request, self.now_ms) {
+            if from == allowance::From::Gesture {
+                self.audit_with_gesture(&key, &request);
+            }
+            self.gestures.paused.get_mut(&key).expect("inserted").allowed = true;
             self.paused_let_go(&key);
             return true;
         }
         // What it carries holds it: answered now, asked about once the page is read.
         if self.judge(tab, &request, None).is_some_and(|held| held.is_some()) {
-            if self.take_pass(tab) {
-                self.let_go_with_gesture(&key, &request, None);
-            } else {
-                self.bounce_then_read(key);
-            }
+            self.bounce_then_read(key);
             return true;
         }
         if request.resource_type != "Document" {
@@ -118,9 +126,6 @@ impl Core {
         let Some(request) = self.gestures.paused.get(&key).map(|p| p.request.clone()) else { return };
         let Some(held) = self.judge(key.0, &request, facts) else { return };
         let Some((agent, question)) = held else { return self.paused_let_go(&key) };
-        if self.take_pass(key.0) {
-            return self.let_go_with_gesture(&key, &request, Some((&agent, question)));
-        }
         self.paused_refuse(&key);
         let url = request.request.url.clone();
         let bounced = Bounced { tab: key.0, child: key.1, request };
@@ -139,10 +144,6 @@ impl Core {
         let tab = bounced.tab;
         let Some(held) = self.judge(tab, &bounced.request, facts) else { return };
         let Some((agent, question)) = held else { return self.resend(bounced) };
-        if self.take_pass(tab) {
-            self.audit_with_gesture(&agent, tab, &bounced.request, question);
-            return self.resend(bounced);
-        }
         let url = bounced.request.request.url.clone();
         self.ask_gesture(&agent, tab, "request", Some(&url), question, Waiting::Resend(Box::new(bounced)));
     }
@@ -173,39 +174,38 @@ impl Core {
         Some(Some((agent, rule::question(what, facts, Some(&req), &held))))
     }
 
-    /// The first write a gesture the human allowed holds goes on as it is.
-    fn let_go_with_gesture(
-        &mut self,
-        key: &PausedKey,
-        request: &PausedRequest,
-        judged: Option<(&AgentId, GestureQuestion)>,
-    ) {
-        let judged =
-            judged.map(|(a, q)| (a.clone(), q)).or_else(|| self.judge(key.0, request, None).flatten());
-        if let Some((agent, question)) = judged {
-            self.audit_with_gesture(&agent, key.0, request, question);
-        }
-        self.paused_let_go(key);
-    }
-
-    fn audit_with_gesture(
-        &mut self,
-        agent: &AgentId,
-        tab: TabId,
-        request: &PausedRequest,
-        question: GestureQuestion,
-    ) {
+    /// The trail: the form submission an allowed gesture sent, as the rule reads it.
+    fn audit_with_gesture(&mut self, key: &PausedKey, request: &PausedRequest) {
+        let facts = self.facts_of_gesture_sending(key.0, request);
+        let Some(agent) = self.tabs.get(&key.0).map(|s| s.tab.owner.clone()) else { return };
+        let question = match self.judge(key.0, request, facts.as_ref()).flatten() {
+            Some((_, question)) => question,
+            None => {
+                let (content_type, body) = (request.content_type(), request.body());
+                let req = rule::Request {
+                    method: &request.request.method,
+                    url: &request.request.url,
+                    content_type: &content_type,
+                    body: body.as_deref(),
+                };
+                rule::question("form submission", facts.as_ref(), Some(&req), &rule::Held::default())
+            }
+        };
         let outcome = Outcome::Asked { rule: RULE.into(), answer: "allowed once (with its gesture)" };
-        self.audit_question(agent, Some(tab), "request", Some(&request.request.url), outcome, question);
+        self.audit_question(&agent, Some(key.0), "request", Some(&request.request.url), outcome, question);
     }
 
-    /// Sends a write answered at once again, from its page; the next one like it goes through.
+    /// Sends a write answered at once again, from its page: that copy, as it was, goes through
+    /// once.
     pub(super) fn resend(&mut self, bounced: Bounced) {
         let Bounced { tab, child, request } = bounced;
         let method = request.request.method.to_ascii_uppercase();
-        self.gestures
-            .replays
-            .insert((tab, method.clone(), request.request.url.clone()), self.now_ms + RESEND_MS);
+        if let Some(exact) = Exact::of(&request) {
+            let until = self.now_ms + allowance::RESEND_MS;
+            let allowed =
+                Allowance { tab, child: child.clone(), exact, from: allowance::From::Resent, until };
+            self.gestures.allowed.grant(allowed, self.now_ms);
+        }
         let headers = request
             .request
             .headers

@@ -164,6 +164,113 @@ fn allow_once_lets_the_press_and_exactly_one_write_it_causes_through() {
     assert_eq!(approvals(&h.answer(op, json!({"url": "https://shop.test/checkout"}))).len(), 1);
 }
 
+/// The pay button's reading, with the body its form would send then.
+fn pay_button_with_body(body: &str) -> Value {
+    let mut facts = pay_button();
+    facts["form"]["body"] = body.into();
+    facts
+}
+
+/// An agent's press on Pay, allowed by the human: the step of the answer.
+fn allowed_press(h: &mut Harness, page: &str, facts: Value) -> Step {
+    let (op, _) = inspection(&h.send(1, press(page, 10)));
+    let id = approvals(&h.answer(op, facts))[0].id;
+    h.ext(FromExtension::ApprovalAnswer { id, answer: ApprovalAnswer::Allow })
+}
+
+const PASSWORD_FETCH: &str = r#"{"requestId":"P1","request":{"url":"https://shop.test/account/password","method":"POST","headers":{"Content-Type":"application/x-www-form-urlencoded"},"postData":"new_password=pwned","hasPostData":true},"frameId":"PAGE1","resourceType":"Fetch"}"#;
+
+#[test]
+fn an_allowed_payment_leaves_no_pass_for_another_write_on_its_tab() {
+    let (mut h, page) = agent_page();
+    allowed_press(&mut h, &page, pay_button_with_body("cardnumber=4242424242424242"));
+    // Before the payment's own submission, the agent's script changes the password: asked about
+    // (it fails at once, the page is read), never let through on the payment's answer.
+    h.tick(1_000);
+    let step = h.ext(paused(PASSWORD_FETCH));
+    assert_eq!(
+        fetch_commands(&step),
+        [("Fetch.failRequest".to_owned(), json!({"requestId": "P1", "errorReason": "BlockedByClient"}))]
+    );
+    let (op, _) = inspection(&step);
+    let step = h.answer(op, json!({"url": "https://shop.test/checkout"}));
+    let asked = approvals(&step);
+    assert_eq!(asked.len(), 1, "asked afresh");
+    assert!(asked[0].gesture.as_ref().unwrap().request.contains("/account/password"));
+    // The payment the human allowed still goes, once.
+    let step = h.ext(paused(PAY_POST));
+    assert_eq!(fetch_commands(&step), [("Fetch.continueRequest".to_owned(), json!({"requestId": "R1"}))]);
+    assert!(matches!(
+        &audits(&step)[0].outcome,
+        Outcome::Asked { answer: "allowed once (with its gesture)", .. }
+    ));
+    let step = h.ext(paused(&PAY_POST.replace("R1", "R8")));
+    assert_eq!(fetch_commands(&step)[0].0, "Fetch.fulfillRequest", "a second copy is not the one allowed");
+}
+
+#[test]
+fn an_allowed_gesture_sends_its_form_with_the_body_it_had_and_no_other() {
+    let (mut h, page) = agent_page();
+    allowed_press(&mut h, &page, pay_button_with_body("cardnumber=4242424242424242"));
+    // The agent's own submission to the same action, with its own body, first.
+    let swapped = PAY_POST.replace("R1", "R5").replace("4242424242424242", "4000056655665556&to=agent");
+    let step = h.ext(paused(&swapped));
+    assert_eq!(fetch_commands(&step)[0].0, "Fetch.fulfillRequest", "answered 204, judged afresh");
+    // The form's own submission goes.
+    let step = h.ext(paused(PAY_POST));
+    assert_eq!(fetch_commands(&step), [("Fetch.continueRequest".to_owned(), json!({"requestId": "R1"}))]);
+    // A gesture on no form binds nothing: its script's write is asked about itself.
+    let (mut h, page) = agent_page();
+    let mut facts = pay_button();
+    facts["form"] = Value::Null;
+    allowed_press(&mut h, &page, facts);
+    let step = h.ext(paused(PAY_FETCH));
+    assert_eq!(fetch_commands(&step)[0].0, "Fetch.failRequest");
+}
+
+#[test]
+fn a_write_sent_again_goes_once_and_only_with_the_body_the_human_was_shown() {
+    let (mut h, _) = agent_page();
+    let shown = r#"{"requestId":"R2","request":{"url":"https://shop.test/api/pay","method":"POST","headers":{"Content-Type":"application/json"},"postData":"{\"amount\":1}","hasPostData":true},"frameId":"PAGE1","resourceType":"Fetch"}"#;
+    let (op, _) = inspection(&h.ext(paused(shown)));
+    let id = approvals(&h.answer(op, json!({})))[0].id;
+    let step = h.ext(FromExtension::ApprovalAnswer { id, answer: ApprovalAnswer::Allow });
+    assert!(matches!(
+        step.browser_ops()[..],
+        [(_, BrowserOp::Resend { ref body, .. })] if body.as_deref() == Some(r#"{"amount":1}"#)
+    ));
+    // The agent's request to the same URL with its own body, before the copy: judged afresh.
+    let agents = shown.replace("R2", "R20").replace(r#"{\"amount\":1}"#, r#"{\"amount\":99999}"#);
+    let step = h.ext(paused(&agents));
+    assert_eq!(fetch_commands(&step)[0].0, "Fetch.failRequest");
+    // The copy with the body shown goes, once.
+    let step = h.ext(paused(&shown.replace("R2", "R22")));
+    assert_eq!(fetch_commands(&step), [("Fetch.continueRequest".to_owned(), json!({"requestId": "R22"}))]);
+    let step = h.ext(paused(&shown.replace("R2", "R23")));
+    assert_eq!(fetch_commands(&step)[0].0, "Fetch.failRequest", "only once");
+}
+
+#[test]
+fn a_client_may_not_change_what_the_human_allowed() {
+    let (mut h, page) = agent_page();
+    let step = h.send(1, json!({"id": 1, "sessionId": page, "method": "Fetch.enable", "params": {"patterns": [{"urlPattern": "*"}]}}));
+    let (op, _) = step.browser_ops()[0];
+    h.answer(op, json!({}));
+    let neutral = r#"{"requestId":"R2","request":{"url":"https://shop.test/api/x","method":"POST","headers":{"Content-Type":"application/json"},"postData":"{\"amount\":124000}","hasPostData":true},"frameId":"PAGE1","resourceType":"Fetch"}"#;
+    // Held for the page it came from (its URL and body say nothing), allowed, sent again.
+    let (op, _) = inspection(&h.ext(paused(neutral)));
+    let id = approvals(&h.answer(op, pay_button()))[0].id;
+    h.ext(FromExtension::ApprovalAnswer { id, answer: ApprovalAnswer::Allow });
+    let step = h.ext(paused(&neutral.replace("R2", "R3")));
+    assert_eq!(step.methods(1), ["Fetch.requestPaused"], "handed to the client");
+    // The client continues it with another amount: refused, and the human asked.
+    let other = "eyJhbW91bnQiOjk5OTk5OTl9"; // {"amount":9999999}
+    let step = h.send(1, json!({"id": 2, "sessionId": page, "method": "Fetch.continueRequest", "params": {"requestId": "R3", "postData": other}}));
+    assert_eq!(fetch_commands(&step)[0].0, "Fetch.failRequest");
+    assert!(step.only_reply(1)["error"]["message"].as_str().unwrap().contains("gesture guard"));
+    assert_eq!(approvals(&step).len(), 1);
+}
+
 #[test]
 fn reads_go_on_at_once_and_writes_wait_for_the_rule() {
     let (mut h, _) = agent_page();

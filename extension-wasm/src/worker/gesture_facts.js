@@ -3,7 +3,8 @@
 // (`Runtime.callFunctionOn`), so the page's scripts cannot change how it reads, only what the
 // DOM holds. Called with `this` = the node a press hits (`mode` "point"), or on the global
 // object to read the focused element ("focus") or the form that sends `request` ("request").
-// Every string is bounded; what a field holds is never read.
+// Every string is bounded; what a field holds is never read, except in the body a gesture's
+// form would send (`form.body`), which binds the human's answer and is never shown.
 function (mode, selectors, request) {
   const clip = (text, max = 200) => String(text || '').replace(/\s+/g, ' ').trim().slice(0, max);
   const up = (e) => e.parentElement || (e.parentNode && e.parentNode.host) || null;
@@ -98,6 +99,21 @@ function (mode, selectors, request) {
     form = element.form !== undefined ? element.form : (element.closest ? element.closest('form') : null);
   }
 
+  // The body the form would send now, if URL-encoded (a longer one is cut, so it matches no
+  // submission and that is asked about): the human's answer allows this body alone. FormData
+  // runs the page's formdata listeners, as the submission will.
+  const bodyOf = (f) => {
+    if (mode === 'request') return null;
+    try {
+      const submitter = element && element.form === f && SUBMITS(element) ? element : ([...f.elements].find(SUBMITS) || null);
+      const enctype = submitter && submitter.hasAttribute('formenctype') ? submitter.formEnctype : f.enctype;
+      if (enctype !== 'application/x-www-form-urlencoded') return null;
+      return String(new URLSearchParams(new FormData(f, submitter))).slice(0, 1 << 20);
+    } catch (err) {
+      return null; // a submitter FormData refuses: no body, as for a form with files
+    }
+  };
+
   const formFacts = (f) => {
     const controls = [...f.elements].slice(0, 96);
     const heading = f.querySelector('legend, h1, h2, h3, h4');
@@ -116,6 +132,7 @@ function (mode, selectors, request) {
       buttons: controls.filter(SUBMITS).slice(0, 8).map(nameOf),
       label: clip((heading && heading.textContent) || f.getAttribute('aria-label')),
       frames: [...f.querySelectorAll('iframe')].slice(0, 8).map((i) => clip(`${i.title || ''} ${i.name || ''}`, 120)),
+      body: bodyOf(f),
     };
   };
 
