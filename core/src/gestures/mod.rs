@@ -29,6 +29,7 @@
 //! `gesture_selectors`, `gesture_origins`), never removes one. ARCHITECTURE.md lists what each
 //! layer catches, measured, and the routes left open.
 
+mod body;
 mod fetch_clients;
 mod input;
 pub mod interception;
