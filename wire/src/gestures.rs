@@ -28,8 +28,17 @@ pub enum InspectTarget {
     Point { x: f64, y: f64 },
     /// The element that has the keyboard focus (through shadow roots and same-process frames).
     Focus,
-    /// The form in this frame that sends this request (same action and method), if any.
-    Request { frame_id: String, url: String, method: String },
+    /// The form in this frame that sends this request, if any: the one whose submission (by
+    /// itself or by one of its submit buttons' `formaction`/`formmethod`) goes to this URL
+    /// with this method, and whose `_method` field says what the body's does.
+    Request {
+        frame_id: String,
+        url: String,
+        method: String,
+        /// The body's `_method` field (Rails-style method override), when it has one.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        method_override: String,
+    },
 }
 
 /// What the page shows where an agent acts, read by the extension in an isolated world of its
@@ -55,6 +64,23 @@ pub struct GestureFacts {
     /// The policy's `gesture_selectors` the element (or an ancestor, or its form) matches.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub matched_selectors: Vec<String>,
+    /// The element the frame's last click acted on (a person's, a client's input or a script's
+    /// `el.click()`/`dispatchEvent`), read for a request: the write may be its handler's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clicked: Option<Clicked>,
+}
+
+/// The element a click acted on, and how long ago its handlers finished.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Clicked {
+    pub element: ElementFacts,
+    #[serde(default)]
+    pub ms_ago: u64,
+    /// Its default action was a navigation that reads (a link to another page, a GET form's
+    /// button) and no handler prevented it.
+    #[serde(default)]
+    pub navigates: bool,
 }
 
 /// The element acted on: the nearest one that acts (a button, link, form control, an element
@@ -94,10 +120,13 @@ pub struct ElementFacts {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FormFacts {
-    /// Absolute action URL.
+    /// Absolute action URL the submission goes to (the submitter's `formaction` if it has one).
     pub action: String,
-    /// `get`, `post` or `dialog`.
+    /// `get`, `post` or `dialog` (the submitter's `formmethod` if it has one).
     pub method: String,
+    /// The value its `_method` field sends (Rails-style method override), if it has one.
+    #[serde(default)]
+    pub method_override: String,
     #[serde(default)]
     pub target: String,
     #[serde(default)]
@@ -208,6 +237,7 @@ mod tests {
             frame_id: "F".into(),
             url: "u".into(),
             method: "POST".into(),
+            method_override: String::new(),
         })
         .unwrap();
         assert_eq!(target, r#"{"request":{"frameId":"F","url":"u","method":"POST"}}"#);

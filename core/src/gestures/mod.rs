@@ -31,6 +31,7 @@
 //! layer catches, measured, and the routes left open.
 
 mod allowance;
+mod body;
 mod fetch_clients;
 mod input;
 pub mod interception;

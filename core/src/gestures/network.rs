@@ -305,11 +305,16 @@ fn resendable_form(request: &PausedRequest) -> bool {
     content_type.is_empty() || content_type.starts_with("application/x-www-form-urlencoded")
 }
 
-/// Where to read the page for a request: the form in its frame that sends it, if any.
+/// Where to read the page for a request: the form in its frame that sends it, if any (the one
+/// whose `_method` field says what the body's does: Rails' edit and delete forms post to the
+/// same action).
 fn form_sending(request: &PausedRequest) -> InspectTarget {
+    let body = request.body().filter(|b| b.contains("_method"));
+    let read = body.map(|b| super::body::fields(&b, &request.content_type())).unwrap_or_default();
     InspectTarget::Request {
         frame_id: request.frame_id.clone(),
         url: request.request.url.clone(),
         method: request.request.method.clone(),
+        method_override: super::body::method_override(&read).unwrap_or_default().to_ascii_lowercase(),
     }
 }

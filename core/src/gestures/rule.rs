@@ -31,9 +31,10 @@
 //! page are shown to the human, never a reason on their own ("Add to cart – €9.99" is not
 //! paying).
 
+use super::body;
 use super::vocabulary::{self, FieldKind, Found, Label};
 use crate::origins::{origin_of, OriginPattern};
-use tabtunnel_wire::gestures::{ElementFacts, FormFacts, GestureFacts, GestureQuestion};
+use tabtunnel_wire::gestures::{Clicked, ElementFacts, FormFacts, GestureFacts, GestureQuestion};
 
 /// What an agent's input does to the page.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -94,6 +95,16 @@ pub struct Request<'a> {
     pub url: &'a str,
     pub content_type: &'a str,
     pub body: Option<&'a str>,
+}
+
+impl Request<'_> {
+    /// The method the server takes it for: a POST's `_method` field decides (`body.rs`).
+    pub fn server_method(&self) -> String {
+        match self.body.filter(|b| b.contains("_method")) {
+            Some(b) => body::server_method(self.method, &body::fields(b, self.content_type)),
+            None => self.method.to_ascii_uppercase(),
+        }
+    }
 }
 
 /// Why something is held, and what the human is shown about it.
@@ -177,6 +188,10 @@ pub fn request(request: &Request, facts: Option<&GestureFacts>, triggers: &Trigg
         if let Some(form) = facts.form.as_ref().filter(|f| sends_a_write(f)) {
             form_reasons(form, triggers, &mut held);
         }
+        if let Some(clicked) = facts.clicked.as_ref().filter(|c| acts_through_handlers(c)) {
+            let found = vocabulary::find(&label_of(&clicked.element), &triggers.words);
+            held.found(found, "on the element clicked before it");
+        }
         if !facts.matched_selectors.is_empty() {
             held.add(format!("gesture_selectors {:?} in [{}]", facts.matched_selectors, triggers.section));
         }
@@ -188,6 +203,25 @@ pub fn request(request: &Request, facts: Option<&GestureFacts>, triggers: &Trigg
     held.fields.sort();
     held.fields.dedup();
     held
+}
+
+/// How long after a click's handlers finished a write is taken for theirs.
+pub const CLICK_SENDS_MS: u64 = 3_000;
+
+/// A click a moment ago on something that acts, whose default action was not a read (a link to
+/// another page, a GET form's button, unless a handler prevented it): the page's handlers act
+/// for it, and their writes are the element's.
+fn acts_through_handlers(clicked: &Clicked) -> bool {
+    clicked.ms_ago <= CLICK_SENDS_MS && clicked.element.actionable && !clicked.navigates
+}
+
+/// The method a form's submission is taken for by its server: a POST's `_method` field decides.
+pub fn form_method(form: &FormFacts) -> String {
+    let method = form.method.to_ascii_uppercase();
+    if method == "POST" && !form.method_override.trim().is_empty() {
+        return form.method_override.trim().to_ascii_uppercase();
+    }
+    method
 }
 
 fn sends_a_write(form: &FormFacts) -> bool {
@@ -243,63 +277,26 @@ fn percent_decoded(text: &str) -> String {
     url::form_urlencoded::parse(escaped.as_bytes()).next().map(|(_, v)| v.into_owned()).unwrap_or_default()
 }
 
-/// Sensitive fields a request body carries: by their names (form, JSON and multipart bodies),
-/// and card numbers by their digits wherever they are.
+/// Sensitive fields a request body carries, read as servers read it (`body.rs`): by their
+/// names, and card numbers by their digits wherever they are.
 pub fn body_fields(body: &str, content_type: &str) -> Vec<(FieldKind, &'static str)> {
-    let mut names = Vec::new();
-    let mut values = Vec::new();
-    let trimmed = body.trim_start();
-    if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        if let Ok(json) = serde_json::from_str::<serde_json::Value>(trimmed) {
-            json_fields(&json, 0, &mut names, &mut values);
-        }
-    } else if content_type.to_ascii_lowercase().contains("multipart/") {
-        for part in body.split("name=\"").skip(1) {
-            if let Some((name, rest)) = part.split_once('"') {
-                names.push(name.to_owned());
-                let value = rest.split("\r\n\r\n").nth(1).and_then(|v| v.split("\r\n").next()).unwrap_or("");
-                values.push(value.to_owned());
-            }
-        }
-    } else {
-        for (name, value) in url::form_urlencoded::parse(body.as_bytes()) {
-            names.push(name.into_owned());
-            values.push(value.into_owned());
-        }
-    }
+    let read = super::body::fields(body, content_type);
+    let mut names: Vec<&String> = read.names.iter().collect();
+    names.sort();
+    names.dedup();
     let mut found = Vec::new();
-    for name in &names {
+    for name in names {
         let field = tabtunnel_wire::gestures::FieldFacts { name: name.clone(), ..Default::default() };
         if let Some(kind) = vocabulary::field_kind(&field) {
             found.push((kind, "a field named so"));
         }
     }
-    if values.iter().any(|v| is_card_number(v)) {
+    if read.values.iter().any(|v| is_card_number(v)) {
         found.push((FieldKind::CardNumber, "its digits"));
     }
     found.sort();
     found.dedup_by(|a, b| a.0 == b.0);
     found
-}
-
-fn json_fields(value: &serde_json::Value, depth: usize, names: &mut Vec<String>, values: &mut Vec<String>) {
-    if depth > 8 || names.len() > 512 {
-        return;
-    }
-    match value {
-        serde_json::Value::Object(map) => {
-            for (k, v) in map {
-                names.push(k.clone());
-                json_fields(v, depth + 1, names, values);
-            }
-        }
-        serde_json::Value::Array(items) => {
-            items.iter().for_each(|v| json_fields(v, depth + 1, names, values))
-        }
-        serde_json::Value::String(s) => values.push(s.clone()),
-        serde_json::Value::Number(n) => values.push(n.to_string()),
-        _ => {}
-    }
 }
 
 /// A payment card's number: 13 to 19 digits (in groups or not) with a card network's prefix and
@@ -426,7 +423,10 @@ pub fn question(
         .unwrap_or_default();
     let origin =
         url::Url::parse(url).map(|u| u.origin().ascii_serialization()).unwrap_or_else(|_| url.to_owned());
-    let element = facts.and_then(|f| f.element.as_ref());
+    // A request's element is the one whose click it follows, when no form's button sent it.
+    let element = facts.and_then(|f| {
+        f.element.as_ref().or(f.clicked.as_ref().filter(|c| acts_through_handlers(c)).map(|c| &c.element))
+    });
     let form = facts.and_then(|f| f.form.as_ref());
     // The element's own amounts first, then the form's button's, then the page's.
     let mut texts: Vec<&str> = Vec::new();
@@ -460,8 +460,8 @@ pub fn question(
         origin,
         element: element_label,
         role: element.map(|e| e.role.clone()).unwrap_or_default(),
-        form: form.map(|f| format!("{} {}", f.method.to_uppercase(), f.action)).unwrap_or_default(),
-        request: request.map(|r| format!("{} {}", r.method, r.url)).unwrap_or_default(),
+        form: form.map(|f| format!("{} {}", form_method(f), f.action)).unwrap_or_default(),
+        request: request.map(|r| format!("{} {}", r.server_method(), r.url)).unwrap_or_default(),
         amounts: found,
         fields: held.fields.iter().map(|k| k.describe().to_owned()).collect(),
         reasons: held.reasons.clone(),
@@ -677,6 +677,91 @@ mod tests {
         assert_eq!(
             post("https://x.test/u", multipart, "multipart/form-data; boundary=b").fields,
             [FieldKind::NewPassword]
+        );
+    }
+
+    #[test]
+    fn bodies_are_read_as_servers_read_them() {
+        // A bare multipart name, which servers accept.
+        let bare = "--b\r\nContent-Disposition: form-data; name=new_password\r\n\r\nx\r\n--b--";
+        assert_eq!(
+            post("https://x.test/u", bare, "multipart/form-data; boundary=b").fields,
+            [FieldKind::NewPassword]
+        );
+        // A password ten levels down a JSON body, and far below any parser's recursion limit.
+        let mut deep = r#"{"password":"hunter2"}"#.to_owned();
+        for i in 0..10 {
+            deep = format!(r#"{{"l{i}":[{deep}]}}"#);
+        }
+        assert_eq!(
+            post("https://x.test/api/v1/save", &deep, "application/json").fields,
+            [FieldKind::Password]
+        );
+        let abyss = format!("{}{{\"cvc\":\"123\"}}{}", "[".repeat(5_000), "]".repeat(5_000));
+        assert_eq!(
+            post("https://x.test/api", &abyss, "application/json").fields,
+            [FieldKind::CardSecurityCode]
+        );
+        // The name after the first 512, and escaped.
+        let many: String = (0..600).map(|i| format!(r#""k{i}":1,"#)).collect();
+        let late = format!(r#"{{{many}"pass\u0077ord":"x"}}"#);
+        assert_eq!(post("https://x.test/api", &late, "application/json").fields, [FieldKind::Password]);
+    }
+
+    #[test]
+    fn a_write_after_a_click_is_judged_with_the_clicked_elements_label() {
+        let neutral =
+            Request { method: "POST", url: "https://git.test/api/v3/actions", ..Default::default() };
+        let after = |label: &str, ms_ago: u64, navigates: bool| {
+            let element = ElementFacts { submits: false, input_type: "button".into(), ..button(label) };
+            let page = GestureFacts {
+                url: "https://git.test/acme/rocket/settings".into(),
+                clicked: Some(Clicked { element, ms_ago, navigates }),
+                ..Default::default()
+            };
+            let held = request(&neutral, Some(&page), &none());
+            let q = question("request", Some(&page), Some(&neutral), &held);
+            (held, q)
+        };
+        let (held, q) = after("Delete this repository", 40, false);
+        assert_eq!(held.reasons, ["\"delete\" (English: deleting) on the element clicked before it"]);
+        assert_eq!(q.element, "Delete this repository");
+        assert!(after("Pay €1,240.00", 0, false).0.is_held());
+        // Harmless labels, a click long past, a link that went to its page: nothing.
+        for label in ["Add to cart – €9.99", "Sort by price", "Search", "Remove filter", "Save"] {
+            assert!(!after(label, 10, false).0.is_held(), "{label}");
+        }
+        assert!(!after("Delete this repository", CLICK_SENDS_MS + 1, false).0.is_held());
+        assert!(!after("Delete account", 10, true).0.is_held());
+        // A read is never held for it.
+        let page = after("Pay", 0, false);
+        let get = Request { method: "GET", ..neutral.clone() };
+        let facts = GestureFacts {
+            clicked: Some(Clicked { element: button("Pay"), ..Default::default() }),
+            ..Default::default()
+        };
+        assert!(!request(&get, Some(&facts), &none()).is_held() && page.0.is_held());
+    }
+
+    #[test]
+    fn a_posts_method_field_names_the_request_and_the_form_in_the_question() {
+        let rails = FormFacts {
+            method_override: "delete".into(),
+            ..form("post", "https://git.test/repos/1", &[("hidden", "")], &["Delete this repository"])
+        };
+        let page = facts(button("Delete this repository"), Some(rails));
+        let r = Request {
+            method: "POST",
+            url: "https://git.test/repos/1",
+            content_type: "application/x-www-form-urlencoded",
+            body: Some("_method=delete&authenticity_token=abc"),
+        };
+        let held = request(&r, Some(&page), &none());
+        assert!(held.reasons.iter().any(|x| x.ends_with("on the form's button")), "{held:?}");
+        let q = question("form submission", Some(&page), Some(&r), &held);
+        assert_eq!(
+            (q.request.as_str(), q.form.as_str()),
+            ("DELETE https://git.test/repos/1", "DELETE https://git.test/repos/1")
         );
     }
 

@@ -352,6 +352,58 @@ fn a_harmless_form_a_script_submits_is_sent_again_at_once() {
 }
 
 #[test]
+fn a_rails_delete_form_is_read_by_its_method_field_not_the_edit_form_beside_it() {
+    // Rails' edit form and `button_to` delete form both post to /repos/1; `_method` decides.
+    let (mut h, _) = agent_page();
+    let delete = r#"{"requestId":"R6","request":{"url":"https://git.test/repos/1","method":"POST","headers":{"Content-Type":"application/x-www-form-urlencoded"},"postData":"_method=delete&authenticity_token=t0k"},"frameId":"PAGE1","resourceType":"Document"}"#;
+    let (op, target) = inspection(&h.ext(paused(delete)));
+    assert_eq!(
+        target,
+        InspectTarget::Request {
+            frame_id: "PAGE1".into(),
+            url: "https://git.test/repos/1".into(),
+            method: "POST".into(),
+            method_override: "delete".into(),
+        },
+        "the page is asked for the form whose _method is delete"
+    );
+    let facts = json!({"url": "https://git.test/repos/1/edit", "form": {"action": "https://git.test/repos/1", "method": "post", "methodOverride": "delete", "fields": [{"inputType": "hidden", "name": "_method"}], "buttons": ["Delete this repository"]}});
+    let q = approvals(&h.answer(op, facts))[0].gesture.clone().unwrap();
+    assert_eq!(
+        (q.request.as_str(), q.form.as_str()),
+        ("DELETE https://git.test/repos/1", "DELETE https://git.test/repos/1")
+    );
+    assert!(q.reasons.iter().any(|r| r.contains("deleting")), "{:?}", q.reasons);
+}
+
+#[test]
+fn a_fetch_after_a_scripts_click_on_pay_is_asked_about_with_the_button() {
+    let (mut h, _) = agent_page();
+    let fetch = r#"{"requestId":"R7","request":{"url":"https://shop.test/api/v2/actions","method":"POST","headers":{"Content-Type":"application/json"},"postData":"{\"id\":7}"},"frameId":"PAGE1","resourceType":"Fetch"}"#;
+    let (op, _) = inspection(&h.ext(paused(fetch)));
+    let clicked = json!({"url": "https://shop.test/checkout", "pageText": "Total €1,240.00", "rect": {"x": 1, "y": 2, "width": 3, "height": 4},
+        "clicked": {"msAgo": 12, "element": {"tag": "button", "role": "button", "name": "Pay €1,240.00", "inputType": "button", "actionable": true}}});
+    let step = h.answer(op, clicked);
+    assert_eq!(
+        fetch_commands(&step),
+        [("Fetch.failRequest".to_owned(), json!({"requestId": "R7", "errorReason": "BlockedByClient"}))],
+        "answered at once, asked about, sent again only if allowed"
+    );
+    let q = approvals(&step)[0].gesture.clone().unwrap();
+    assert_eq!(
+        (q.element.as_str(), q.request.as_str()),
+        ("Pay €1,240.00", "POST https://shop.test/api/v2/actions")
+    );
+    assert_eq!(q.amounts, ["€1,240.00"]);
+    // The same write after a click on something harmless goes on.
+    let (op, _) = inspection(&h.ext(paused(&fetch.replace("R7", "R8"))));
+    let harmless = json!({"url": "https://shop.test/checkout", "clicked": {"msAgo": 12, "element": {"tag": "button", "name": "Add to cart", "actionable": true}}});
+    let step = h.answer(op, harmless);
+    assert!(approvals(&step).is_empty());
+    assert_eq!(fetch_commands(&step), [("Fetch.continueRequest".to_owned(), json!({"requestId": "R8"}))]);
+}
+
+#[test]
 fn a_write_its_url_holds_fails_at_once_and_is_sent_again_only_if_allowed() {
     let (mut h, _) = agent_page();
     // Nothing waits paused while the human reads the question (a detached debugger would let

@@ -322,9 +322,12 @@ pub async fn inspect(
             (frame, Some(node), "point", Value::Null)
         }
         InspectTarget::Focus => (main_frame(tab_id, session).await?, None, "focus", Value::Null),
-        InspectTarget::Request { frame_id, url, method } => {
-            (frame_id, None, "request", json!({ "url": url, "method": method }))
-        }
+        InspectTarget::Request { frame_id, url, method, method_override } => (
+            frame_id,
+            None,
+            "request",
+            json!({ "url": url, "method": method, "methodOverride": method_override }),
+        ),
     };
     let args = json!([{ "value": mode }, { "value": selectors }, { "value": request }]);
     // A context of ours may have gone with its document: make a new one once. (Chrome sends no
