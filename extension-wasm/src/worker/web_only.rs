@@ -106,6 +106,25 @@ pub async fn check_tab(tab_id: TabId, url: &str) -> Result<(), String> {
     if !url.is_empty() {
         destinations::check(url)?;
     }
+    // A tab in the middle of a navigation (a reload as the worker restarts) may not answer at
+    // once: a few tries, then it is not shared.
+    let mut tries = 0;
+    loop {
+        match forget_history_off_the_web(tab_id).await {
+            Err(e) if tries < HISTORY_TRIES => {
+                tries += 1;
+                log!("tab {tab_id}: {e}; trying again");
+                crate::js::sleep(HISTORY_RETRY_MS).await;
+            }
+            done => return done,
+        }
+    }
+}
+
+const HISTORY_TRIES: u32 = 10;
+const HISTORY_RETRY_MS: u32 = 200;
+
+async fn forget_history_off_the_web(tab_id: TabId) -> Result<(), String> {
     let history = history(tab_id).await?;
     if history.entries.iter().all(Entry::on_the_web) {
         return Ok(());
