@@ -551,6 +551,16 @@ class Harness {
     if (tab.missing) throw new Error(`chrome.tabs.query does not list the test page ${pageUrl}, only ${tab.missing}`);
     this.tabId = tab.id;
     this.windowId = tab.windowId;
+
+    // 5. The extension connected to the daemon: a test that starts without sharing (or before
+    //    the side panel's first look) must not meet "the extension is not connected" on a busy
+    //    machine, where the worker dials in after the page has loaded.
+    await pollFor(
+      async () => (await fetch(`${this.clientEndpoint}/json/version`)).status === 200,
+      STEP_TIMEOUT_MS,
+      'the extension connected to the daemon (/json/version answering 200)',
+      this.detail,
+    );
   }
 
   /** Signs the human in on the test site, in a tab of their own that is not shared: the session
