@@ -85,41 +85,86 @@ function (mode, selectors, request) {
     return '';
   };
 
+  // What a submission sends as the browser acts: the submitter's formaction/formmethod over
+  // the form's, and the `_method` field (Rails) it carries.
+  const sentBy = (f, s) => {
+    const action = s && s.hasAttribute('formaction') ? String(s.formAction) : String(f.action);
+    const method = s && s.hasAttribute('formmethod') ? s.formMethod : f.method;
+    let override = '';
+    for (const x of [...f.elements].slice(0, 256)) {
+      if (x.name !== '_method' || x.disabled || SUBMITS(x) || ['button', 'reset', 'file'].includes(x.type)) continue;
+      if (['checkbox', 'radio'].includes(x.type) && !x.checked) continue;
+      override = String(x.value);
+    }
+    if (s && s.name === '_method') override = String(s.value);
+    return { action, method: String(method || 'get').toLowerCase(), override: clip(override, 40).toLowerCase() };
+  };
+  const defaultButton = (f) => [...f.elements].find(SUBMITS) || null;
+  const editableEl = (e) => (e.tagName === 'INPUT' && TEXT_INPUTS.includes(e.type)) || e.tagName === 'TEXTAREA' || e.isContentEditable === true;
+
+  // The element the frame's last click acted on (`gesture_clicks.js`), for a request.
+  const click = globalThis.__tabtunnelClick;
+  let clickedEl = null;
+  if (mode === 'request' && click && click.node) {
+    const at = click.node.nodeType === 1 ? click.node : click.node.parentElement;
+    for (let e = at, depth = 0; e && depth < 16; e = up(e), depth += 1) {
+      if (e.matches && e.matches(ACTS)) { clickedEl = e; break; }
+    }
+    if (clickedEl && clickedEl.tagName === 'LABEL' && clickedEl.control) clickedEl = clickedEl.control;
+  }
+
   // The form: the element's, or the one in this frame that sends the request.
   let form = null;
+  let submitter = null;
   if (mode === 'request' && request) {
     const want = String(request.url).split('#')[0];
     const method = String(request.method).toLowerCase();
-    form = [...document.forms].find((f) => String(f.action).split('#')[0] === want && f.method === method) || null;
-    // The submit button that has the focus (a press focuses it), else none: the form's
-    // default button stands for it.
+    const override = String(request.methodOverride || '').toLowerCase();
     const focused = document.activeElement;
-    element = form && focused && focused.form === form && SUBMITS(focused) ? focused : null;
+    const candidates = [];
+    for (const f of [...document.forms].slice(0, 64)) {
+      for (const s of [null, ...[...f.elements].filter(SUBMITS).slice(0, 16)]) {
+        const sent = sentBy(f, s);
+        if (sent.action.split('#')[0] === want && sent.method === method) candidates.push({ f, s, override: sent.override });
+      }
+    }
+    // The submitter clicked or focused a moment ago, else the form whose `_method` says what
+    // the body's does, else the first that sends there.
+    const pick = candidates.find((c) => c.override === override && c.s && (c.s === clickedEl || c.s === focused)) ||
+      candidates.find((c) => c.override === override) || candidates[0] || null;
+    form = pick ? pick.f : null;
+    submitter = pick ? pick.s : null;
+    element = submitter && (submitter === clickedEl || submitter === focused) ? submitter : null;
   } else if (element) {
     form = element.form !== undefined ? element.form : (element.closest ? element.closest('form') : null);
+    if (form) submitter = SUBMITS(element) && element.form === form ? element : (editableEl(element) ? defaultButton(form) : null);
   }
 
   // The body the form would send now, if URL-encoded (a longer one is cut, so it matches no
   // submission and that is asked about): the human's answer allows this body alone. FormData
   // runs the page's formdata listeners, as the submission will.
-  const bodyOf = (f) => {
+  const bodyOf = (f, s) => {
     if (mode === 'request') return null;
     try {
-      const submitter = element && element.form === f && SUBMITS(element) ? element : ([...f.elements].find(SUBMITS) || null);
-      const enctype = submitter && submitter.hasAttribute('formenctype') ? submitter.formEnctype : f.enctype;
+      const by = s || defaultButton(f);
+      const enctype = by && by.hasAttribute('formenctype') ? by.formEnctype : f.enctype;
       if (enctype !== 'application/x-www-form-urlencoded') return null;
-      return String(new URLSearchParams(new FormData(f, submitter))).slice(0, 1 << 20);
+      return String(new URLSearchParams(new FormData(f, by))).slice(0, 1 << 20);
     } catch (err) {
       return null; // a submitter FormData refuses: no body, as for a form with files
     }
   };
 
-  const formFacts = (f) => {
+  const formFacts = (f, s) => {
     const controls = [...f.elements].slice(0, 96);
     const heading = f.querySelector('legend, h1, h2, h3, h4');
+    const sent = sentBy(f, s);
+    const buttons = controls.filter(SUBMITS);
+    if (s && buttons.includes(s)) buttons.splice(buttons.indexOf(s), 1), buttons.unshift(s);
     return {
-      action: String(f.action),
-      method: f.method,
+      action: sent.action,
+      method: sent.method,
+      methodOverride: sent.override,
       target: clip(f.target, 40),
       fields: controls.filter((x) => ['INPUT', 'SELECT', 'TEXTAREA'].includes(x.tagName)).slice(0, 64).map((x) => ({
         inputType: clip(x.type || x.tagName.toLowerCase(), 40),
@@ -129,17 +174,17 @@ function (mode, selectors, request) {
         label: clip((x.labels && x.labels[0] && (x.labels[0].innerText || x.labels[0].textContent)) ||
           x.getAttribute('aria-label') || x.placeholder, 80),
       })),
-      buttons: controls.filter(SUBMITS).slice(0, 8).map(nameOf),
+      buttons: buttons.slice(0, 8).map(nameOf),
       label: clip((heading && heading.textContent) || f.getAttribute('aria-label')),
       frames: [...f.querySelectorAll('iframe')].slice(0, 8).map((i) => clip(`${i.title || ''} ${i.name || ''}`, 120)),
-      body: bodyOf(f),
+      body: bodyOf(f, s),
     };
   };
 
   const elementFacts = (e) => {
     const tag = e.tagName.toLowerCase();
     const type = e.tagName === 'INPUT' || e.tagName === 'BUTTON' ? clip(e.type, 40) : '';
-    const editable = (e.tagName === 'INPUT' && TEXT_INPUTS.includes(e.type)) || e.tagName === 'TEXTAREA' || e.isContentEditable === true;
+    const editable = editableEl(e);
     return {
       tag,
       role: roleOf(e),
@@ -169,8 +214,9 @@ function (mode, selectors, request) {
 
   // Its box in the top page's coordinates, for the picture (none across an origin boundary).
   let rect = null;
-  if (element && element.getBoundingClientRect) {
-    const r = element.getBoundingClientRect();
+  const pictured = element || clickedEl;
+  if (pictured && pictured.getBoundingClientRect) {
+    const r = pictured.getBoundingClientRect();
     let x = r.x, y = r.y;
     let w = window;
     try {
@@ -200,10 +246,28 @@ function (mode, selectors, request) {
     }
   }
 
+  // A click's age counts from the end of its dispatch; a link or a GET form's button whose
+  // default action no handler prevented went to read a page.
+  let clicked = null;
+  if (clickedEl) {
+    const event = click.event;
+    const prevented = !!(event && event.defaultPrevented);
+    const href = clickedEl.tagName === 'A' && clickedEl.href ? String(clickedEl.href) : '';
+    const here = String(location.href).split('#')[0];
+    const toAPage = href && !href.startsWith('javascript:') && href.split('#')[0] !== here;
+    const getForm = SUBMITS(clickedEl) && clickedEl.form && ['get', 'dialog'].includes(sentBy(clickedEl.form, clickedEl).method);
+    clicked = {
+      element: elementFacts(clickedEl),
+      msAgo: Math.max(0, Math.round(click.done ? performance.now() - click.done : 0)),
+      navigates: !prevented && !!(toAPage || getForm),
+    };
+  }
+
   return {
     url: String(location.href),
     element: element ? elementFacts(element) : null,
-    form: form ? formFacts(form) : null,
+    form: form ? formFacts(form, submitter) : null,
+    clicked,
     pageText,
     rect,
     matchedSelectors,

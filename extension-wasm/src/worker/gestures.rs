@@ -9,6 +9,9 @@
 //!   `gesture_facts.js` in an isolated world of ours, named at random per worker. Its contexts
 //!   are kept from clients: their creation events are dropped and commands naming them are
 //!   refused, so no agent can change how the page is read.
+//! - **Clicks**: every document of a shared tab gets `gesture_clicks.js` in our world at its
+//!   start, which remembers the element its last click acted on (a script's `el.click()` too);
+//!   a write read afterwards is judged with it. Its identifier is kept from clients' removal.
 //! - **No write slips out**: Chrome lets every paused request go when the debugger detaches, so
 //!   before the worker detaches a tab (unsharing, a reset, the kill switch) it fails the writes
 //!   still held there, and it fails them all when the daemon connection is lost.
@@ -28,6 +31,8 @@ use crate::chrome;
 use crate::js::{error_message, from_js, sleep, to_js};
 
 const FACTS_JS: &str = include_str!("gesture_facts.js");
+/// The click hook every document of a shared tab gets in our world, before its own scripts.
+const CLICKS_JS: &str = include_str!("gesture_clicks.js");
 /// How long a picture may take (a tab in a background window paints nothing).
 const PICTURE_TIMEOUT_MS: u32 = 2_000;
 /// Room around the element in its picture, and the largest picture.
@@ -49,6 +54,9 @@ pub struct Gestures {
     held: BTreeMap<TabId, BTreeSet<(Option<String>, String)>>,
     /// Targets where a client intercepts too: their paused reads go to the daemon as well.
     clients_intercept: BTreeSet<Target>,
+    /// Our click hook's `addScriptToEvaluateOnNewDocument` identifiers, which no client may
+    /// remove.
+    hooks: BTreeSet<(Target, String)>,
     /// Pictures of held elements, by question id (data URLs).
     pub pictures: BTreeMap<u64, String>,
 }
@@ -74,16 +82,36 @@ fn get_str(value: &JsValue, key: &str) -> Option<String> {
 /// The guard's interception and auto-attach on a tab just attached, before anything else runs
 /// on its session.
 pub async fn arm(tab_id: TabId) -> Result<(), String> {
-    arm_target(tab_id, None).await
+    arm_target(tab_id, None, true).await
 }
 
-async fn arm_target(tab_id: TabId, session: Option<&str>) -> Result<(), String> {
+/// `documents`: a page or frame (a worker has none), which gets the click hook in our world
+/// (the document it has now, and every next one, before the page's scripts).
+async fn arm_target(tab_id: TabId, session: Option<&str>, documents: bool) -> Result<(), String> {
     let fetch = to_js(&json!({ "patterns": guard_fetch_patterns() }));
     let auto = to_js(&json!({ "autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true }));
-    let (a, b) = futures_util::join!(
+    let hook = to_js(&json!({ "source": CLICKS_JS, "worldName": world_name(), "runImmediately": true }));
+    let (a, b, c) = futures_util::join!(
         chrome::send_command(tab_id, session, "Fetch.enable", &fetch),
-        chrome::send_command(tab_id, session, "Target.setAutoAttach", &auto)
+        chrome::send_command(tab_id, session, "Target.setAutoAttach", &auto),
+        async {
+            match documents {
+                true => chrome::send_command(tab_id, session, "Page.addScriptToEvaluateOnNewDocument", &hook)
+                    .await
+                    .map(Some),
+                false => Ok(None),
+            }
+        }
     );
+    // Without the hook the guard still holds what writes carry and what forms say.
+    match c {
+        Ok(hooked) => {
+            if let Some(id) = hooked.as_ref().and_then(|r| get_str(r, "identifier")) {
+                with(|w| w.gestures.hooks.insert(((tab_id, session.map(str::to_owned)), id)));
+            }
+        }
+        Err(e) => warn!("tab {tab_id}: no click hook: {}", error_message(&e)),
+    }
     a.and(b).map(drop).map_err(|e| format!("could not arm the gesture guard: {}", error_message(&e)))
 }
 
@@ -121,8 +149,9 @@ pub fn on_event(tab_id: TabId, session: Option<&str>, method: &str, params: &JsV
             }
             if let Some(child) = get_str(params, "sessionId").filter(|_| kind == "iframe" || kind == "worker")
             {
+                let documents = kind == "iframe";
                 spawn_local(async move {
-                    if let Err(e) = arm_target(tab_id, Some(&child)).await {
+                    if let Err(e) = arm_target(tab_id, Some(&child), documents).await {
                         warn!("tab {tab_id} child {child}: {e}");
                     }
                 });
@@ -134,6 +163,7 @@ pub fn on_event(tab_id: TabId, session: Option<&str>, method: &str, params: &JsV
                 with(|w| {
                     let g = &mut w.gestures;
                     g.clients_intercept.remove(&(tab_id, Some(child.clone())));
+                    g.hooks.retain(|((t, s), _)| !(*t == tab_id && s.as_deref() == Some(child.as_str())));
                     g.worlds.retain(|((t, s), _), _| !(*t == tab_id && s.as_deref() == Some(child.as_str())));
                 });
             }
@@ -196,6 +226,16 @@ pub fn command_sent(
         }
         return Ok(());
     }
+    if method == "Page.removeScriptToEvaluateOnNewDocument" {
+        let ours = get_str(params, "identifier").is_some_and(|id| {
+            with(|w| w.gestures.hooks.contains(&((tab_id, session.map(str::to_owned)), id)))
+        });
+        if ours {
+            // As Chrome answers an identifier it does not know.
+            return Err(CdpError { code: -32000, message: "Script not found".into(), data: None });
+        }
+        return Ok(());
+    }
     if !(method.starts_with("Runtime.") || method.starts_with("DOM.") || method.starts_with("Debugger.")) {
         return Ok(());
     }
@@ -245,6 +285,7 @@ pub fn forget(tab_id: TabId) {
         g.worlds.retain(|((t, _), _), _| *t != tab_id);
         g.hidden_contexts.retain(|(t, _)| *t != tab_id);
         g.clients_intercept.retain(|(t, _)| *t != tab_id);
+        g.hooks.retain(|((t, _), _)| *t != tab_id);
     });
 }
 

@@ -1,0 +1,189 @@
+// The gesture guard reads the page as the browser will act (issue 26, item 4), end to end in
+// real Chromium: a script's el.click() on a type=button "Delete this repository" whose handler
+// posts to a neutral URL; a Rails page whose edit and button_to delete forms post to the same
+// action (`_method` decides); a submitter's formmethod=post formaction=... inside a GET form.
+// Each is held until the human answers in the side panel, and their harmless neighbours pass at
+// once. The site counts every write it receives.
+
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { connectAgent, pollFor, sleep, startHarness, withTimeout } from './harness.mjs';
+
+const WAIT_MS = 30_000;
+const QUESTION = '#approvals li.gesture[data-request-id]';
+
+function page(title, body) {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body>${body}</body></html>`;
+}
+
+const DANGER = page('Settings · acme/rocket', `
+<h1>Danger Zone</h1>
+<button id="delete" type="button">Delete this repository</button>
+<button id="sort" type="button">Sort by name</button>
+<script>
+  const op = (n) => fetch('/api/v1/ops', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ op: n }) });
+  document.getElementById('delete').addEventListener('click', () => op(7));
+  document.getElementById('sort').addEventListener('click', () => op(1));
+</script>`);
+
+// What Rails' form_with and button_to write.
+const RAILS = page('Edit repository', `
+<form id="edit-form" action="/repos/1" method="post"><input type="hidden" name="_method" value="patch" autocomplete="off">
+  <input type="hidden" name="authenticity_token" value="t0k"><label>Name <input name="repo[name]" value="rocket"></label>
+  <button type="submit">Save</button></form>
+<form id="delete-form" class="button_to" method="post" action="/repos/1"><input type="hidden" name="_method" value="delete" autocomplete="off">
+  <button type="submit">Delete this repository</button><input type="hidden" name="authenticity_token" value="t0k"></form>`);
+
+const SEARCH = page('Account', `
+<form id="search" method="get" action="/account/search"><input id="q" name="q" type="search" aria-label="Search">
+  <button id="go">Search</button>
+  <button id="close" formmethod="post" formaction="/account/x1">Delete account</button></form>`);
+
+function sites() {
+  const writes = [];
+  const write = (req, res) => {
+    let body = '';
+    req.on('data', (c) => { body += c; });
+    req.on('end', () => {
+      writes.push(`${req.method} ${new URL(req.url, 'http://x').pathname} ${body}`);
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+      res.end(page('Done', '<p id="done">done</p>'));
+    });
+  };
+  const html = (body) => (req, res) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return write(req, res);
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+    res.end(body);
+  };
+  const pages = {
+    '/acme/rocket/danger': html(DANGER),
+    '/repos/1/edit': html(RAILS),
+    '/account/settings': html(SEARCH),
+    '/account/search': html(page('Search', '<p>results</p>')),
+  };
+  for (const p of ['/api/v1/ops', '/repos/1', '/account/x1']) pages[p] = write;
+  return { pages, writes };
+}
+
+describe('the gesture guard reads the page as the browser will act', { timeout: 600_000 }, () => {
+  let h;
+  let site;
+  let panel;
+
+  before(async () => {
+    site = sites();
+    const dir = fs.mkdtempSync(path.join(process.env.TMPDIR ?? '/tmp', 'tabtunnel-reading-'));
+    const policy = path.join(dir, 'policy.toml');
+    fs.writeFileSync(policy, 'gesture_timeout = 20\n');
+    h = await startHarness({ name: 'gesture-reading', share: false, extraPages: site.pages, daemonArgs: ['--policy', policy] });
+    panel = await h.openPanel();
+  });
+
+  after(async () => {
+    await h?.close();
+  });
+
+  const url = (p) => `${h.pageServerUrl}${p}`;
+  const writesTo = (p) => site.writes.filter((w) => w.split(' ')[1] === p);
+
+  async function question() {
+    await panel.waitForSelector(QUESTION, { timeout: WAIT_MS }).catch(async (e) => {
+      const html = await panel.$eval('body', (b) => b.innerHTML).catch((x) => x.message);
+      throw new Error(`${e.message}\npanel: ${html.slice(0, 3000)}\n${h.detail()}`);
+    });
+    return panel.$eval(QUESTION, (li) => ({
+      id: li.dataset.requestId,
+      text: li.textContent,
+      element: li.querySelector('.element')?.textContent,
+      form: li.querySelector('.form')?.textContent,
+      sent: li.querySelector('.sent')?.textContent,
+    }));
+  }
+
+  async function deny(id) {
+    await panel.click(`${QUESTION.replace('[data-request-id]', `[data-request-id="${id}"]`)} button[data-answer="deny"]`);
+    await panel.waitForSelector(`#approvals li[data-request-id="${id}"]`, { hidden: true, timeout: WAIT_MS });
+  }
+
+  const outcome = (promise) => promise.then(() => 'done', (e) => e.message);
+
+  test("a script's click on a type=button 'Delete this repository' holds the write its handler sends to a neutral URL; 'Sort by name' passes", async () => {
+    // puppeteer's $eval is Runtime.callFunctionOn, evaluate Runtime.evaluate. One agent per
+    // route: a refusal stands a while for the same agent.
+    const routes = [
+      ['el.click()', (page) => page.$eval('#delete', (el) => el.click())],
+      ['dispatchEvent', (page) => page.evaluate(() => document.querySelector('#delete').dispatchEvent(new MouseEvent('click', { bubbles: true })))],
+    ];
+    for (const [i, [route, act]] of routes.entries()) {
+      const browser = await connectAgent(h, `clicker-${i}`, 120_000);
+      try {
+        const page = await browser.newPage();
+        await page.goto(url('/acme/rocket/danger'));
+        // Harmless first: its write reaches the server, nobody is asked.
+        const sorted = writesTo('/api/v1/ops').length;
+        await page.evaluate(() => document.querySelector('#sort').click());
+        await pollFor(() => writesTo('/api/v1/ops').length === sorted + 1, WAIT_MS, "the sort's write", h.detail);
+        assert.equal(await panel.$(QUESTION), null, 'a harmless click was asked about');
+        await act(page);
+        const q = await question();
+        assert.equal(q.element, 'Delete this repository', route);
+        assert.match(q.sent, /POST .*\/api\/v1\/ops/, route);
+        await deny(q.id);
+        await sleep(300);
+        assert.equal(writesTo('/api/v1/ops').length, sorted + 1, `${route}: the delete reached the server`);
+        assert.ok(writesTo('/api/v1/ops').every((w) => w.endsWith('{"op":1}')), route);
+      } finally {
+        await browser.disconnect();
+      }
+    }
+  });
+
+  test("a Rails delete form beside the edit form posting to the same action is read by its _method; the edit goes", async () => {
+    const browser = await connectAgent(h, 'rails', 120_000);
+    try {
+      const page = await browser.newPage();
+      await page.goto(url('/repos/1/edit'));
+      const submitted = outcome(page.evaluate(() => document.querySelector('#delete-form').submit()));
+      const q = await question();
+      assert.match(q.text, /Delete this repository/);
+      assert.match(q.sent, /DELETE .*\/repos\/1/);
+      await deny(q.id);
+      await withTimeout(submitted, WAIT_MS, 'the submission');
+      await sleep(300);
+      assert.equal(writesTo('/repos/1').length, 0, 'the delete reached the server');
+      assert.equal(page.url(), url('/repos/1/edit'), 'the page stays');
+      // The edit form, submitted the same way, reaches the server unasked.
+      await page.evaluate(() => document.querySelector('#edit-form').submit());
+      await pollFor(() => writesTo('/repos/1').length === 1, WAIT_MS, 'the edit', h.detail);
+      assert.match(writesTo('/repos/1')[0], /_method=patch/);
+      assert.equal(await panel.$(QUESTION), null, 'the edit was asked about');
+    } finally {
+      await browser.disconnect();
+    }
+  });
+
+  test("a submitter's formmethod=post formaction=... in a GET form is read as the post it sends; the search passes", async () => {
+    const browser = await connectAgent(h, 'closer', 120_000);
+    try {
+      const page = await browser.newPage();
+      await page.goto(url('/account/settings'));
+      await page.type('#q', 'keys');
+      await Promise.all([page.waitForNavigation({ timeout: WAIT_MS }), page.click('#go')]);
+      assert.equal(await panel.$(QUESTION), null, 'the search was asked about');
+      await page.goto(url('/account/settings'));
+      const click = outcome(page.click('#close'));
+      const q = await question();
+      assert.equal(q.element, 'Delete account');
+      assert.match(q.form, /POST .*\/account\/x1/);
+      await deny(q.id);
+      assert.match(await withTimeout(click, WAIT_MS, 'the denied click'), /gesture guard/);
+      await sleep(300);
+      assert.equal(writesTo('/account/x1').length, 0, 'the post reached the server');
+    } finally {
+      await browser.disconnect();
+    }
+  });
+});
