@@ -180,11 +180,16 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
     core.set_policy(policy);
     core.set_registered_agents(agents.names().map(str::to_owned));
     let agents = std::sync::Arc::new(std::sync::RwLock::new(agents));
-    let audit = audit::AuditLog::start(&options.data_dir)?;
+    let (data_dir, config_dir) = (options.data_dir.clone(), options.config_dir.clone());
+    let audit_trail = tokio::task::spawn_blocking(move || audit::check_at_start(&data_dir, &config_dir))
+        .await
+        .map_err(|e| e.to_string())?;
+    let audit = audit::AuditLog::start(&options.data_dir, &options.config_dir)?;
     let (shutdown, shutdown_rx) = oneshot::channel::<()>();
     let welcome = Welcome {
         daemon_version: env!("CARGO_PKG_VERSION").into(),
         client_endpoint: url(port, token.as_deref(), "http", ""),
+        audit_trail,
     };
     let shared = hub::Shared::default();
     let agent_tokens =

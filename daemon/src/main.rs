@@ -60,7 +60,7 @@ enum Command {
     /// Print the audit trail: every step of every agent, with what the policy made of it.
     Audit {
         /// The config dir `serve` was given, if any (the trail is in its `data/audit/`).
-        #[arg(long, value_name = "DIR")]
+        #[arg(long, value_name = "DIR", global = true)]
         config_dir: Option<PathBuf>,
         /// Only this agent's steps.
         #[arg(long, value_name = "NAME")]
@@ -71,7 +71,16 @@ enum Command {
         /// The stored JSON lines, as they are.
         #[arg(long)]
         json: bool,
+        #[command(subcommand)]
+        check: Option<AuditCheck>,
     },
+}
+
+#[derive(Subcommand)]
+enum AuditCheck {
+    /// Check the trail's seals: name the first line changed, removed, inserted or moved, and a
+    /// cut end. Exits non-zero when the trail is broken.
+    Verify,
 }
 
 #[derive(Subcommand)]
@@ -263,9 +272,20 @@ async fn run(command: Command) -> Result<(), String> {
             let dir = config_dir.unwrap_or_else(tabtunnel::token::default_config_dir);
             agent_command(command, &dir).await
         }
-        Command::Audit { config_dir, agent, follow, json } => {
+        Command::Audit { config_dir, agent, follow, json, check } => {
             let data_dir = tabtunnel::token::data_dir(config_dir.as_deref());
             let dir = config_dir.unwrap_or_else(tabtunnel::token::default_config_dir);
+            if let Some(AuditCheck::Verify) = check {
+                let report = tokio::task::spawn_blocking(move || tabtunnel::audit::verify(&data_dir, &dir))
+                    .await
+                    .map_err(|e| e.to_string())??;
+                println!("{report}");
+                return if report.problem.is_some() {
+                    Err("the audit trail is broken".into())
+                } else {
+                    Ok(())
+                };
+            }
             let redactor = tabtunnel_core::redact::Redactor::new(tabtunnel::token::stored_secrets(&dir));
             tokio::task::spawn_blocking(move || {
                 tabtunnel::audit::print(&data_dir, agent.as_deref(), follow, json, &redactor)

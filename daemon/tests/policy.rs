@@ -149,3 +149,52 @@ async fn the_audit_trail_records_steps_and_outcomes_but_no_params() {
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
 }
+
+/// The trail's lines until there are `n`.
+async fn trail_lines(d: &Daemon, n: usize) -> Vec<String> {
+    let file = d.config_dir().join("data/audit/audit.jsonl");
+    for _ in 0..250 {
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        if text.lines().count() >= n {
+            return text.lines().map(str::to_owned).collect();
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the trail never held {n} lines");
+}
+
+#[tokio::test]
+async fn a_rewritten_trail_is_named_by_verify_and_by_the_next_daemon() {
+    let d = daemon().await;
+    let mut ext = extension(&d, &[1]).await;
+    let mut client = client(&d).await;
+    let page = attach_pages(&mut client).await.remove(0);
+    for id in 2..6 {
+        send(&mut client, json!({"id": id, "sessionId": page, "method": "Runtime.evaluate", "params": {"expression": "1"}})).await;
+        let ToExtension::Command(cmd) = next_ext(&mut ext).await else { panic!() };
+        ext_send(&mut ext, FromExtension::CommandResult(CommandResult::ok(cmd.id, raw("{}")))).await;
+        until_reply(&mut client, id).await;
+    }
+    let lines = trail_lines(&d, 4).await;
+    let data_dir = d.config_dir().join("data");
+    let report = tabtunnel::audit::verify(&data_dir, d.config_dir()).unwrap();
+    assert_eq!(report.problem, None, "{report}");
+    let sealed: Value = serde_json::from_str(&lines[1]).unwrap();
+    assert_eq!((sealed["seq"].as_u64(), sealed["mac"].as_str().map(str::len)), (Some(1), Some(64)));
+
+    // Something takes the second line out while the daemon is stopped.
+    drop((ext, client));
+    let d = d.restart().await;
+    let file = data_dir.join("audit/audit.jsonl");
+    let mut kept = std::fs::read_to_string(&file).unwrap().lines().map(str::to_owned).collect::<Vec<_>>();
+    kept.remove(1);
+    std::fs::write(&file, kept.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+    let report = tabtunnel::audit::verify(&data_dir, d.config_dir()).unwrap();
+    assert_eq!(report.to_string(), "BROKEN: record 1 was removed (before audit.jsonl line 2)");
+    // The daemon after it says so to the extension (the side panel shows it).
+    let d = d.restart().await;
+    let mut ext = extension_socket(&d).await;
+    ext.send(Message::text(hello(&[]).to_json())).await.unwrap();
+    let ToExtension::Welcome(welcome) = next_ext(&mut ext).await else { panic!("a Welcome") };
+    assert_eq!(welcome.audit_trail.as_deref(), Some("BROKEN: record 1 was removed (before audit.jsonl line 2)"));
+}

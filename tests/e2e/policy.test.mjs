@@ -248,6 +248,19 @@ describe('policy, questions, audit trail and kill switch', { timeout: 600_000 },
       assert.ok(!text.includes(secret), `the trail contains ${JSON.stringify(secret)}`);
     }
     assert.equal(fs.statSync(path.join(h.dataHome, 'tabtunnel', 'audit', 'audit.jsonl')).mode & 0o777, 0o600);
+    // Sealed: `audit verify` finds it whole, and names two lines swapped in a copy of it.
+    assert.match(await audit('verify'), /^unbroken: records 0 to \d+\n$/);
+    const copy = fs.mkdtempSync(path.join(h.tmp, 'trail-copy-'));
+    for (const file of ['audit-key', 'audit-head.json']) {
+      fs.copyFileSync(path.join(h.configHome, 'tabtunnel', file), path.join(copy, file));
+    }
+    fs.mkdirSync(path.join(copy, 'data', 'audit'), { recursive: true });
+    const swapped = text.split('\n');
+    [swapped[1], swapped[2]] = [swapped[2], swapped[1]];
+    fs.writeFileSync(path.join(copy, 'data', 'audit', 'audit.jsonl'), swapped.join('\n'));
+    const broken = await promisify(execFile)(daemonBinary(), ['audit', 'verify', '--config-dir', copy]).catch((e) => e);
+    assert.equal(broken.code, 1, `verify of a trail with two lines swapped: ${broken.stdout}${broken.stderr}`);
+    assert.match(broken.stdout, /^BROKEN: record 1 was moved: it belongs before audit\.jsonl line 2, it is at audit\.jsonl line 3/);
     const readable = await audit('--agent', 'reader');
     assert.match(readable, /reader\s+tab \d+\s+Input\.\w+\s+DENIED by preset "read-only"/);
     assert.ok(!readable.includes(' a '), 'only the reader');

@@ -342,6 +342,9 @@ pub struct Welcome {
     /// What a CDP client should be given, e.g. `http://127.0.0.1:9722/<token>`; shown in the
     /// side panel.
     pub client_endpoint: String,
+    /// What the daemon found wrong with the audit trail's seals at start, for the side panel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit_trail: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]

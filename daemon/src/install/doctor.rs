@@ -64,6 +64,7 @@ pub async fn checks(places: &Places, config_dir: &Path) -> Vec<Check> {
     checks.push(node().await);
     checks.push(tool_servers());
     checks.push(policy(config_dir));
+    checks.push(audit_trail(config_dir));
     checks
 }
 
@@ -263,6 +264,23 @@ fn tool_servers() -> Check {
             "the browser tool servers are not installed (the first `tabtunnel mcp` would install them, slowly)",
             "run `tabtunnel mcp --install`",
         ),
+    }
+}
+
+fn audit_trail(config_dir: &Path) -> Check {
+    let default = config_dir == crate::token::default_config_dir();
+    let data_dir = crate::token::data_dir((!default).then_some(config_dir));
+    if !crate::audit::current_file(&data_dir).exists() {
+        return ok("audit-trail", "no audit trail yet");
+    }
+    match crate::audit::verify(&data_dir, config_dir) {
+        Ok(report) if report.problem.is_none() => ok("audit-trail", report.to_string()),
+        Ok(report) => broken(
+            "audit-trail",
+            report.to_string(),
+            "something rewrote the trail: look at `tabtunnel audit` around that record; `tabtunnel audit verify` checks it again",
+        ),
+        Err(e) => broken("audit-trail", e, "the trail's key is gone: the trail cannot be checked"),
     }
 }
 

@@ -101,6 +101,13 @@ async fn start_in(
 }
 
 impl Daemon {
+    /// Stops this daemon and starts another on the same config dir (its trail, its secrets).
+    pub async fn restart(self) -> Daemon {
+        let Daemon { running, _config: config } = self;
+        running.stop().await;
+        start_in(config, Limits::default(), None, OutboxLimits::default(), |_| {}).await
+    }
+
     pub fn config_dir(&self) -> &std::path::Path {
         self._config.path()
     }

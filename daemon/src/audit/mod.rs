@@ -1,6 +1,9 @@
 //! The audit trail on disk: one JSON object per line in `<data dir>/audit/audit.jsonl`, owner-only,
 //! rotated by size (`audit.jsonl.1` is the previous file, up to [`KEEP`] of them), written by a
-//! task of its own so the hub never waits on the disk; and `tabtunnel audit`, which reads it.
+//! task of its own so the hub never waits on the disk; every line sealed into a chain
+//! ([`chain`]); and `tabtunnel audit` (and `audit verify`), which read it.
+
+pub mod chain;
 
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Seek, Write};
@@ -129,9 +132,9 @@ pub struct AuditLog {
 }
 
 impl AuditLog {
-    /// Starts the writer task for `data_dir`.
-    pub fn start(data_dir: &Path) -> Result<Self, String> {
-        let mut writer = Writer::open(data_dir)?;
+    /// Starts the writer task for `data_dir`, sealing with the key in `config_dir`.
+    pub fn start(data_dir: &Path, config_dir: &Path) -> Result<Self, String> {
+        let mut writer = Writer::open(data_dir, config_dir)?;
         let (tx, mut rx) = mpsc::channel::<(AuditRecord, SystemTime)>(QUEUE);
         tokio::task::spawn_blocking(move || {
             while let Some((record, at)) = rx.blocking_recv() {
@@ -156,6 +159,7 @@ struct Writer {
     data_dir: PathBuf,
     file: std::io::BufWriter<std::fs::File>,
     size: u64,
+    sealer: chain::Sealer,
 }
 
 fn open_owner_only(path: &Path) -> std::io::Result<std::fs::File> {
@@ -163,18 +167,18 @@ fn open_owner_only(path: &Path) -> std::io::Result<std::fs::File> {
 }
 
 impl Writer {
-    fn open(data_dir: &Path) -> Result<Self, String> {
+    fn open(data_dir: &Path, config_dir: &Path) -> Result<Self, String> {
         let dir = dir(data_dir);
         crate::token::create_private_dir(&dir)?;
         let path = current_file(data_dir);
         let mut file = open_owner_only(&path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
         let size = file.seek(std::io::SeekFrom::End(0)).unwrap_or(0);
-        Ok(Writer { data_dir: data_dir.to_owned(), file: std::io::BufWriter::new(file), size })
+        let sealer = chain::Sealer::open(config_dir, &path)?;
+        Ok(Writer { data_dir: data_dir.to_owned(), file: std::io::BufWriter::new(file), size, sealer })
     }
 
     fn append(&mut self, line: &Line) {
-        let mut text = serde_json::to_string(line).expect("a line serializes");
-        text.push('\n');
+        let text = self.sealer.seal(&serde_json::to_string(line).expect("a line serializes"));
         if self.size + text.len() as u64 > ROTATE_BYTES && self.size > 0 {
             self.rotate();
         }
@@ -184,10 +188,12 @@ impl Writer {
         }
     }
 
+    /// Writes what is buffered, then the head: a head never names a line not yet written.
     fn flush(&mut self) {
         if let Err(e) = self.file.flush() {
             tracing::warn!("cannot write the audit trail: {e}");
         }
+        self.sealer.save_head();
     }
 
     /// `audit.jsonl` becomes `.1`, `.1` becomes `.2`..., the oldest beyond [`KEEP`] goes.
@@ -199,6 +205,9 @@ impl Writer {
         }
         let current = current_file(&self.data_dir);
         let _ = std::fs::rename(&current, rotated_file(&self.data_dir, 1));
+        if let Some(oldest) = (1..=KEEP).rev().map(|n| rotated_file(&self.data_dir, n)).find(|f| f.exists()) {
+            self.sealer.oldest_is(&oldest);
+        }
         match open_owner_only(&current) {
             Ok(file) => {
                 self.file = std::io::BufWriter::new(file);
@@ -255,6 +264,53 @@ pub fn print(
             position += read_lines_from(&mut reader, &show);
         }
     }
+}
+
+/// The trail's files, oldest first, with the names `verify` reports them by.
+fn files(data_dir: &Path) -> Vec<(String, PathBuf)> {
+    let mut files: Vec<_> = (1..=KEEP).rev().map(|n| rotated_file(data_dir, n)).collect();
+    files.push(current_file(data_dir));
+    files
+        .into_iter()
+        .filter(|f| f.exists())
+        .map(|f| (f.file_name().unwrap_or_default().to_string_lossy().into_owned(), f))
+        .collect()
+}
+
+/// Checks the trail's seals (`tabtunnel audit verify`, `doctor`, the daemon at start).
+pub fn verify(data_dir: &Path, config_dir: &Path) -> Result<chain::Report, String> {
+    let files = files(data_dir);
+    let head = chain::Head::load(config_dir);
+    if files.is_empty() && head.is_none() {
+        return Err(format!("no audit trail at {} yet", current_file(data_dir).display()));
+    }
+    let key = match chain::Key::load(config_dir) {
+        Ok(key) => key,
+        // Never sealed (a trail from before seals): its lines are counted, not checked.
+        Err(_) if head.is_none() && !files.iter().any(|(_, f)| chain::holds_a_seal(f)) => chain::Key::none(),
+        Err(e) => return Err(e),
+    };
+    Ok(chain::verify(&key, head.as_ref(), &files))
+}
+
+/// The daemon's check at start: what is wrong with the trail, if anything (logged, and shown in
+/// the side panel). A trail that was never sealed (no key and no head yet) is not wrong.
+pub fn check_at_start(data_dir: &Path, config_dir: &Path) -> Option<String> {
+    let never_sealed =
+        !config_dir.join(chain::KEY_FILE).exists() && !config_dir.join(chain::HEAD_FILE).exists();
+    if never_sealed {
+        return None;
+    }
+    let problem = match verify(data_dir, config_dir) {
+        Ok(report) if report.problem.is_none() => {
+            tracing::info!("audit trail: {report}");
+            return None;
+        }
+        Ok(report) => report.to_string(),
+        Err(e) => format!("BROKEN: {e}"),
+    };
+    tracing::warn!("the audit trail: {problem}; `tabtunnel audit verify` says more");
+    Some(problem)
 }
 
 /// A line of the trail as `tabtunnel audit` prints it, if it is a line of `agent`'s.
@@ -421,7 +477,7 @@ mod tests {
     fn the_file_is_owner_only_and_rotates() {
         use std::os::unix::fs::PermissionsExt;
         let data = tempfile::tempdir().unwrap();
-        let mut writer = Writer::open(data.path()).unwrap();
+        let mut writer = Writer::open(data.path(), &data.path().join("config")).unwrap();
         let line = Line::new(&record("Runtime.evaluate", Outcome::Allowed), SystemTime::now());
         let per_line = serde_json::to_string(&line).unwrap().len() as u64 + 1;
         for _ in 0..(ROTATE_BYTES / per_line + 10) {
@@ -433,5 +489,11 @@ mod tests {
         assert!(rotated_file(data.path(), 1).exists(), "rotated past {ROTATE_BYTES} bytes");
         assert!(std::fs::metadata(&current).unwrap().len() < ROTATE_BYTES);
         assert_eq!(std::fs::metadata(dir(data.path())).unwrap().permissions().mode() & 0o777, 0o700);
+        let report = verify(data.path(), &data.path().join("config")).unwrap();
+        assert_eq!(
+            (report.problem.clone(), report.first),
+            (None, Some(0)),
+            "sealed across the rotation: {report}"
+        );
     }
 }
