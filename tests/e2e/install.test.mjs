@@ -17,7 +17,7 @@ import { after, before, test } from 'node:test';
 
 import puppeteer from 'puppeteer-core';
 
-import { EXTENSION_ORIGIN, REPO_ROOT, chromiumBinary, daemonBinary, freePort, pollFor, startPageServer, withTimeout } from './harness.mjs';
+import { EXTENSION_ORIGIN, REPO_ROOT, chromiumBinary, daemonBinary, freePort, pollFor, removeTree, startPageServer, withTimeout } from './harness.mjs';
 import { startMcpServer } from './mcp.mjs';
 
 const NO_WAIT = { waitForStableDom: false };
@@ -93,13 +93,17 @@ const detail = () => {
 /** Runs the installed (or, before install, the built) tabtunnel in the fresh HOME. */
 function tabtunnel(args, { bin = 'tabtunnel', extraEnv = {}, expectFail = false } = {}) {
   const run = spawnSync(bin, args, { env: { ...env, ...extraEnv }, encoding: 'utf8', timeout: 60_000 });
+  if (run.error) throw new Error(`tabtunnel ${args.join(' ')}: ${run.error.message} (bound: 60 s)\n${detail()}`);
   const out = `${run.stdout}${run.stderr}`;
   if (!expectFail) assert.equal(run.status, 0, `tabtunnel ${args.join(' ')} failed (${run.status}):\n${out}\n${detail()}`);
   return { status: run.status, out, stdout: run.stdout };
 }
 
 function doctor(extraEnv = {}) {
-  const { status, stdout, out } = tabtunnel(['doctor', '--json'], { extraEnv, expectFail: true });
+  return doctorChecks(tabtunnel(['doctor', '--json'], { extraEnv, expectFail: true }));
+}
+
+function doctorChecks({ status, stdout, out }) {
   let checks;
   try {
     checks = JSON.parse(stdout);
@@ -137,9 +141,49 @@ const alive = (pid) => {
   }
 };
 
+/** Every Chromium this file started and has not stopped: a test fails at once, with its log,
+ *  when one exits under it (see `poll`), and the file's process exit kills what is left. */
+const chromiums = new Set();
+process.on('exit', () => {
+  for (const c of chromiums) killGroup(c.pid, 'SIGKILL');
+});
+
+function killGroup(pid, signal) {
+  try {
+    process.kill(-pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Throws, with Chromium's log, if a Chromium a test still uses has exited. */
+function assertChromiumsRun() {
+  for (const c of chromiums) {
+    if (c.exitCode !== null || c.signalCode !== null) {
+      throw new Error(`Chromium (pid ${c.pid}) exited under the test (code ${c.exitCode}, signal ${c.signalCode})\n${detail()}`);
+    }
+  }
+}
+
+/** `pollFor` that also fails at once when a Chromium the test uses has died. */
+const poll = (fn, ms, what) =>
+  pollFor(
+    async () => {
+      assertChromiumsRun();
+      return fn();
+    },
+    ms,
+    what,
+    detail,
+  );
+
 /** Headless Chromium on `userDataDir` with the unpacked extension in `extension`, in the
- *  fresh HOME's environment; and the test's puppeteer connection to it (its own port). */
+ *  fresh HOME's environment; and the test's puppeteer connection to it (its own port). Chromium
+ *  leads its own process group, so that stopping it takes its helper processes too. */
 async function startChromium(userDataDir, extension) {
+  // The profile's last Chromium left its DevToolsActivePort: a port nobody listens on now.
+  fs.rmSync(path.join(userDataDir, 'DevToolsActivePort'), { force: true });
   const process_ = spawn(
     chromiumBinary(),
     [
@@ -156,11 +200,12 @@ async function startChromium(userDataDir, extension) {
       '--remote-debugging-port=0',
       'about:blank',
     ],
-    { env, stdio: ['ignore', 'pipe', 'pipe'] },
+    { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
   );
+  chromiums.add(process_);
   process_.stdout.on('data', (d) => (chromiumLog += d));
   process_.stderr.on('data', (d) => (chromiumLog += d));
-  const [chromePort, chromePath] = await pollFor(
+  const [chromePort, chromePath] = await poll(
     () => {
       try {
         const lines = fs.readFileSync(path.join(userDataDir, 'DevToolsActivePort'), 'utf8').split('\n');
@@ -171,41 +216,61 @@ async function startChromium(userDataDir, extension) {
     },
     30_000,
     'Chromium DevToolsActivePort',
+  );
+  const connected = await withTimeout(
+    puppeteer.connect({ browserWSEndpoint: `ws://127.0.0.1:${chromePort}${chromePath}`, defaultViewport: null, protocolTimeout: 30_000 }),
+    30_000,
+    "the test's puppeteer connection to Chromium's own port",
     detail,
   );
-  const connected = await puppeteer.connect({ browserWSEndpoint: `ws://127.0.0.1:${chromePort}${chromePath}`, defaultViewport: null });
   return { chromium: process_, browser: connected };
 }
 
-/** Stops a Chromium this file started and waits until it has gone: killed at once, its
- *  helper processes went on writing into the profile while it was removed (ENOTEMPTY under
- *  load). SIGTERM lets it shut them down; SIGKILL only if it does not within 10 s. */
+/** Leaves Chromium's own port (bounded: a browser gone mid-close must not hold the test). */
+function disconnect(connected) {
+  return withTimeout(Promise.resolve(connected?.disconnect()), 5000, "closing the test's puppeteer connection").catch(() => {});
+}
+
+/** Stops a Chromium this file started and waits until it and every process of its group have
+ *  gone: its helper processes outlived it and wrote into the profile while it was removed.
+ *  SIGTERM lets it shut them down; SIGKILL to the group if it has not within 10 s. */
 async function stopChromium(process_) {
+  chromiums.delete(process_);
   const exited = () => process_.exitCode !== null || process_.signalCode !== null;
-  if (exited()) return;
-  const gone = new Promise((r) => process_.once('exit', r));
-  process_.kill('SIGTERM');
-  const stopped = await withTimeout(gone, 10_000, 'Chromium exit after SIGTERM').then(() => true, () => false);
-  if (!stopped) {
-    process_.kill('SIGKILL');
-    await withTimeout(gone, 10_000, 'Chromium exit after SIGKILL').catch(() => {});
+  if (!exited()) {
+    const gone = new Promise((r) => process_.once('exit', r));
+    process_.kill('SIGTERM');
+    const stopped = await withTimeout(gone, 10_000, 'Chromium exit after SIGTERM').then(() => true, () => false);
+    if (!stopped) {
+      killGroup(process_.pid, 'SIGKILL');
+      await withTimeout(gone, 10_000, 'Chromium exit after SIGKILL', detail);
+    }
   }
+  killGroup(process_.pid, 'SIGKILL');
+  await pollFor(() => !groupRuns(process_.pid), 10_000, `Chromium's helper processes (group ${process_.pid}) gone`, detail);
 }
 
-/**
- * A profile Chromium has left: removed, retried while stray writes finish. Chromium's helper
- * processes may outlive it for seconds on a loaded machine (ENOTEMPTY after 2 s of retries in
- * a loaded fresh-clone run): a profile still not removable after 10 s is left in the temp
- * directory with a warning, not a failed test; what the tests check is asserted elsewhere.
- */
-function removeProfile(dir) {
+/** Whether a process of group `pgid` still runs: a zombie does not (nobody may reap it in a
+ *  container); without /proc, whether the group can be signalled. */
+function groupRuns(pgid) {
+  let pids;
   try {
-    fs.rmSync(dir, { recursive: true, force: true, maxRetries: 50, retryDelay: 200 });
-  } catch (e) {
-    console.warn(`could not remove the Chromium profile ${dir}: ${e.message}`);
+    pids = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return killGroup(pgid, 0);
   }
+  return pids.some((pid) => {
+    try {
+      // pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses.
+      const [state, , pgrp] = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').at(-1).split(' ');
+      return Number(pgrp) === pgid && state !== 'Z';
+    } catch {
+      return false; // gone meanwhile
+    }
+  });
 }
 
+// Every test and hook is bounded: node's timeout names it, and every wait inside names itself.
 before(async () => {
   port = await freePort();
   env = {
@@ -234,45 +299,44 @@ before(async () => {
   fs.mkdirSync(dataDir, { recursive: true });
   fs.symlinkSync(installed, path.join(dataDir, 'mcp-children'));
   pageServer = await startPageServer();
-});
+}, { timeout: 60_000 });
 
 after(async () => {
-  await mcp?.close();
-  await browser?.disconnect().catch(() => {});
+  await withTimeout(Promise.resolve(mcp?.close()), 10_000, 'closing the MCP client').catch(() => {});
+  await disconnect(browser);
   if (chromium) await stopChromium(chromium);
   const file = daemonFile();
   if (file && alive(file.pid)) process.kill(file.pid, 'SIGKILL');
   pageServer?.close();
-  removeProfile(home);
-});
+  await removeTree(home);
+}, { timeout: 60_000 });
 
-test('without the native host, the side panel says what to run', async () => {
+test('without the native host, the side panel says what to run', { timeout: 90_000 }, async () => {
   const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tabtunnel-no-host-'));
   const extension = process.env.TABTUNNEL_EXTENSION_DIR || path.join(REPO_ROOT, 'extension');
   const started = await startChromium(userDataDir, extension);
   try {
     const panel = await started.browser.newPage();
     await panel.goto(`${EXTENSION_ORIGIN}/sidepanel.html`, { waitUntil: 'load' });
-    const text = await pollFor(
+    const text = await poll(
       () => panel.$eval('#daemon-detail', (el) => el.textContent).catch(() => null).then((t) => (/tabtunnel install/.test(t ?? '') ? t : null)),
       30_000,
       "the side panel's #daemon-detail naming `tabtunnel install`",
-      detail,
     );
     assert.match(text, /native host is not registered/, text);
     assert.equal(await panel.$eval('#daemon-status', (el) => el.dataset.state), 'disconnected');
   } finally {
-    await started.browser.disconnect().catch(() => {});
+    await disconnect(started.browser);
     await stopChromium(started.chromium);
-    removeProfile(userDataDir);
+    await removeTree(userDataDir);
   }
   assert.equal(daemonFile(), null, 'something started a daemon');
 });
 
-test('install --mcp all: tabtunnel on PATH, every client keeps its servers and gains ours, the host registered; twice changes nothing', () => {
-  assert.notEqual(spawnSync('sh', ['-c', 'command -v tabtunnel'], { env }).status, 0, 'tabtunnel is on PATH before install');
+test('install --mcp all: tabtunnel on PATH, every client keeps its servers and gains ours, the host registered; twice changes nothing', { timeout: 120_000 }, () => {
+  assert.notEqual(spawnSync('sh', ['-c', 'command -v tabtunnel'], { env, timeout: 10_000 }).status, 0, 'tabtunnel is on PATH before install');
   const first = tabtunnel(['install', '--mcp', 'all'], { bin: daemonBinary() });
-  const onPath = execFileSync('sh', ['-c', 'command -v tabtunnel'], { env, encoding: 'utf8' }).trim();
+  const onPath = execFileSync('sh', ['-c', 'command -v tabtunnel'], { env, encoding: 'utf8', timeout: 10_000 }).trim();
   assert.equal(onPath, path.join(binDir, 'tabtunnel'), first.out);
   for (const [name, { file, key, other }] of Object.entries(clientFiles)) {
     const config = JSON.parse(fs.readFileSync(file, 'utf8'));
@@ -299,28 +363,28 @@ test('install --mcp all: tabtunnel on PATH, every client keeps its servers and g
   assert.deepEqual(snapshot(home), before, 'the second install changed files');
 });
 
-test('doctor before any browser: the daemon is down (it starts on demand), and tabtunnel not on PATH is named', () => {
+test('doctor before any browser: the daemon is down (it starts on demand), and tabtunnel not on PATH is named', { timeout: 120_000 }, () => {
   const down = doctor();
   assert.notEqual(down.status, 0);
   assert.equal(down.failing('daemon').length, 1, JSON.stringify(down.checks));
   assert.match(down.failing('daemon')[0].fix, /starts when the extension loads/);
   assert.equal(down.failing('on-path').length, 0);
   assert.equal(down.failing('native-host').length, 0, JSON.stringify(down.checks));
-  const run = spawnSync(path.join(binDir, 'tabtunnel'), ['doctor', '--json'], { env: { ...env, PATH: systemPath }, encoding: 'utf8' });
+  const run = spawnSync(path.join(binDir, 'tabtunnel'), ['doctor', '--json'], { env: { ...env, PATH: systemPath }, encoding: 'utf8', timeout: 60_000 });
   const offPath = JSON.parse(run.stdout).filter((c) => c.link === 'on-path' && !c.ok);
   assert.equal(offPath.length, 1, run.stdout);
   assert.match(offPath[0].fix, new RegExp(`export PATH="${binDir.replaceAll('.', '\\.')}`));
 });
 
-test('Chromium with the installed extension starts the daemon through the native host; tabtunnel mcp from PATH drives a login-protected page, across a daemon killed mid-session', async () => {
+test('Chromium with the installed extension starts the daemon through the native host; tabtunnel mcp from PATH drives a login-protected page, across a daemon killed mid-session', { timeout: 300_000 }, async () => {
   assert.equal(daemonFile(), null, 'a daemon ran before the browser');
   ({ chromium, browser } = await startChromium(profile, extensionDir));
 
   // No pairing step: the extension asks the native host, which starts the daemon.
-  const first = await pollFor(async () => {
+  const first = await poll(async () => {
     const s = await daemonStatus();
     return s?.status.extensionConnected ? s : null;
-  }, 30_000, 'the daemon started by the native host, with the extension connected', detail);
+  }, 30_000, 'the daemon started by the native host, with the extension connected');
   assert.equal(first.file.onDemand, true);
   assert.equal(first.file.port, port);
   assert.equal(first.status.extensionVersion, first.status.daemonVersion);
@@ -344,17 +408,17 @@ test('Chromium with the installed extension starts the daemon through the native
 
   // The daemon dies: the extension's next dial asks the native host, which starts it again.
   process.kill(first.file.pid, 'SIGKILL');
-  await pollFor(() => !alive(first.file.pid), 5000, 'the killed daemon gone', detail);
-  const second = await pollFor(async () => {
+  await poll(() => !alive(first.file.pid), 5000, 'the killed daemon gone');
+  const second = await poll(async () => {
     const s = await daemonStatus();
     return s && s.file.pid !== first.file.pid && s.status.extensionConnected ? s : null;
-  }, 30_000, 'a new daemon with the extension back', detail);
+  }, 30_000, 'a new daemon with the extension back');
   assert.equal(second.file.port, port);
   const agent = JSON.parse(await mcp.call('tabtunnel_status')).agent;
-  await pollFor(async () => {
-    const res = await fetch(`${second.file.clientEndpoint}/agent/${agent}/tabtunnel/status`);
+  await poll(async () => {
+    const res = await fetch(`${second.file.clientEndpoint}/agent/${agent}/tabtunnel/status`, { signal: AbortSignal.timeout(5000) });
     return (await res.json()).tabs.some((t) => t.url === appUrl);
-  }, 30_000, "the agent's tab back on the new daemon", detail);
+  }, 30_000, "the agent's tab back on the new daemon");
   // The agent's next tool call: its tab is still its own, still signed in.
   const again = await mcp.call('evaluate_script', {
     pageId: await appPageId(mcp),
@@ -368,7 +432,7 @@ test('Chromium with the installed extension starts the daemon through the native
   assert.equal((tabs.match(/\/app/g) ?? []).length, 1, tabs);
 });
 
-test('doctor: all links good, then it names a version mismatch, an unregistered host, an extension not connected; the daemon started on demand exits when idle', async () => {
+test('doctor: all links good, then it names a version mismatch, an unregistered host, an extension not connected; the daemon started on demand exits when idle', { timeout: 180_000 }, async () => {
   const good = doctor();
   assert.equal(good.status, 0, JSON.stringify(good.checks, null, 2));
 
@@ -388,12 +452,12 @@ test('doctor: all links good, then it names a version mismatch, an unregistered 
   assert.match(unregistered[0].detail, /Chromium: the native host is not registered/);
   assert.match(unregistered[0].fix, /tabtunnel install/);
 
-  await mcp.close();
+  await withTimeout(mcp.close(), 10_000, 'closing the MCP client', detail);
   mcp = null;
-  await browser.disconnect();
+  await disconnect(browser);
   browser = null;
-  chromium.kill('SIGTERM');
-  await withTimeout(new Promise((r) => (chromium.exitCode !== null ? r() : chromium.once('exit', r))), 10_000, 'Chromium exit');
+  await stopChromium(chromium);
+  chromium = null;
   const running = daemonFile();
   const gone = await pollFor(() => {
     const d = doctor();
@@ -405,7 +469,7 @@ test('doctor: all links good, then it names a version mismatch, an unregistered 
   assert.match(fs.readFileSync(path.join(configDir, 'daemon.log'), 'utf8'), /no extension and no client/);
 });
 
-test('uninstall leaves no file of ours behind', () => {
+test('uninstall leaves no file of ours behind', { timeout: 120_000 }, () => {
   const { out } = tabtunnel(['uninstall']);
   const ours = Object.keys(snapshot(home)).filter(
     (f) => /tabtunnel/i.test(f) || f.includes('NativeMessagingHosts') || f.startsWith(path.join('.local', 'bin')),
@@ -418,10 +482,10 @@ test('uninstall leaves no file of ours behind', () => {
   }
   assert.equal(mode(clientFiles.cursor.file), 0o600);
   assert.ok(isLink(clientFiles.claudeDesktop.file), 'the symlinked config became a regular file');
-  assert.notEqual(spawnSync('sh', ['-c', 'command -v tabtunnel'], { env }).status, 0, 'tabtunnel still on PATH');
+  assert.notEqual(spawnSync('sh', ['-c', 'command -v tabtunnel'], { env, timeout: 10_000 }).status, 0, 'tabtunnel still on PATH');
 });
 
-test('a read-only config is refused and left as it is; uninstall leaves a binary and an entry install did not write', () => {
+test('a read-only config is refused and left as it is; uninstall leaves a binary and an entry install did not write', { timeout: 120_000 }, () => {
   const home2 = fs.mkdtempSync(path.join(os.tmpdir(), 'tabtunnel-install-home2-'));
   try {
     const env2 = {
