@@ -5,11 +5,13 @@
 // that needs a login. The daemon is killed mid-session and comes back by itself; `tabtunnel
 // doctor` names each broken link; the daemon started on demand exits when idle; `tabtunnel
 // uninstall` leaves no file of ours. Cursor's file is owner-only and Claude Desktop's a symlink
-// into a dotfiles dir: both stay so. In a second HOME: a read-only file is refused and left
-// as it is, and uninstall leaves a binary and an entry install did not write.
+// into a dotfiles dir: both stay so. A stale daemon.json naming another user's listener and a
+// pid that is not a daemon: doctor, stop, `tabtunnel mcp` and the native host send the listener
+// no secret and signal nothing. In a second HOME: a read-only file is refused and left as it is,
+// and uninstall leaves a binary and an entry install did not write.
 
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,6 +20,7 @@ import { after, before, test } from 'node:test';
 import puppeteer from 'puppeteer-core';
 
 import { EXTENSION_ORIGIN, REPO_ROOT, chromiumBinary, daemonBinary, freePort, pollFor, removeTree, startPageServer, withTimeout } from './harness.mjs';
+import { startImpostor } from './impostor.mjs';
 import { startMcpServer } from './mcp.mjs';
 
 const NO_WAIT = { waitForStableDom: false };
@@ -97,6 +100,17 @@ function tabtunnel(args, { bin = 'tabtunnel', extraEnv = {}, expectFail = false 
   const out = `${run.stdout}${run.stderr}`;
   if (!expectFail) assert.equal(run.status, 0, `tabtunnel ${args.join(' ')} failed (${run.status}):\n${out}\n${detail()}`);
   return { status: run.status, out, stdout: run.stdout };
+}
+
+/** `tabtunnel args` without blocking this process's event loop (a listener of the test's own
+ *  must answer meanwhile); bounded. Resolves to { status, stdout, out }. */
+function tabtunnelAsync(args, extraEnv = {}) {
+  const run = new Promise((resolve) => {
+    execFile('tabtunnel', args, { env: { ...env, ...extraEnv }, encoding: 'utf8', timeout: 60_000 }, (error, stdout, stderr) =>
+      resolve({ status: error ? (error.code ?? error.signal) : 0, stdout, out: `${stdout}${stderr}${error?.killed ? '\n(killed after 60 s)' : ''}` }),
+    );
+  });
+  return withTimeout(run, 65_000, `tabtunnel ${args.join(' ')}`, detail);
 }
 
 function doctor(extraEnv = {}) {
@@ -467,6 +481,142 @@ test('doctor: all links good, then it names a version mismatch, an unregistered 
   // Nobody left: it exits after its idle delay.
   await pollFor(() => !alive(running.pid), (IDLE_EXIT_SECS + 10) * 1000, 'the idle daemon exiting by itself', detail);
   assert.match(fs.readFileSync(path.join(configDir, 'daemon.log'), 'utf8'), /no extension and no client/);
+});
+
+test("a stale daemon.json naming another user's listener and a pid not the daemon's: doctor, stop, tabtunnel mcp and the native host send it no secret and signal nothing; the extension reaches our own daemon", { timeout: 300_000 }, async () => {
+  // What our last daemon left (the issue: daemon.json stayed after it exited), with its port now
+  // another local user's listener and its pid now a process of ours that is not a daemon.
+  const secretIn = (file) => {
+    try {
+      return fs.readFileSync(path.join(configDir, file), 'utf8').trim();
+    } catch {
+      return null;
+    }
+  };
+  const owner = secretIn('token');
+  const pairing = secretIn('extension-secret');
+  assert.ok(owner && pairing, 'the owner token and the extension secret from the earlier tests');
+  const added = tabtunnel(['agent', 'add', 'stale-probe']).out;
+  const agentToken = /tta_[0-9a-f]{64}/.exec(added)?.[0];
+  assert.ok(agentToken, added);
+  const secrets = () => ({
+    'the owner token': owner,
+    'the extension (pairing) secret': pairing,
+    'the agent token': agentToken,
+    'the daemon key': secretIn('daemon-key'),
+  });
+  const version = tabtunnel(['--version']).stdout.trim().split(/\s+/).pop();
+  const startSleeper = () => {
+    const s = spawn('sleep', ['600'], { stdio: 'ignore' });
+    s.exited = new Promise((r) => s.once('exit', (code, signal) => r(signal ?? `code ${code}`)));
+    return s;
+  };
+  let sleeper = startSleeper();
+  const impostor = await startImpostor({ port, pid: sleeper.pid, version });
+  const writeStale = () =>
+    fs.writeFileSync(
+      path.join(configDir, 'daemon.json'),
+      JSON.stringify({
+        port,
+        pid: sleeper.pid,
+        version,
+        clientEndpoint: `http://127.0.0.1:${port}/${owner}`,
+        extensionUrl: `ws://127.0.0.1:${port}/${pairing}/extension`,
+        onDemand: true,
+      }),
+      { mode: 0o600 },
+    );
+
+  // Each step meets the stale file; what any of them gave away is collected, so that one run
+  // names every route that leaks.
+  const problems = [];
+  const step = async (name, fn) => {
+    const from = impostor.count();
+    writeStale();
+    try {
+      await fn(from);
+    } catch (e) {
+      problems.push(`${name}: ${e.message}`);
+    }
+    // A signal is sent before the command returns; the sleeper's exit is seen within a second
+    // (and what the listener was sent is read by then).
+    const signal = await withTimeout(sleeper.exited, 1000, 'the sleeper exiting').catch(() => null);
+    if (impostor.count() === from) problems.push(`${name}: never met the listener (did it read daemon.json?)`);
+    const leaks = impostor.leaks(secrets(), from);
+    for (const leak of new Set(leaks)) {
+      const times = leaks.filter((l) => l === leak).length;
+      problems.push(`${name}: the listener heard ${leak}${times > 1 ? ` (${times} times)` : ''}`);
+    }
+    if (signal) {
+      problems.push(`${name}: the process daemon.json named (pid ${sleeper.pid}, not a daemon) got ${signal}`);
+      sleeper = startSleeper();
+      impostor.setPid(sleeper.pid);
+    }
+  };
+  /** Stops the daemon of ours a step started (one that wrote its own daemon.json). */
+  const stopOurs = async () => {
+    if (daemonFile() && daemonFile().port !== port) {
+      const { status, out } = await tabtunnelAsync(['stop']);
+      assert.equal(status, 0, out);
+    }
+  };
+
+  try {
+    await step('tabtunnel doctor', async () => {
+      const d = doctorChecks(await tabtunnelAsync(['doctor', '--json']));
+      assert.equal(d.failing('daemon').length, 1, `doctor took the listener for our daemon: ${JSON.stringify(d.checks)}`);
+    });
+    await step('tabtunnel stop', async () => {
+      const { out } = await tabtunnelAsync(['stop']);
+      assert.doesNotMatch(out, /stopped the tabtunnel daemon/, out);
+    });
+    await step('tabtunnel mcp (its start and one tool call), as an agent', async () => {
+      const agentMcp = await startMcpServer({ detail }, { name: 'tabtunnel mcp as agent stale-probe', command: 'tabtunnel', args: ['mcp'], env: { ...env, TABTUNNEL_TOKEN: agentToken } });
+      try {
+        const status = JSON.parse(await agentMcp.call('tabtunnel_status'));
+        assert.equal(status.agent, 'stale-probe', JSON.stringify(status));
+        assert.ok(status.daemon.daemonVersion, `no daemon answered it: ${JSON.stringify(status)}`);
+      } finally {
+        await withTimeout(agentMcp.close(), 10_000, 'closing tabtunnel mcp').catch(() => {});
+      }
+      await stopOurs();
+    });
+    await step('Chromium: the extension asks the native host for its daemon', async (from) => {
+      ({ chromium, browser } = await startChromium(profile, extensionDir));
+      const reached = await poll(async () => {
+        if (impostor.leaks(secrets(), from).length) return 'the listener';
+        const file = daemonFile();
+        if (!file || file.port === port) return null;
+        const s = await daemonStatus();
+        return s?.status.extensionConnected ? `our daemon (pid ${s.file.pid}, port ${s.file.port})` : null;
+      }, 30_000, 'the extension connected to a daemon of ours (or a secret at the listener)');
+      assert.match(reached, /our daemon/);
+      assert.notEqual(daemonFile().pid, sleeper.pid);
+      const panel = await browser.newPage();
+      await panel.goto(`${EXTENSION_ORIGIN}/sidepanel.html`, { waitUntil: 'load' });
+      const state = await poll(
+        () => panel.$eval('#daemon-status', (el) => el.dataset.state).catch(() => null).then((s) => (s === 'connected' ? s : null)),
+        30_000,
+        'the side panel showing the daemon connected',
+      ).catch(async (e) => {
+        const why = await panel.$eval('#daemon-detail', (el) => el.textContent).catch(() => '(no #daemon-detail)');
+        throw new Error(`${e.message.split('\n')[0]}; the panel says: ${why}`);
+      });
+      assert.equal(state, 'connected');
+      await panel.close();
+    });
+  } finally {
+    await disconnect(browser);
+    browser = null;
+    if (chromium) await stopChromium(chromium);
+    chromium = null;
+    await stopOurs();
+    await impostor.close();
+    sleeper.kill('SIGKILL');
+  }
+  assert.deepEqual(problems, [], `with a stale daemon.json:\n${problems.join('\n')}\n${detail()}`);
+  // It goes as the daemon ends, just after its port stops answering (which `stop` waits for).
+  await poll(() => daemonFile() === null, 5000, 'our stopped daemon taking its daemon.json with it');
 });
 
 test('uninstall leaves no file of ours behind', { timeout: 120_000 }, () => {
