@@ -158,9 +158,17 @@ const alive = (pid) => {
 /** Every Chromium this file started and has not stopped: a test fails at once, with its log,
  *  when one exits under it (see `poll`), and the file's process exit kills what is left. */
 const chromiums = new Set();
-process.on('exit', () => {
+const killChromiums = () => {
   for (const c of chromiums) killGroup(c.pid, 'SIGKILL');
-});
+};
+process.on('exit', killChromiums);
+// Its own process group does not hear a terminal's Ctrl-C: pass it on, then die of it.
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    killChromiums();
+    process.kill(process.pid, signal);
+  });
+}
 
 function killGroup(pid, signal) {
   try {
@@ -219,25 +227,32 @@ async function startChromium(userDataDir, extension) {
   chromiums.add(process_);
   process_.stdout.on('data', (d) => (chromiumLog += d));
   process_.stderr.on('data', (d) => (chromiumLog += d));
-  const [chromePort, chromePath] = await poll(
-    () => {
-      try {
-        const lines = fs.readFileSync(path.join(userDataDir, 'DevToolsActivePort'), 'utf8').split('\n');
-        return lines[0] && lines[1] ? lines : null;
-      } catch {
-        return null;
-      }
-    },
-    30_000,
-    'Chromium DevToolsActivePort',
-  );
-  const connected = await withTimeout(
-    puppeteer.connect({ browserWSEndpoint: `ws://127.0.0.1:${chromePort}${chromePath}`, defaultViewport: null, protocolTimeout: 30_000 }),
-    30_000,
-    "the test's puppeteer connection to Chromium's own port",
-    detail,
-  );
-  return { chromium: process_, browser: connected };
+  // Started but not reached: stopped here, or its open pipes keep this file's process alive
+  // after its last test (a failed connect left one running for minutes).
+  try {
+    const [chromePort, chromePath] = await poll(
+      () => {
+        try {
+          const lines = fs.readFileSync(path.join(userDataDir, 'DevToolsActivePort'), 'utf8').split('\n');
+          return lines[0] && lines[1] ? lines : null;
+        } catch {
+          return null;
+        }
+      },
+      30_000,
+      'Chromium DevToolsActivePort',
+    );
+    const connected = await withTimeout(
+      puppeteer.connect({ browserWSEndpoint: `ws://127.0.0.1:${chromePort}${chromePath}`, defaultViewport: null, protocolTimeout: 30_000 }),
+      30_000,
+      "the test's puppeteer connection to Chromium's own port",
+      detail,
+    );
+    return { chromium: process_, browser: connected };
+  } catch (e) {
+    await stopChromium(process_).catch(() => {});
+    throw e;
+  }
 }
 
 /** Leaves Chromium's own port (bounded: a browser gone mid-close must not hold the test). */
@@ -318,7 +333,7 @@ before(async () => {
 after(async () => {
   await withTimeout(Promise.resolve(mcp?.close()), 10_000, 'closing the MCP client').catch(() => {});
   await disconnect(browser);
-  if (chromium) await stopChromium(chromium);
+  for (const c of [...chromiums]) await stopChromium(c);
   const file = daemonFile();
   if (file && alive(file.pid)) process.kill(file.pid, 'SIGKILL');
   pageServer?.close();
@@ -508,6 +523,7 @@ test("a stale daemon.json naming another user's listener and a pid not the daemo
   const version = tabtunnel(['--version']).stdout.trim().split(/\s+/).pop();
   const startSleeper = () => {
     const s = spawn('sleep', ['600'], { stdio: 'ignore' });
+    s.unref(); // a test that fails early must not wait for it
     s.exited = new Promise((r) => s.once('exit', (code, signal) => r(signal ?? `code ${code}`)));
     return s;
   };
