@@ -230,6 +230,30 @@ export async function withTimeout(promise, ms, what, detail) {
   }
 }
 
+/**
+ * Removes `dir` and everything below it, trying again for `ms` while something still writes into
+ * it (a browser's helper processes outliving it), then leaves it with a warning. Not `rmSync`'s
+ * own `maxRetries`: on ENOTEMPTY it removes the children once and then retries only the rmdir,
+ * sleeping i * retryDelay with the event loop blocked, so a file written after that pass (a late
+ * DevToolsActivePort) failed every try: 50 tries of 200 ms steps were 255 s with no process left.
+ * Each try here removes the whole tree again, and waits without blocking.
+ */
+export async function removeTree(dir, ms = 10_000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      fs.rmSync(dir, { recursive: true, force: true });
+      return;
+    } catch (e) {
+      if (Date.now() > deadline) {
+        console.warn(`could not remove ${dir} within ${ms} ms: ${e.message}`);
+        return;
+      }
+      await sleep(200);
+    }
+  }
+}
+
 /** Polls `fn` until it returns a truthy value or `ms` pass. */
 export async function pollFor(fn, ms, what, detail) {
   const deadline = Date.now() + ms;

@@ -5,11 +5,13 @@
 // that needs a login. The daemon is killed mid-session and comes back by itself; `tabtunnel
 // doctor` names each broken link; the daemon started on demand exits when idle; `tabtunnel
 // uninstall` leaves no file of ours. Cursor's file is owner-only and Claude Desktop's a symlink
-// into a dotfiles dir: both stay so. In a second HOME: a read-only file is refused and left
-// as it is, and uninstall leaves a binary and an entry install did not write.
+// into a dotfiles dir: both stay so. A stale daemon.json naming another user's listener and a
+// pid that is not a daemon: doctor, stop, `tabtunnel mcp` and the native host send the listener
+// no secret and signal nothing. In a second HOME: a read-only file is refused and left as it is,
+// and uninstall leaves a binary and an entry install did not write.
 
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,7 +19,8 @@ import { after, before, test } from 'node:test';
 
 import puppeteer from 'puppeteer-core';
 
-import { EXTENSION_ORIGIN, REPO_ROOT, chromiumBinary, daemonBinary, freePort, pollFor, startPageServer, withTimeout } from './harness.mjs';
+import { EXTENSION_ORIGIN, REPO_ROOT, chromiumBinary, daemonBinary, freePort, pollFor, removeTree, startPageServer, withTimeout } from './harness.mjs';
+import { startImpostor } from './impostor.mjs';
 import { startMcpServer } from './mcp.mjs';
 
 const NO_WAIT = { waitForStableDom: false };
@@ -93,13 +96,28 @@ const detail = () => {
 /** Runs the installed (or, before install, the built) tabtunnel in the fresh HOME. */
 function tabtunnel(args, { bin = 'tabtunnel', extraEnv = {}, expectFail = false } = {}) {
   const run = spawnSync(bin, args, { env: { ...env, ...extraEnv }, encoding: 'utf8', timeout: 60_000 });
+  if (run.error) throw new Error(`tabtunnel ${args.join(' ')}: ${run.error.message} (bound: 60 s)\n${detail()}`);
   const out = `${run.stdout}${run.stderr}`;
   if (!expectFail) assert.equal(run.status, 0, `tabtunnel ${args.join(' ')} failed (${run.status}):\n${out}\n${detail()}`);
   return { status: run.status, out, stdout: run.stdout };
 }
 
+/** `tabtunnel args` without blocking this process's event loop (a listener of the test's own
+ *  must answer meanwhile); bounded. Resolves to { status, stdout, out }. */
+function tabtunnelAsync(args, extraEnv = {}) {
+  const run = new Promise((resolve) => {
+    execFile('tabtunnel', args, { env: { ...env, ...extraEnv }, encoding: 'utf8', timeout: 60_000 }, (error, stdout, stderr) =>
+      resolve({ status: error ? (error.code ?? error.signal) : 0, stdout, out: `${stdout}${stderr}${error?.killed ? '\n(killed after 60 s)' : ''}` }),
+    );
+  });
+  return withTimeout(run, 65_000, `tabtunnel ${args.join(' ')}`, detail);
+}
+
 function doctor(extraEnv = {}) {
-  const { status, stdout, out } = tabtunnel(['doctor', '--json'], { extraEnv, expectFail: true });
+  return doctorChecks(tabtunnel(['doctor', '--json'], { extraEnv, expectFail: true }));
+}
+
+function doctorChecks({ status, stdout, out }) {
   let checks;
   try {
     checks = JSON.parse(stdout);
@@ -137,9 +155,57 @@ const alive = (pid) => {
   }
 };
 
+/** Every Chromium this file started and has not stopped: a test fails at once, with its log,
+ *  when one exits under it (see `poll`), and the file's process exit kills what is left. */
+const chromiums = new Set();
+const killChromiums = () => {
+  for (const c of chromiums) killGroup(c.pid, 'SIGKILL');
+};
+process.on('exit', killChromiums);
+// Its own process group does not hear a terminal's Ctrl-C: pass it on, then die of it.
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    killChromiums();
+    process.kill(process.pid, signal);
+  });
+}
+
+function killGroup(pid, signal) {
+  try {
+    process.kill(-pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Throws, with Chromium's log, if a Chromium a test still uses has exited. */
+function assertChromiumsRun() {
+  for (const c of chromiums) {
+    if (c.exitCode !== null || c.signalCode !== null) {
+      throw new Error(`Chromium (pid ${c.pid}) exited under the test (code ${c.exitCode}, signal ${c.signalCode})\n${detail()}`);
+    }
+  }
+}
+
+/** `pollFor` that also fails at once when a Chromium the test uses has died. */
+const poll = (fn, ms, what) =>
+  pollFor(
+    async () => {
+      assertChromiumsRun();
+      return fn();
+    },
+    ms,
+    what,
+    detail,
+  );
+
 /** Headless Chromium on `userDataDir` with the unpacked extension in `extension`, in the
- *  fresh HOME's environment; and the test's puppeteer connection to it (its own port). */
+ *  fresh HOME's environment; and the test's puppeteer connection to it (its own port). Chromium
+ *  leads its own process group, so that stopping it takes its helper processes too. */
 async function startChromium(userDataDir, extension) {
+  // The profile's last Chromium left its DevToolsActivePort: a port nobody listens on now.
+  fs.rmSync(path.join(userDataDir, 'DevToolsActivePort'), { force: true });
   const process_ = spawn(
     chromiumBinary(),
     [
@@ -156,56 +222,84 @@ async function startChromium(userDataDir, extension) {
       '--remote-debugging-port=0',
       'about:blank',
     ],
-    { env, stdio: ['ignore', 'pipe', 'pipe'] },
+    { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
   );
+  chromiums.add(process_);
   process_.stdout.on('data', (d) => (chromiumLog += d));
   process_.stderr.on('data', (d) => (chromiumLog += d));
-  const [chromePort, chromePath] = await pollFor(
-    () => {
-      try {
-        const lines = fs.readFileSync(path.join(userDataDir, 'DevToolsActivePort'), 'utf8').split('\n');
-        return lines[0] && lines[1] ? lines : null;
-      } catch {
-        return null;
-      }
-    },
-    30_000,
-    'Chromium DevToolsActivePort',
-    detail,
-  );
-  const connected = await puppeteer.connect({ browserWSEndpoint: `ws://127.0.0.1:${chromePort}${chromePath}`, defaultViewport: null });
-  return { chromium: process_, browser: connected };
-}
-
-/** Stops a Chromium this file started and waits until it has gone: killed at once, its
- *  helper processes went on writing into the profile while it was removed (ENOTEMPTY under
- *  load). SIGTERM lets it shut them down; SIGKILL only if it does not within 10 s. */
-async function stopChromium(process_) {
-  const exited = () => process_.exitCode !== null || process_.signalCode !== null;
-  if (exited()) return;
-  const gone = new Promise((r) => process_.once('exit', r));
-  process_.kill('SIGTERM');
-  const stopped = await withTimeout(gone, 10_000, 'Chromium exit after SIGTERM').then(() => true, () => false);
-  if (!stopped) {
-    process_.kill('SIGKILL');
-    await withTimeout(gone, 10_000, 'Chromium exit after SIGKILL').catch(() => {});
-  }
-}
-
-/**
- * A profile Chromium has left: removed, retried while stray writes finish. Chromium's helper
- * processes may outlive it for seconds on a loaded machine (ENOTEMPTY after 2 s of retries in
- * a loaded fresh-clone run): a profile still not removable after 10 s is left in the temp
- * directory with a warning, not a failed test; what the tests check is asserted elsewhere.
- */
-function removeProfile(dir) {
+  // Started but not reached: stopped here, or its open pipes keep this file's process alive
+  // after its last test (a failed connect left one running for minutes).
   try {
-    fs.rmSync(dir, { recursive: true, force: true, maxRetries: 50, retryDelay: 200 });
+    const [chromePort, chromePath] = await poll(
+      () => {
+        try {
+          const lines = fs.readFileSync(path.join(userDataDir, 'DevToolsActivePort'), 'utf8').split('\n');
+          return lines[0] && lines[1] ? lines : null;
+        } catch {
+          return null;
+        }
+      },
+      30_000,
+      'Chromium DevToolsActivePort',
+    );
+    const connected = await withTimeout(
+      puppeteer.connect({ browserWSEndpoint: `ws://127.0.0.1:${chromePort}${chromePath}`, defaultViewport: null, protocolTimeout: 30_000 }),
+      30_000,
+      "the test's puppeteer connection to Chromium's own port",
+      detail,
+    );
+    return { chromium: process_, browser: connected };
   } catch (e) {
-    console.warn(`could not remove the Chromium profile ${dir}: ${e.message}`);
+    await stopChromium(process_).catch(() => {});
+    throw e;
   }
 }
 
+/** Leaves Chromium's own port (bounded: a browser gone mid-close must not hold the test). */
+function disconnect(connected) {
+  return withTimeout(Promise.resolve(connected?.disconnect()), 5000, "closing the test's puppeteer connection").catch(() => {});
+}
+
+/** Stops a Chromium this file started and waits until it and every process of its group have
+ *  gone: its helper processes outlived it and wrote into the profile while it was removed.
+ *  SIGTERM lets it shut them down; SIGKILL to the group if it has not within 10 s. */
+async function stopChromium(process_) {
+  chromiums.delete(process_);
+  const exited = () => process_.exitCode !== null || process_.signalCode !== null;
+  if (!exited()) {
+    const gone = new Promise((r) => process_.once('exit', r));
+    process_.kill('SIGTERM');
+    const stopped = await withTimeout(gone, 10_000, 'Chromium exit after SIGTERM').then(() => true, () => false);
+    if (!stopped) {
+      killGroup(process_.pid, 'SIGKILL');
+      await withTimeout(gone, 10_000, 'Chromium exit after SIGKILL', detail);
+    }
+  }
+  killGroup(process_.pid, 'SIGKILL');
+  await pollFor(() => !groupRuns(process_.pid), 10_000, `Chromium's helper processes (group ${process_.pid}) gone`, detail);
+}
+
+/** Whether a process of group `pgid` still runs: a zombie does not (nobody may reap it in a
+ *  container); without /proc, whether the group can be signalled. */
+function groupRuns(pgid) {
+  let pids;
+  try {
+    pids = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return killGroup(pgid, 0);
+  }
+  return pids.some((pid) => {
+    try {
+      // pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses.
+      const [state, , pgrp] = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').at(-1).split(' ');
+      return Number(pgrp) === pgid && state !== 'Z';
+    } catch {
+      return false; // gone meanwhile
+    }
+  });
+}
+
+// Every test and hook is bounded: node's timeout names it, and every wait inside names itself.
 before(async () => {
   port = await freePort();
   env = {
@@ -234,45 +328,44 @@ before(async () => {
   fs.mkdirSync(dataDir, { recursive: true });
   fs.symlinkSync(installed, path.join(dataDir, 'mcp-children'));
   pageServer = await startPageServer();
-});
+}, { timeout: 60_000 });
 
 after(async () => {
-  await mcp?.close();
-  await browser?.disconnect().catch(() => {});
-  if (chromium) await stopChromium(chromium);
+  await withTimeout(Promise.resolve(mcp?.close()), 10_000, 'closing the MCP client').catch(() => {});
+  await disconnect(browser);
+  for (const c of [...chromiums]) await stopChromium(c);
   const file = daemonFile();
   if (file && alive(file.pid)) process.kill(file.pid, 'SIGKILL');
   pageServer?.close();
-  removeProfile(home);
-});
+  await removeTree(home);
+}, { timeout: 60_000 });
 
-test('without the native host, the side panel says what to run', async () => {
+test('without the native host, the side panel says what to run', { timeout: 90_000 }, async () => {
   const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tabtunnel-no-host-'));
   const extension = process.env.TABTUNNEL_EXTENSION_DIR || path.join(REPO_ROOT, 'extension');
   const started = await startChromium(userDataDir, extension);
   try {
     const panel = await started.browser.newPage();
     await panel.goto(`${EXTENSION_ORIGIN}/sidepanel.html`, { waitUntil: 'load' });
-    const text = await pollFor(
+    const text = await poll(
       () => panel.$eval('#daemon-detail', (el) => el.textContent).catch(() => null).then((t) => (/tabtunnel install/.test(t ?? '') ? t : null)),
       30_000,
       "the side panel's #daemon-detail naming `tabtunnel install`",
-      detail,
     );
     assert.match(text, /native host is not registered/, text);
     assert.equal(await panel.$eval('#daemon-status', (el) => el.dataset.state), 'disconnected');
   } finally {
-    await started.browser.disconnect().catch(() => {});
+    await disconnect(started.browser);
     await stopChromium(started.chromium);
-    removeProfile(userDataDir);
+    await removeTree(userDataDir);
   }
   assert.equal(daemonFile(), null, 'something started a daemon');
 });
 
-test('install --mcp all: tabtunnel on PATH, every client keeps its servers and gains ours, the host registered; twice changes nothing', () => {
-  assert.notEqual(spawnSync('sh', ['-c', 'command -v tabtunnel'], { env }).status, 0, 'tabtunnel is on PATH before install');
+test('install --mcp all: tabtunnel on PATH, every client keeps its servers and gains ours, the host registered; twice changes nothing', { timeout: 120_000 }, () => {
+  assert.notEqual(spawnSync('sh', ['-c', 'command -v tabtunnel'], { env, timeout: 10_000 }).status, 0, 'tabtunnel is on PATH before install');
   const first = tabtunnel(['install', '--mcp', 'all'], { bin: daemonBinary() });
-  const onPath = execFileSync('sh', ['-c', 'command -v tabtunnel'], { env, encoding: 'utf8' }).trim();
+  const onPath = execFileSync('sh', ['-c', 'command -v tabtunnel'], { env, encoding: 'utf8', timeout: 10_000 }).trim();
   assert.equal(onPath, path.join(binDir, 'tabtunnel'), first.out);
   for (const [name, { file, key, other }] of Object.entries(clientFiles)) {
     const config = JSON.parse(fs.readFileSync(file, 'utf8'));
@@ -299,28 +392,28 @@ test('install --mcp all: tabtunnel on PATH, every client keeps its servers and g
   assert.deepEqual(snapshot(home), before, 'the second install changed files');
 });
 
-test('doctor before any browser: the daemon is down (it starts on demand), and tabtunnel not on PATH is named', () => {
+test('doctor before any browser: the daemon is down (it starts on demand), and tabtunnel not on PATH is named', { timeout: 120_000 }, () => {
   const down = doctor();
   assert.notEqual(down.status, 0);
   assert.equal(down.failing('daemon').length, 1, JSON.stringify(down.checks));
   assert.match(down.failing('daemon')[0].fix, /starts when the extension loads/);
   assert.equal(down.failing('on-path').length, 0);
   assert.equal(down.failing('native-host').length, 0, JSON.stringify(down.checks));
-  const run = spawnSync(path.join(binDir, 'tabtunnel'), ['doctor', '--json'], { env: { ...env, PATH: systemPath }, encoding: 'utf8' });
+  const run = spawnSync(path.join(binDir, 'tabtunnel'), ['doctor', '--json'], { env: { ...env, PATH: systemPath }, encoding: 'utf8', timeout: 60_000 });
   const offPath = JSON.parse(run.stdout).filter((c) => c.link === 'on-path' && !c.ok);
   assert.equal(offPath.length, 1, run.stdout);
   assert.match(offPath[0].fix, new RegExp(`export PATH="${binDir.replaceAll('.', '\\.')}`));
 });
 
-test('Chromium with the installed extension starts the daemon through the native host; tabtunnel mcp from PATH drives a login-protected page, across a daemon killed mid-session', async () => {
+test('Chromium with the installed extension starts the daemon through the native host; tabtunnel mcp from PATH drives a login-protected page, across a daemon killed mid-session', { timeout: 300_000 }, async () => {
   assert.equal(daemonFile(), null, 'a daemon ran before the browser');
   ({ chromium, browser } = await startChromium(profile, extensionDir));
 
   // No pairing step: the extension asks the native host, which starts the daemon.
-  const first = await pollFor(async () => {
+  const first = await poll(async () => {
     const s = await daemonStatus();
     return s?.status.extensionConnected ? s : null;
-  }, 30_000, 'the daemon started by the native host, with the extension connected', detail);
+  }, 30_000, 'the daemon started by the native host, with the extension connected');
   assert.equal(first.file.onDemand, true);
   assert.equal(first.file.port, port);
   assert.equal(first.status.extensionVersion, first.status.daemonVersion);
@@ -344,17 +437,17 @@ test('Chromium with the installed extension starts the daemon through the native
 
   // The daemon dies: the extension's next dial asks the native host, which starts it again.
   process.kill(first.file.pid, 'SIGKILL');
-  await pollFor(() => !alive(first.file.pid), 5000, 'the killed daemon gone', detail);
-  const second = await pollFor(async () => {
+  await poll(() => !alive(first.file.pid), 5000, 'the killed daemon gone');
+  const second = await poll(async () => {
     const s = await daemonStatus();
     return s && s.file.pid !== first.file.pid && s.status.extensionConnected ? s : null;
-  }, 30_000, 'a new daemon with the extension back', detail);
+  }, 30_000, 'a new daemon with the extension back');
   assert.equal(second.file.port, port);
   const agent = JSON.parse(await mcp.call('tabtunnel_status')).agent;
-  await pollFor(async () => {
-    const res = await fetch(`${second.file.clientEndpoint}/agent/${agent}/tabtunnel/status`);
+  await poll(async () => {
+    const res = await fetch(`${second.file.clientEndpoint}/agent/${agent}/tabtunnel/status`, { signal: AbortSignal.timeout(5000) });
     return (await res.json()).tabs.some((t) => t.url === appUrl);
-  }, 30_000, "the agent's tab back on the new daemon", detail);
+  }, 30_000, "the agent's tab back on the new daemon");
   // The agent's next tool call: its tab is still its own, still signed in.
   const again = await mcp.call('evaluate_script', {
     pageId: await appPageId(mcp),
@@ -368,7 +461,7 @@ test('Chromium with the installed extension starts the daemon through the native
   assert.equal((tabs.match(/\/app/g) ?? []).length, 1, tabs);
 });
 
-test('doctor: all links good, then it names a version mismatch, an unregistered host, an extension not connected; the daemon started on demand exits when idle', async () => {
+test('doctor: all links good, then it names a version mismatch, an unregistered host, an extension not connected; the daemon started on demand exits when idle', { timeout: 180_000 }, async () => {
   const good = doctor();
   assert.equal(good.status, 0, JSON.stringify(good.checks, null, 2));
 
@@ -388,12 +481,12 @@ test('doctor: all links good, then it names a version mismatch, an unregistered 
   assert.match(unregistered[0].detail, /Chromium: the native host is not registered/);
   assert.match(unregistered[0].fix, /tabtunnel install/);
 
-  await mcp.close();
+  await withTimeout(mcp.close(), 10_000, 'closing the MCP client', detail);
   mcp = null;
-  await browser.disconnect();
+  await disconnect(browser);
   browser = null;
-  chromium.kill('SIGTERM');
-  await withTimeout(new Promise((r) => (chromium.exitCode !== null ? r() : chromium.once('exit', r))), 10_000, 'Chromium exit');
+  await stopChromium(chromium);
+  chromium = null;
   const running = daemonFile();
   const gone = await pollFor(() => {
     const d = doctor();
@@ -405,7 +498,144 @@ test('doctor: all links good, then it names a version mismatch, an unregistered 
   assert.match(fs.readFileSync(path.join(configDir, 'daemon.log'), 'utf8'), /no extension and no client/);
 });
 
-test('uninstall leaves no file of ours behind', () => {
+test("a stale daemon.json naming another user's listener and a pid not the daemon's: doctor, stop, tabtunnel mcp and the native host send it no secret and signal nothing; the extension reaches our own daemon", { timeout: 300_000 }, async () => {
+  // What our last daemon left (the issue: daemon.json stayed after it exited), with its port now
+  // another local user's listener and its pid now a process of ours that is not a daemon.
+  const secretIn = (file) => {
+    try {
+      return fs.readFileSync(path.join(configDir, file), 'utf8').trim();
+    } catch {
+      return null;
+    }
+  };
+  const owner = secretIn('token');
+  const pairing = secretIn('extension-secret');
+  assert.ok(owner && pairing, 'the owner token and the extension secret from the earlier tests');
+  const added = tabtunnel(['agent', 'add', 'stale-probe']).out;
+  const agentToken = /tta_[0-9a-f]{64}/.exec(added)?.[0];
+  assert.ok(agentToken, added);
+  const secrets = () => ({
+    'the owner token': owner,
+    'the extension (pairing) secret': pairing,
+    'the agent token': agentToken,
+    'the daemon key': secretIn('daemon-key'),
+  });
+  const version = tabtunnel(['--version']).stdout.trim().split(/\s+/).pop();
+  const startSleeper = () => {
+    const s = spawn('sleep', ['600'], { stdio: 'ignore' });
+    s.unref(); // a test that fails early must not wait for it
+    s.exited = new Promise((r) => s.once('exit', (code, signal) => r(signal ?? `code ${code}`)));
+    return s;
+  };
+  let sleeper = startSleeper();
+  const impostor = await startImpostor({ port, pid: sleeper.pid, version });
+  const writeStale = () =>
+    fs.writeFileSync(
+      path.join(configDir, 'daemon.json'),
+      JSON.stringify({
+        port,
+        pid: sleeper.pid,
+        version,
+        clientEndpoint: `http://127.0.0.1:${port}/${owner}`,
+        extensionUrl: `ws://127.0.0.1:${port}/${pairing}/extension`,
+        onDemand: true,
+      }),
+      { mode: 0o600 },
+    );
+
+  // Each step meets the stale file; what any of them gave away is collected, so that one run
+  // names every route that leaks.
+  const problems = [];
+  const step = async (name, fn) => {
+    const from = impostor.count();
+    writeStale();
+    try {
+      await fn(from);
+    } catch (e) {
+      problems.push(`${name}: ${e.message}`);
+    }
+    // A signal is sent before the command returns; the sleeper's exit is seen within a second
+    // (and what the listener was sent is read by then).
+    const signal = await withTimeout(sleeper.exited, 1000, 'the sleeper exiting').catch(() => null);
+    if (impostor.count() === from) problems.push(`${name}: never met the listener (did it read daemon.json?)`);
+    const leaks = impostor.leaks(secrets(), from);
+    for (const leak of new Set(leaks)) {
+      const times = leaks.filter((l) => l === leak).length;
+      problems.push(`${name}: the listener heard ${leak}${times > 1 ? ` (${times} times)` : ''}`);
+    }
+    if (signal) {
+      problems.push(`${name}: the process daemon.json named (pid ${sleeper.pid}, not a daemon) got ${signal}`);
+      sleeper = startSleeper();
+      impostor.setPid(sleeper.pid);
+    }
+  };
+  /** Stops the daemon of ours a step started (one that wrote its own daemon.json). */
+  const stopOurs = async () => {
+    if (daemonFile() && daemonFile().port !== port) {
+      const { status, out } = await tabtunnelAsync(['stop']);
+      assert.equal(status, 0, out);
+    }
+  };
+
+  try {
+    await step('tabtunnel doctor', async () => {
+      const d = doctorChecks(await tabtunnelAsync(['doctor', '--json']));
+      assert.equal(d.failing('daemon').length, 1, `doctor took the listener for our daemon: ${JSON.stringify(d.checks)}`);
+    });
+    await step('tabtunnel stop', async () => {
+      const { out } = await tabtunnelAsync(['stop']);
+      assert.doesNotMatch(out, /stopped the tabtunnel daemon/, out);
+    });
+    await step('tabtunnel mcp (its start and one tool call), as an agent', async () => {
+      const agentMcp = await startMcpServer({ detail }, { name: 'tabtunnel mcp as agent stale-probe', command: 'tabtunnel', args: ['mcp'], env: { ...env, TABTUNNEL_TOKEN: agentToken } });
+      try {
+        const status = JSON.parse(await agentMcp.call('tabtunnel_status'));
+        assert.equal(status.agent, 'stale-probe', JSON.stringify(status));
+        assert.ok(status.daemon.daemonVersion, `no daemon answered it: ${JSON.stringify(status)}`);
+      } finally {
+        await withTimeout(agentMcp.close(), 10_000, 'closing tabtunnel mcp').catch(() => {});
+      }
+      await stopOurs();
+    });
+    await step('Chromium: the extension asks the native host for its daemon', async (from) => {
+      ({ chromium, browser } = await startChromium(profile, extensionDir));
+      const reached = await poll(async () => {
+        if (impostor.leaks(secrets(), from).length) return 'the listener';
+        const file = daemonFile();
+        if (!file || file.port === port) return null;
+        const s = await daemonStatus();
+        return s?.status.extensionConnected ? `our daemon (pid ${s.file.pid}, port ${s.file.port})` : null;
+      }, 30_000, 'the extension connected to a daemon of ours (or a secret at the listener)');
+      assert.match(reached, /our daemon/);
+      assert.notEqual(daemonFile().pid, sleeper.pid);
+      const panel = await browser.newPage();
+      await panel.goto(`${EXTENSION_ORIGIN}/sidepanel.html`, { waitUntil: 'load' });
+      const state = await poll(
+        () => panel.$eval('#daemon-status', (el) => el.dataset.state).catch(() => null).then((s) => (s === 'connected' ? s : null)),
+        30_000,
+        'the side panel showing the daemon connected',
+      ).catch(async (e) => {
+        const why = await panel.$eval('#daemon-detail', (el) => el.textContent).catch(() => '(no #daemon-detail)');
+        throw new Error(`${e.message.split('\n')[0]}; the panel says: ${why}`);
+      });
+      assert.equal(state, 'connected');
+      await panel.close();
+    });
+  } finally {
+    await disconnect(browser);
+    browser = null;
+    if (chromium) await stopChromium(chromium);
+    chromium = null;
+    await stopOurs();
+    await impostor.close();
+    sleeper.kill('SIGKILL');
+  }
+  assert.deepEqual(problems, [], `with a stale daemon.json:\n${problems.join('\n')}\n${detail()}`);
+  // It goes as the daemon ends, just after its port stops answering (which `stop` waits for).
+  await poll(() => daemonFile() === null, 5000, 'our stopped daemon taking its daemon.json with it');
+});
+
+test('uninstall leaves no file of ours behind', { timeout: 120_000 }, () => {
   const { out } = tabtunnel(['uninstall']);
   const ours = Object.keys(snapshot(home)).filter(
     (f) => /tabtunnel/i.test(f) || f.includes('NativeMessagingHosts') || f.startsWith(path.join('.local', 'bin')),
@@ -418,10 +648,10 @@ test('uninstall leaves no file of ours behind', () => {
   }
   assert.equal(mode(clientFiles.cursor.file), 0o600);
   assert.ok(isLink(clientFiles.claudeDesktop.file), 'the symlinked config became a regular file');
-  assert.notEqual(spawnSync('sh', ['-c', 'command -v tabtunnel'], { env }).status, 0, 'tabtunnel still on PATH');
+  assert.notEqual(spawnSync('sh', ['-c', 'command -v tabtunnel'], { env, timeout: 10_000 }).status, 0, 'tabtunnel still on PATH');
 });
 
-test('a read-only config is refused and left as it is; uninstall leaves a binary and an entry install did not write', () => {
+test('a read-only config is refused and left as it is; uninstall leaves a binary and an entry install did not write', { timeout: 120_000 }, () => {
   const home2 = fs.mkdtempSync(path.join(os.tmpdir(), 'tabtunnel-install-home2-'));
   try {
     const env2 = {
