@@ -1,7 +1,8 @@
 //! The docs point at things that exist: every relative Markdown link (and its `#anchor`, as
 //! GitHub makes one from a heading) and every backticked repository path (`core/src/guard.rs`,
 //! `tests/e2e/`) in the repository's Markdown files. Moved or renamed files break a doc without
-//! anyone noticing otherwise; `./dev test docs` runs this alone.
+//! anyone noticing otherwise; `./dev test docs` runs this alone. The tests ARCHITECTURE.md's
+//! invariants name exist too: a renamed test must not leave an invariant held by nothing.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -187,6 +188,72 @@ fn the_docs_links_and_paths_exist() {
         .flat_map(|file| problems(&root, file, &std::fs::read_to_string(file).unwrap()))
         .collect();
     assert!(found.is_empty(), "{} broken in the docs:\n{}", found.len(), found.join("\n"));
+}
+
+/// Rust sources (not `target/`), for finding test functions by name.
+fn rust_sources(dir: &Path, out: &mut String) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if path.is_dir() {
+            if !name.starts_with('.') && !SKIP_DIRS.contains(&name.as_str()) {
+                rust_sources(&path, out);
+            }
+        } else if name.ends_with(".rs") {
+            out.push_str(&std::fs::read_to_string(&path).unwrap());
+        }
+    }
+}
+
+/// The code spans of the invariants section that read as a Rust test's name (snake case, with
+/// at least two underscores), and are not `fn NAME` anywhere in `sources`.
+fn missing_tests(architecture: &str, sources: &str) -> Vec<String> {
+    let Some(start) = architecture.find("\n## Invariants") else {
+        return vec!["ARCHITECTURE.md has no `## Invariants` section".into()];
+    };
+    let section = &architecture[start..];
+    let section = &section[..section[1..].find("\n## ").map_or(section.len(), |end| end + 1)];
+    let mut missing: Vec<String> = section
+        .lines()
+        .flat_map(code_spans)
+        .filter(|span| {
+            span.matches('_').count() >= 2
+                && span.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        })
+        .filter(|name| {
+            !sources.match_indices(&format!("fn {name}")).any(|(at, found)| {
+                !sources[at + found.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+            })
+        })
+        .map(|name| format!("ARCHITECTURE.md names a test that does not exist: `{name}`"))
+        .collect();
+    missing.dedup();
+    missing
+}
+
+#[test]
+fn the_tests_the_invariants_name_exist() {
+    let root = root();
+    let mut sources = String::new();
+    for dir in ["wire", "core", "daemon", "extension-core", "extension-wasm", "xtask"] {
+        rust_sources(&root.join(dir), &mut sources);
+    }
+    let missing = missing_tests(&std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap(), &sources);
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+}
+
+#[test]
+fn a_renamed_test_is_reported() {
+    let doc = "# A\n`not_a_test_here`\n## Invariants\n- held: `a_real_test_name`, `a_gone_test_name`, \
+               `a_real_test_name_too_long`, `Core::tick`, `tick`\n## Later\n`another_gone_one`\n";
+    let sources = "#[test]\nfn a_real_test_name() {}\nfn a_real_test_name_too_long_x() {}\n";
+    assert_eq!(
+        missing_tests(doc, sources),
+        [
+            "ARCHITECTURE.md names a test that does not exist: `a_gone_test_name`",
+            "ARCHITECTURE.md names a test that does not exist: `a_real_test_name_too_long`",
+        ]
+    );
 }
 
 #[test]
