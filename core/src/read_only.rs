@@ -13,7 +13,7 @@
 //! a world still shares the page's DOM and storage, so the browser holds a read-only agent's tab
 //! still as well (`OriginRules::read_only`: no top-level navigation, no request but GET, HEAD
 //! and OPTIONS, no WebSocket): what it can do there changes what that tab shows until it
-//! reloads, and nothing that reaches a server. README, "Policy", says so.
+//! reloads, and nothing that reaches a server. docs/policy.md says so.
 
 use serde_json::{Map, Value};
 use tabtunnel_wire::RawValue;

@@ -123,7 +123,7 @@ struct ServeArgs {
     #[arg(long, value_name = "SECS", default_value_t = Limits::default().agent_grace_ms as f64 / 1000.0)]
     agent_grace: f64,
     /// A TOML file of per-agent policy: methods denied, allowed or asked, and the origins each
-    /// agent's tabs may load (see the README). Read again whenever it changes.
+    /// agent's tabs may load (see docs/policy.md). Read again whenever it changes.
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
     /// Seconds a command may wait for its tab (a frozen or hung tab) before it gets an error.

@@ -28,20 +28,17 @@ mod tests {
     use super::*;
     use tabtunnel_core::policy::Decision;
 
-    /// The example the README shows, exactly.
-    const EXAMPLE: &str = r#"
-[default]
-deny_methods = ["Network.getAllCookies", "Network.getCookies", "Storage.getCookies"]
-allow_origins = ["http://127.0.0.1:*", "https://*.example.com"]
-ask_origins = ["https://mail.example.com"]
-
-[agent.reader]
-preset = "read-only"
-"#;
+    /// The example docs/policy.md shows, exactly: its first TOML block.
+    fn documented_example() -> &'static str {
+        let doc = include_str!("../../docs/policy.md");
+        let start = doc.find("```toml\n").expect("docs/policy.md shows a TOML example") + "```toml\n".len();
+        let end = start + doc[start..].find("```").expect("the example ends");
+        &doc[start..end]
+    }
 
     #[test]
     fn the_example_policy_reads_as_written() {
-        let policy = parse(EXAMPLE).unwrap();
+        let policy = parse(documented_example()).unwrap();
         assert!(matches!(policy.for_agent("x").method("Network.getCookies"), Decision::Deny(_)));
         assert!(matches!(policy.for_agent("reader").method("Input.insertText"), Decision::Deny(_)));
         assert!(matches!(policy.for_agent("x").navigation("https://mail.example.com/"), Decision::Ask(_)));
@@ -67,7 +64,7 @@ preset = "read-only"
     async fn a_changed_file_is_read_again_and_a_broken_one_ignored() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("policy.toml");
-        std::fs::write(&path, EXAMPLE).unwrap();
+        std::fs::write(&path, documented_example()).unwrap();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let watcher = tokio::spawn(watch(path.clone(), move |p| {
             let _ = tx.send(p);

@@ -40,7 +40,7 @@ describe("headful: agents stay out of the human's way", { timeout: 300_000 }, ()
   }
 
   /** The human's window has the focus and their tab is active. On Linux an agent's click
-   *  makes Chrome activate the agent's window for a moment (see ARCHITECTURE.md): tabtunnel
+   *  makes Chrome activate the agent's window for a moment (see docs/internals.md): tabtunnel
    *  gives the focus straight back, so this waits briefly for that, never for long. */
   async function assertHumanUndisturbed(step) {
     const expected = { focusedWindow: human.windowId, focusedWindowHasFocus: true, activeTab: human.tabId };

@@ -151,7 +151,7 @@ describe('shared tabs coming and going', { timeout: 240_000 }, () => {
   test("a page showing a PDF: Chrome detaches the debugger, and the same target comes back", async () => {
     // Chrome's PDF viewer is another extension's page, and an extension's debugger is detached
     // when one loads in its tab. The tab is attached again at once, but the session's state is
-    // gone, so its clients start over with the same target (README: What Chrome does not allow).
+    // gone, so its clients start over with the same target (docs/cdp-differences.md).
     const pdf = tinyPdf();
     const h = await harness('pdf', {
       extraPages: {

@@ -1,4 +1,4 @@
-// The human stays in control: a per-agent policy (the README's example, with its origins adapted
+// The human stays in control: a per-agent policy (docs/policy.md's example, with its origins adapted
 // to the local test sites), asking the human in the side panel, the audit trail, and the kill
 // switch, all through the built extension and daemon in real Chromium.
 
@@ -17,7 +17,7 @@ import { RawCdp, daemonBinary, pollFor, rawGet, startHarness, withTimeout, conne
 const WAIT_MS = 30_000;
 const ASK_TIMEOUT_SECONDS = 4;
 
-/** The README's example policy, its origins pointed at the test sites. */
+/** docs/policy.md's example policy, its origins pointed at the test sites. */
 function policyText({ allowed, asked }) {
   return `ask_timeout = ${ASK_TIMEOUT_SECONDS}
 

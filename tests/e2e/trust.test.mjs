@@ -408,7 +408,7 @@ preset = "read-only"
       const shot = await devtools.callRaw('take_screenshot', { pageId });
       assert.ok(shot.content.some((c) => c.type === 'image'), 'a screenshot');
       // chrome-devtools-mcp awaits every script's result, and V8 counts an `await` as a side
-      // effect: its evaluate_script says why it is refused (README, "Policy").
+      // effect: its evaluate_script says why it is refused (docs/policy.md).
       const script = await devtools.client.callTool({ name: 'evaluate_script', arguments: { pageId, function: "() => document.querySelector('#total').textContent", waitForStableDom: false } });
       assert.match(textOf(script), /read-only/, textOf(script));
     } finally {

@@ -27,7 +27,7 @@
 //! read afterwards.
 //!
 //! The vocabulary is `vocabulary.rs`; a policy adds triggers (`gesture_words`,
-//! `gesture_selectors`, `gesture_origins`), never removes one. ARCHITECTURE.md lists what each
+//! `gesture_selectors`, `gesture_origins`), never removes one. docs/gesture-guard.md lists what each
 //! layer catches, measured, and the routes left open.
 
 mod allowance;

@@ -297,7 +297,7 @@ fn policy(config_dir: &Path) -> Check {
         Err(e) => broken(
             "policy",
             format!("{}: {e}", path.display()),
-            "fix the file (see the README's Policy section); the daemon keeps the last good rules meanwhile",
+            "fix the file (see docs/policy.md); the daemon keeps the last good rules meanwhile",
         ),
     }
 }

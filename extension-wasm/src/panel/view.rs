@@ -1,5 +1,5 @@
 //! The side panel's DOM: built once, then updated by [`View::render`]. The element ids are a
-//! contract with the e2e tests (see ARCHITECTURE.md).
+//! contract with the e2e tests (see docs/interfaces.md).
 
 use wasm_bindgen::JsCast;
 use web_sys::{Document, Element, HtmlButtonElement, HtmlElement, HtmlInputElement};
