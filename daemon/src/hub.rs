@@ -102,6 +102,9 @@ pub enum Input {
     },
     /// A new policy (from the file, changed).
     SetPolicy(Option<PolicySet>),
+    /// What the check at start found wrong with the audit trail: every Welcome says it (and the
+    /// extension connected now is told again).
+    AuditTrail(String),
     /// A navigation the page started, sent here by the browser's rules; `reply` says whether it
     /// may go on.
     Navigation {
@@ -294,6 +297,12 @@ impl Hub {
             Input::Handover { agent, reason, reply } => {
                 let id = self.core.request_handover(&agent, &reason);
                 self.handovers.insert(id, reply);
+            }
+            Input::AuditTrail(problem) => {
+                self.welcome.audit_trail = Some(problem);
+                if self.extension.is_some() {
+                    self.send_to_extension(&ToExtension::Welcome(self.welcome.clone()));
+                }
             }
             Input::ExtensionHello { socket, hello, outbox, accepted } => {
                 if let Err(reason) = self.admit(&hello) {

@@ -180,16 +180,12 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
     core.set_policy(policy);
     core.set_registered_agents(agents.names().map(str::to_owned));
     let agents = std::sync::Arc::new(std::sync::RwLock::new(agents));
-    let (data_dir, config_dir) = (options.data_dir.clone(), options.config_dir.clone());
-    let audit_trail = tokio::task::spawn_blocking(move || audit::check_at_start(&data_dir, &config_dir))
-        .await
-        .map_err(|e| e.to_string())?;
-    let audit = audit::AuditLog::start(&options.data_dir, &options.config_dir)?;
+    let (audit, audit_check) = audit::AuditLog::start(&options.data_dir, &options.config_dir)?;
     let (shutdown, shutdown_rx) = oneshot::channel::<()>();
     let welcome = Welcome {
         daemon_version: env!("CARGO_PKG_VERSION").into(),
         client_endpoint: url(port, token.as_deref(), "http", ""),
-        audit_trail,
+        audit_trail: None,
     };
     let shared = hub::Shared::default();
     let agent_tokens =
@@ -203,6 +199,12 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
         options.client_outbox.max_total_bytes,
     );
     let hub_handle = hub.clone();
+    let audit_hub = hub.clone();
+    tokio::spawn(async move {
+        if let Ok(Some(problem)) = audit_check.await {
+            let _ = audit_hub.send(hub::Input::AuditTrail(problem)).await;
+        }
+    });
     if let Some(path) = options.policy.clone() {
         let hub = hub.clone();
         // In the hub's inbox before the file is said to be reloaded: every client frame read

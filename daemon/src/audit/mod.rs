@@ -132,11 +132,20 @@ pub struct AuditLog {
 }
 
 impl AuditLog {
-    /// Starts the writer task for `data_dir`, sealing with the key in `config_dir`.
-    pub fn start(data_dir: &Path, config_dir: &Path) -> Result<Self, String> {
+    /// Starts the writer task for `data_dir`, sealing with the key in `config_dir`. The task
+    /// first checks the trail as it was ([`check_at_start`]; up to a second for a full one, so
+    /// not on the way to serving): the receiver gets what is wrong with it, if anything.
+    pub fn start(
+        data_dir: &Path,
+        config_dir: &Path,
+    ) -> Result<(Self, tokio::sync::oneshot::Receiver<Option<String>>), String> {
+        let never_sealed = never_sealed(config_dir);
         let mut writer = Writer::open(data_dir, config_dir)?;
         let (tx, mut rx) = mpsc::channel::<(AuditRecord, SystemTime)>(QUEUE);
+        let (checked, check) = tokio::sync::oneshot::channel();
+        let (data_dir, config_dir) = (data_dir.to_owned(), config_dir.to_owned());
         tokio::task::spawn_blocking(move || {
+            let _ = checked.send(if never_sealed { None } else { check_at_start(&data_dir, &config_dir) });
             while let Some((record, at)) = rx.blocking_recv() {
                 writer.append(&Line::new(&record, at));
                 // Write what else is queued before flushing: one write for a burst.
@@ -146,7 +155,7 @@ impl AuditLog {
                 writer.flush();
             }
         });
-        Ok(AuditLog { tx })
+        Ok((AuditLog { tx }, check))
     }
 
     /// Queues a record; `false` when the writer is behind by [`QUEUE`] records (it is dropped).
@@ -293,14 +302,14 @@ pub fn verify(data_dir: &Path, config_dir: &Path) -> Result<chain::Report, Strin
     Ok(chain::verify(&key, head.as_ref(), &files))
 }
 
+/// No daemon sealed a trail here yet (no key and no head): nothing to check.
+fn never_sealed(config_dir: &Path) -> bool {
+    !config_dir.join(chain::KEY_FILE).exists() && !config_dir.join(chain::HEAD_FILE).exists()
+}
+
 /// The daemon's check at start: what is wrong with the trail, if anything (logged, and shown in
-/// the side panel). A trail that was never sealed (no key and no head yet) is not wrong.
-pub fn check_at_start(data_dir: &Path, config_dir: &Path) -> Option<String> {
-    let never_sealed =
-        !config_dir.join(chain::KEY_FILE).exists() && !config_dir.join(chain::HEAD_FILE).exists();
-    if never_sealed {
-        return None;
-    }
+/// the side panel).
+fn check_at_start(data_dir: &Path, config_dir: &Path) -> Option<String> {
     let problem = match verify(data_dir, config_dir) {
         Ok(report) if report.problem.is_none() => {
             tracing::info!("audit trail: {report}");
