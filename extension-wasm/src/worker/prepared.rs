@@ -162,7 +162,7 @@ async fn prepare(agent: &str) -> Result<Option<Ready>, String> {
         return Ok(None);
     }
     let opened = placement::open_tab(agent, "about:blank").await?;
-    let tab_id = opened.tab.id.ok_or("Chrome opened a tab without an id")?;
+    let tab_id = opened.tab_id;
     with(|w| w.prepared.opening.extend(opened.tab_ids()));
     persist();
     let owner = Owner { agent: agent.to_owned(), created: true };

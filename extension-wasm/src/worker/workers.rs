@@ -113,7 +113,7 @@ async fn scan() {
         let agent = with(|w| {
             let seen = w.workers.passed_over.contains(&target.id)
                 || w.workers.known.values().any(|k| k.info.target_id == target.id);
-            let pages = w.shared.values().map(|t| (t, w.navigated_at.get(&t.tab_id).copied().unwrap_or(0.0)));
+            let pages = w.shared.values().map(|t| (t, w.shared.navigated_at(t.tab_id)));
             (!seen).then(|| owning_agent(&target.url, pages).map(str::to_owned)).flatten()
         });
         if let Some(agent) = agent {
