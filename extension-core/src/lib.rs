@@ -8,5 +8,6 @@ pub mod early_events;
 pub mod epochs;
 pub mod focus;
 pub mod placement;
+pub mod prepared;
 pub mod sharing;
 pub mod steps;
