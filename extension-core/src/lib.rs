@@ -8,6 +8,7 @@ pub mod early_events;
 pub mod epochs;
 pub mod focus;
 pub mod placement;
+pub mod popups;
 pub mod prepared;
 pub mod sharing;
 pub mod steps;

@@ -10,7 +10,6 @@ mod kill_switch;
 mod navigation;
 mod pairing;
 mod placement;
-mod popups;
 mod prepared;
 mod relay;
 mod settings;
@@ -26,6 +25,7 @@ use tabtunnel_extension_core::early_events::EarlyEvents;
 use tabtunnel_extension_core::epochs::Epochs;
 use tabtunnel_extension_core::focus::FocusGuard;
 use tabtunnel_extension_core::placement::Placing;
+use tabtunnel_extension_core::popups::{Adopting, Popups};
 use tabtunnel_extension_core::sharing::Sharing;
 use tabtunnel_extension_core::steps::Steps;
 use tabtunnel_wire::{AgentTokenOp, ApprovalRequest, FromExtension, HandoverRequest, TabId};
@@ -69,9 +69,9 @@ struct Worker {
     /// Agents' windows and tab groups.
     places: placement::Places,
     /// New tabs and the pages that opened them, joined (see `agents::listen`).
-    popups: popups::Popups,
+    popups: Popups,
     /// Popups of agents' pages being adopted, and by whom.
-    adopting: BTreeMap<TabId, sharing::Owner>,
+    adopting: Adopting,
     /// The service and shared workers of shared pages, announced as targets.
     workers: workers::Workers,
     /// Tabs being put into or taken out of a group by us right now.
