@@ -12,3 +12,4 @@ pub mod popups;
 pub mod prepared;
 pub mod sharing;
 pub mod steps;
+pub mod workers;
