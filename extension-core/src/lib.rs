@@ -7,6 +7,7 @@
 pub mod early_events;
 pub mod epochs;
 pub mod focus;
+pub mod gestures;
 pub mod placement;
 pub mod popups;
 pub mod prepared;

@@ -54,6 +54,7 @@ pub fn listen() {
             w.popups.tab_removed(tab_id);
             w.early_events.tab_removed(tab_id);
         });
+        gestures::tab_closed(tab_id);
         if is_shared(tab_id) {
             unshare(tab_id, UnshareReason::Closed);
         } else {
