@@ -3,3 +3,14 @@
 //! (chrome calls, frames to the daemon, persistence, panel updates, timers). No `chrome.*`, no
 //! JS, no clock, no IO: `extension-wasm` interprets the effects and turns what happens in Chrome
 //! into inputs. CDP params and results stay opaque here, as in the core.
+
+pub mod early_events;
+pub mod epochs;
+pub mod focus;
+pub mod gestures;
+pub mod placement;
+pub mod popups;
+pub mod prepared;
+pub mod sharing;
+pub mod steps;
+pub mod workers;

@@ -9,6 +9,8 @@ use tabtunnel_wire::{
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
+use tabtunnel_extension_core::popups::Adoption;
+
 use super::sharing::{self, Owner};
 use super::{broadcast, daemon, placement, with};
 use crate::chrome;
@@ -46,20 +48,18 @@ struct NavigationTarget {
 /// A page in `source` opened `tab_id`, now in a tab strip: if that page is an agent's (or a
 /// popup of its being adopted: a page opening popups in a row), the tab is that agent's too.
 fn popup_opened(tab_id: TabId, source: TabId) {
-    let Some(owner) = sharing::owner_of(source).or_else(|| with(|w| w.adopting.get(&source).cloned())) else {
-        return;
-    };
-    with(|w| w.adopting.insert(tab_id, owner.clone()));
+    let begun = with(|w| w.adopting.begin(tab_id, source, w.shared.owner_of(source)));
+    let Some((adoption, owner)) = begun else { return };
     spawn_local(async move {
-        adopt_popup(tab_id, owner).await;
-        with(|w| w.adopting.remove(&tab_id));
+        adopt_popup(tab_id, owner, &adoption).await;
+        with(|w| w.adopting.finish(adoption));
     });
 }
 
 /// A page of an agent opened a tab (`window.open`, a `target=_blank` link): it is that agent's,
 /// as Chrome would make it a new target of the same browser; it closes when the agent is done if
-/// the opener was one the agent opened.
-async fn adopt_popup(tab_id: TabId, opener: Owner) {
+/// the opener was one the agent opened. Let go if the human disconnected the agent meanwhile.
+async fn adopt_popup(tab_id: TabId, opener: Owner, adoption: &Adoption) {
     if sharing::is_shared(tab_id) {
         return;
     }
@@ -70,9 +70,14 @@ async fn adopt_popup(tab_id: TabId, opener: Owner) {
     };
     placement::join_group(tab_id, tab.window_id, &opener.agent).await;
     match sharing::attach_and_describe(tab_id, false, opener).await {
-        Ok(info) => {
+        Ok(info) if with(|w| w.adopting.confirmed(adoption)) => {
             log!("tab {tab_id}, opened by a page of {agent}, is {agent}'s");
             sharing::add(info).await;
+        }
+        Ok(_) => {
+            log!("not sharing tab {tab_id}: {agent}, whose page opened it, was disconnected");
+            let _ = chrome::detach(tab_id).await;
+            placement::leave_group(tab_id).await;
         }
         Err(e) => log!("not sharing tab {tab_id} opened by a page of {agent}: {e}"),
     }
@@ -100,6 +105,7 @@ pub fn disconnect(agent: &str, close_tabs: bool) -> Result<(), String> {
     if !with(|w| w.agents.iter().any(|a| a.name == agent)) {
         return Err(format!("No agent named {agent}."));
     }
+    with(|w| w.adopting.agent_disconnected(agent));
     let tabs = if close_tabs { TabsFate::Close } else { TabsFate::Release };
     daemon::send(&FromExtension::DisconnectAgent { agent: agent.to_owned(), tabs });
     Ok(())

@@ -107,7 +107,7 @@ async fn create_tab(agent: String, url: String, allow_once: bool) -> Result<Valu
         Some(ready) => (ready.opened, Ok(ready.info)),
         None => {
             let opened = placement::open_tab(&agent, if later { "about:blank" } else { &url }).await?;
-            let tab_id = opened.tab.id.ok_or("Chrome opened a tab without an id")?;
+            let tab_id = opened.tab_id;
             let owner = Owner { agent: agent.clone(), created: true };
             let attached = sharing::attach_and_describe(tab_id, false, owner).await;
             (opened, attached)
@@ -150,13 +150,15 @@ async fn share_created(mut info: TabInfo, url: &str, later: bool, allow_once: bo
 pub(super) async fn serially<T, F: std::future::Future<Output = T>>(agent: &str, work: F) -> T {
     let mut resolve = None;
     let done = js_sys::Promise::new(&mut |res, _| resolve = Some(res));
-    let previous = with(|w| w.agent_queue.insert(agent.to_owned(), done.clone()));
+    let (token, previous) = with(|w| {
+        (w.agent_steps.begin(agent.to_owned()).0, w.agent_queue.insert(agent.to_owned(), done.clone()))
+    });
     if let Some(previous) = previous {
         let _ = wasm_bindgen_futures::JsFuture::from(previous).await;
     }
     let outcome = work.await;
     with(|w| {
-        if w.agent_queue.get(agent).is_some_and(|p| js_sys::Object::is(p, &done)) {
+        if w.agent_steps.finish(&agent.to_owned(), token) {
             w.agent_queue.remove(agent);
         }
     });

@@ -18,9 +18,9 @@
 //! - **The picture**: a question about a gesture gets a screenshot of the element, shown in the
 //!   side panel; it never leaves the browser.
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use serde_json::{json, Value};
+pub use tabtunnel_extension_core::gestures::Gestures;
+use tabtunnel_extension_core::gestures::{is_read, Paused};
 use tabtunnel_wire::gestures::{guard_fetch_patterns, InspectTarget};
 use tabtunnel_wire::{ApprovalRequest, CdpError, TabId};
 use wasm_bindgen::prelude::*;
@@ -39,35 +39,11 @@ const PICTURE_TIMEOUT_MS: u32 = 2_000;
 const PICTURE_MARGIN: f64 = 24.0;
 const PICTURE_MAX: (f64, f64) = (720.0, 360.0);
 
-/// A target of a tab: the page (`None`) or a child session.
-type Target = (TabId, Option<String>);
-
-#[derive(Default)]
-pub struct Gestures {
-    /// Our isolated world's name: random, so no page or agent can make or reach a world by it.
-    world_name: String,
-    /// Our world's context in each frame we read, by target and frame id.
-    worlds: BTreeMap<(Target, String), i64>,
-    /// Context ids and unique ids of our worlds, which no client may name.
-    hidden_contexts: BTreeSet<(TabId, String)>,
-    /// Paused writes sent to the daemon and not answered yet.
-    held: BTreeMap<TabId, BTreeSet<(Option<String>, String)>>,
-    /// Targets where a client intercepts too: their paused reads go to the daemon as well.
-    clients_intercept: BTreeSet<Target>,
-    /// Our click hook's `addScriptToEvaluateOnNewDocument` identifiers, which no client may
-    /// remove.
-    hooks: BTreeSet<(Target, String)>,
-    /// Pictures of held elements, by question id (data URLs).
-    pub pictures: BTreeMap<u64, String>,
-}
-
 fn world_name() -> String {
     with(|w| {
-        if w.gestures.world_name.is_empty() {
-            let n = (js_sys::Math::random() * 1e15) as u64 ^ ((js_sys::Math::random() * 1e15) as u64) << 12;
-            w.gestures.world_name = format!("tabtunnel-{n:x}");
-        }
-        w.gestures.world_name.clone()
+        w.gestures.world_name(|| {
+            (js_sys::Math::random() * 1e15) as u64 ^ ((js_sys::Math::random() * 1e15) as u64) << 12
+        })
     })
 }
 
@@ -107,7 +83,7 @@ async fn arm_target(tab_id: TabId, session: Option<&str>, documents: bool) -> Re
     match c {
         Ok(hooked) => {
             if let Some(id) = hooked.as_ref().and_then(|r| get_str(r, "identifier")) {
-                with(|w| w.gestures.hooks.insert(((tab_id, session.map(str::to_owned)), id)));
+                with(|w| w.gestures.hook_added(tab_id, session, id));
             }
         }
         Err(e) => warn!("tab {tab_id}: no click hook: {}", error_message(&e)),
@@ -160,52 +136,37 @@ pub fn on_event(tab_id: TabId, session: Option<&str>, method: &str, params: &JsV
         }
         "Target.detachedFromTarget" => {
             if let Some(child) = get_str(params, "sessionId") {
-                with(|w| {
-                    let g = &mut w.gestures;
-                    g.clients_intercept.remove(&(tab_id, Some(child.clone())));
-                    g.hooks.retain(|((t, s), _)| !(*t == tab_id && s.as_deref() == Some(child.as_str())));
-                    g.worlds.retain(|((t, s), _), _| !(*t == tab_id && s.as_deref() == Some(child.as_str())));
-                });
+                with(|w| w.gestures.child_detached(tab_id, &child));
             }
             false
         }
         "Runtime.executionContextCreated" => {
             let context = get(params, "context");
-            if get_str(&context, "name").is_some_and(|n| n == world_name()) {
-                let id = get(&context, "id").as_f64().map(|i| (i as i64).to_string());
-                let unique = get_str(&context, "uniqueId");
-                with(|w| {
-                    w.gestures.hidden_contexts.extend(id.into_iter().chain(unique).map(|c| (tab_id, c)))
-                });
-                return true; // never announced to a client
-            }
-            false
+            let Some(name) = get_str(&context, "name") else { return false };
+            let id = get(&context, "id").as_f64().map(|i| (i as i64).to_string());
+            let ids = id.into_iter().chain(get_str(&context, "uniqueId"));
+            // Ours is never announced to a client.
+            with(|w| w.gestures.context_created(tab_id, &name, ids))
         }
         _ => false,
     }
 }
 
 fn request_paused(tab_id: TabId, session: Option<&str>, params: &JsValue) -> bool {
-    let request = get(params, "request");
-    let method = get_str(&request, "method").unwrap_or_default().to_ascii_uppercase();
+    let method = get_str(&get(params, "request"), "method").unwrap_or_default();
     let response_stage = !get(params, "responseStatusCode").is_undefined()
         || !get(params, "responseErrorReason").is_undefined();
     let Some(id) = get_str(params, "requestId") else { return false };
-    let read = response_stage || matches!(method.as_str(), "GET" | "HEAD" | "OPTIONS");
-    let target = (tab_id, session.map(str::to_owned));
-    if read && !with(|w| w.gestures.clients_intercept.contains(&target)) {
-        let continued = to_js(&json!({ "requestId": id }));
-        let session = session.map(str::to_owned);
-        spawn_local(async move {
-            let _ =
-                chrome::send_command(tab_id, session.as_deref(), "Fetch.continueRequest", &continued).await;
-        });
-        return true;
+    let read = is_read(&method, response_stage);
+    if with(|w| w.gestures.paused(tab_id, session, read, id.clone())) == Paused::ToDaemon {
+        return false;
     }
-    if !read {
-        with(|w| w.gestures.held.entry(tab_id).or_default().insert((target.1, id)));
-    }
-    false
+    let continued = to_js(&json!({ "requestId": id }));
+    let session = session.map(str::to_owned);
+    spawn_local(async move {
+        let _ = chrome::send_command(tab_id, session.as_deref(), "Fetch.continueRequest", &continued).await;
+    });
+    true
 }
 
 /// A command about to reach Chrome for a client (or the daemon): refused if it names one of our
@@ -216,54 +177,17 @@ pub fn command_sent(
     method: &str,
     params: &JsValue,
 ) -> Result<(), CdpError> {
-    if method.starts_with("Fetch.") {
-        if let Some(id) = get_str(params, "requestId") {
-            with(|w| {
-                if let Some(held) = w.gestures.held.get_mut(&tab_id) {
-                    held.remove(&(session.map(str::to_owned), id));
-                }
-            });
-        }
-        return Ok(());
-    }
-    if method == "Page.removeScriptToEvaluateOnNewDocument" {
-        let ours = get_str(params, "identifier").is_some_and(|id| {
-            with(|w| w.gestures.hooks.contains(&((tab_id, session.map(str::to_owned)), id)))
-        });
-        if ours {
-            // As Chrome answers an identifier it does not know.
-            return Err(CdpError { code: -32000, message: "Script not found".into(), data: None });
-        }
-        return Ok(());
-    }
-    if !(method.starts_with("Runtime.") || method.starts_with("DOM.") || method.starts_with("Debugger.")) {
-        return Ok(());
-    }
-    let named = ["contextId", "executionContextId", "uniqueContextId"]
-        .into_iter()
-        .filter_map(|k| {
-            let v = get(params, k);
-            v.as_string().or_else(|| v.as_f64().map(|n| (n as i64).to_string()))
-        })
-        .chain(get_str(params, "objectId").and_then(|o| o.split('.').nth(1).map(str::to_owned)));
-    let hidden = with(|w| {
-        let g = &w.gestures;
-        named.into_iter().any(|c| g.hidden_contexts.contains(&(tab_id, c)))
-    });
-    if hidden {
-        return Err(CdpError {
-            code: -32000,
-            message: "Cannot find context with specified id".into(),
-            data: None,
-        });
-    }
-    Ok(())
+    let param = |k: &str| {
+        let v = get(params, k);
+        v.as_string().or_else(|| v.as_f64().map(|n| (n as i64).to_string()))
+    };
+    with(|w| w.gestures.command_sent(tab_id, session, method, param))
 }
 
 /// Fails the writes still held on a tab before the debugger lets go of it (Chrome would send
 /// them on).
 pub async fn fail_held(tab_id: TabId) {
-    let held = with(|w| w.gestures.held.remove(&tab_id)).unwrap_or_default();
+    let held = with(|w| w.gestures.take_held(tab_id));
     for (session, id) in held {
         let params = to_js(&json!({ "requestId": id, "errorReason": "BlockedByClient" }));
         let _ = chrome::send_command(tab_id, session.as_deref(), "Fetch.failRequest", &params).await;
@@ -272,7 +196,7 @@ pub async fn fail_held(tab_id: TabId) {
 
 /// The daemon is gone, and its questions with it: every held write fails.
 pub fn fail_all_held() {
-    let tabs: Vec<TabId> = with(|w| w.gestures.held.keys().copied().collect());
+    let tabs: Vec<TabId> = with(|w| w.gestures.held_tabs());
     for tab_id in tabs {
         spawn_local(fail_held(tab_id));
     }
@@ -280,13 +204,12 @@ pub fn fail_all_held() {
 
 /// A tab is no longer ours: forget what we knew of it.
 pub fn forget(tab_id: TabId) {
-    with(|w| {
-        let g = &mut w.gestures;
-        g.worlds.retain(|((t, _), _), _| *t != tab_id);
-        g.hidden_contexts.retain(|(t, _)| *t != tab_id);
-        g.clients_intercept.retain(|(t, _)| *t != tab_id);
-        g.hooks.retain(|((t, _), _)| *t != tab_id);
-    });
+    with(|w| w.gestures.forget(tab_id));
+}
+
+/// A tab closed: its held writes went with it.
+pub fn tab_closed(tab_id: TabId) {
+    with(|w| w.gestures.tab_closed(tab_id));
 }
 
 /// [`BrowserOp::Intercept`]: the guard's patterns plus the clients'.
@@ -297,15 +220,8 @@ pub async fn intercept(
     handle_auth_requests: bool,
 ) -> Result<Value, String> {
     wait_for_tab(tab_id).await;
-    let target = (tab_id, session.clone());
     let clients = !client_patterns.is_empty() || handle_auth_requests;
-    with(|w| {
-        if clients {
-            w.gestures.clients_intercept.insert(target.clone());
-        } else {
-            w.gestures.clients_intercept.remove(&target);
-        }
-    });
+    with(|w| w.gestures.intercept(tab_id, session.as_deref(), clients));
     let mut patterns = guard_fetch_patterns();
     patterns.extend(client_patterns);
     let params = to_js(&json!({ "patterns": patterns, "handleAuthRequests": handle_auth_requests }));
@@ -497,9 +413,8 @@ async fn main_frame(tab_id: TabId, session: Option<&str>) -> Result<String, Stri
 
 /// Our isolated world in a frame, made when missing (or `fresh`).
 async fn world(tab_id: TabId, session: Option<&str>, frame_id: &str, fresh: bool) -> Result<i64, String> {
-    let key = ((tab_id, session.map(str::to_owned)), frame_id.to_owned());
     if !fresh {
-        if let Some(id) = with(|w| w.gestures.worlds.get(&key).copied()) {
+        if let Some(id) = with(|w| w.gestures.world(tab_id, session, frame_id)) {
             return Ok(id);
         }
     }
@@ -509,10 +424,7 @@ async fn world(tab_id: TabId, session: Option<&str>, frame_id: &str, fresh: bool
         .await
         .map_err(|e| error_message(&e))?;
     let id = get(&made, "executionContextId").as_f64().ok_or("no world made")? as i64;
-    with(|w| {
-        w.gestures.worlds.insert(key, id);
-        w.gestures.hidden_contexts.insert((tab_id, id.to_string()));
-    });
+    with(|w| w.gestures.world_made(tab_id, session, frame_id, id));
     Ok(id)
 }
 

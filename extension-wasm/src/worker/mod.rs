@@ -10,7 +10,6 @@ mod kill_switch;
 mod navigation;
 mod pairing;
 mod placement;
-mod popups;
 mod prepared;
 mod relay;
 mod settings;
@@ -20,9 +19,16 @@ mod web_only;
 mod workers;
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
-use tabtunnel_wire::{AgentTokenOp, ApprovalRequest, FromExtension, HandoverRequest, TabId, TabInfo};
+use tabtunnel_extension_core::early_events::EarlyEvents;
+use tabtunnel_extension_core::epochs::Epochs;
+use tabtunnel_extension_core::focus::FocusGuard;
+use tabtunnel_extension_core::placement::Placing;
+use tabtunnel_extension_core::popups::{Adopting, Popups};
+use tabtunnel_extension_core::sharing::Sharing;
+use tabtunnel_extension_core::steps::Steps;
+use tabtunnel_wire::{AgentTokenOp, ApprovalRequest, FromExtension, HandoverRequest, TabId};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
@@ -46,32 +52,30 @@ struct Worker {
     generation: u64,
     socket: Option<daemon::Socket>,
     backoff: Backoff,
-    shared: BTreeMap<TabId, TabInfo>,
-    attaching: BTreeSet<TabId>,
-    /// Tabs that went off the web while shared: a script of an agent's may live in them.
-    tainted: BTreeSet<TabId>,
+    /// The shared tabs (read as a map), those being attached and those that left the web.
+    shared: Sharing,
     /// Events of tabs attached with the gesture guard armed but not announced yet (see
     /// `relay::on_debugger_event`), replayed by `sharing::add` once they are.
-    early_events: BTreeMap<TabId, relay::EarlyEvents>,
+    early_events: EarlyEvents<relay::EarlyEvent>,
     /// Tabs with a step in progress that commands arriving meanwhile must wait for: their
     /// debugger session detached and re-attached (a reset, or after `target_closed`), or the tab
     /// made active for a screenshot; each promise resolves when that is done.
     resetting: BTreeMap<TabId, js_sys::Promise>,
+    /// Which of those steps is the latest, so that only it clears `resetting`.
+    tab_steps: Steps<TabId>,
     /// Bumped when a tab's debugger session was lost under its clients: commands they sent
     /// before are answered "Target closed" instead of running on the new session.
-    epochs: BTreeMap<TabId, u64>,
+    epochs: Epochs,
     /// Agents' windows and tab groups.
     places: placement::Places,
     /// New tabs and the pages that opened them, joined (see `agents::listen`).
-    popups: popups::Popups,
+    popups: Popups,
     /// Popups of agents' pages being adopted, and by whom.
-    adopting: BTreeMap<TabId, sharing::Owner>,
+    adopting: Adopting,
     /// The service and shared workers of shared pages, announced as targets.
     workers: workers::Workers,
-    /// When each shared tab last changed its URL (`Date.now()`): whose page a new worker is.
-    navigated_at: BTreeMap<TabId, f64>,
     /// Tabs being put into or taken out of a group by us right now.
-    placing: BTreeSet<TabId>,
+    placing: Placing,
     /// The daemon's agents, as it last reported them.
     agents: Vec<AgentView>,
     /// Agents' requests for the human's active tab, waiting for an answer.
@@ -81,8 +85,10 @@ struct Worker {
     /// Per agent, the tab operation running now; the next waits for it (two at once could
     /// open two windows for one agent).
     agent_queue: BTreeMap<String, js_sys::Promise>,
+    /// Which of those operations is the latest, so that only it clears `agent_queue`.
+    agent_steps: Steps<String>,
     /// The human's focus, and an agent's last pointer press, for [`placement::focus_changed`].
-    focus: placement::FocusGuard,
+    focus: FocusGuard,
     /// The agents' origin rules in the browser.
     navigation: navigation::Navigation,
     /// Questions the policy asks the human, waiting for an answer.
@@ -172,9 +178,7 @@ const HELD_SENDER: &str =
 fn held_sender(sender: &JsValue) -> Option<TabId> {
     let tab = js_sys::Reflect::get(sender, &"tab".into()).ok().filter(|t| t.is_object())?;
     let tab_id = js_sys::Reflect::get(&tab, &"id".into()).ok()?.as_f64()? as TabId;
-    let held = with(|w| {
-        w.shared.contains_key(&tab_id) || w.attaching.contains(&tab_id) || w.tainted.contains(&tab_id)
-    }) || prepared::owner(tab_id).is_some();
+    let held = with(|w| w.shared.is_held(tab_id)) || prepared::owner(tab_id).is_some();
     held.then_some(tab_id)
 }
 
@@ -245,7 +249,7 @@ fn snapshot() -> PanelState {
                 agent: t.agent.clone(),
             })
             .collect(),
-        pending_tabs: w.attaching.iter().copied().collect(),
+        pending_tabs: w.shared.attaching().collect(),
         agents: w.agents.clone(),
         handovers: w.handovers.clone(),
         human_window: w.focus.human_window(),

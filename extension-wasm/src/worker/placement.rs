@@ -6,9 +6,7 @@
 //! joins a group of the agent's in its own window. Dragging a tab out of an agent's group or
 //! window gives it back to the human.
 
-use std::collections::BTreeMap;
-
-use serde::{Deserialize, Serialize};
+pub use tabtunnel_extension_core::placement::{color_of, is_press, OpenedTab, Places};
 use tabtunnel_wire::{TabId, WindowId, DEFAULT_AGENT};
 use wasm_bindgen_futures::spawn_local;
 
@@ -17,40 +15,6 @@ use crate::chrome::{self, NO_GROUP};
 use crate::js::{from_js, sleep, to_js};
 
 const STORAGE_KEY: &str = "agentPlaces";
-
-/// Tab group colours Chrome offers, but grey (which reads as "inactive").
-const COLORS: [&str; 8] = ["blue", "red", "yellow", "green", "pink", "purple", "cyan", "orange"];
-
-/// An agent's window and its groups, remembered across worker restarts.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Places {
-    /// Each agent's own window.
-    pub windows: BTreeMap<String, WindowId>,
-    /// Each agent's tab group in each window it has tabs in.
-    pub groups: BTreeMap<String, BTreeMap<WindowId, i32>>,
-}
-
-/// The colour of an agent's groups: the same name always gets the same colour.
-pub fn color_of(agent: &str) -> &'static str {
-    // FNV-1a: stable across runs and platforms, unlike the std hasher.
-    let hash = agent.bytes().fold(0x811c_9dc5_u32, |h, b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193));
-    COLORS[hash as usize % COLORS.len()]
-}
-
-/// A tab opened for an agent by [`open_tab`], in the background of its window until [`show`].
-pub struct OpenedTab {
-    pub tab: chrome::Tab,
-    /// The blank tab a new window opened with, closed once the agent's tab is shown.
-    placeholder: Option<TabId>,
-}
-
-impl OpenedTab {
-    /// The tab, and the placeholder if there is one.
-    pub fn tab_ids(&self) -> impl Iterator<Item = TabId> + '_ {
-        self.tab.id.into_iter().chain(self.placeholder)
-    }
-}
 
 /// Opens a tab for `agent` showing `url`: in its window (opened now, unfocused, if it has none)
 /// and in its group, but not yet shown: [`show`] makes it the window's active tab once the
@@ -70,20 +34,23 @@ pub async fn open_tab(agent: &str, url: &str) -> Result<OpenedTab, String> {
         Some(window_id) => {
             let properties = serde_json::json!({ "windowId": window_id, "url": url, "active": false });
             match chrome::create_tab(&properties).await {
-                Ok(tab) => OpenedTab { tab, placeholder: None },
+                Ok(tab) => OpenedTab {
+                    tab_id: tab.id.ok_or("Chrome opened a tab without an id")?,
+                    window_id: tab.window_id,
+                    placeholder: None,
+                },
                 Err(_) => open_window(agent, url).await?,
             }
         }
         None => open_window(agent, url).await?,
     };
-    let tab_id = opened.tab.id.ok_or("Chrome opened a tab without an id")?;
     // Grouping runs beside the attach, off the client's path (createTarget waits for the
     // attach, not for the tab strip). Marked as placing first, so its group change is ours.
-    with(|w| w.placing.insert(tab_id));
-    let (window_id, agent) = (opened.tab.window_id, agent.to_owned());
+    let (tab_id, window_id, agent) = (opened.tab_id, opened.window_id, agent.to_owned());
+    let grouping = with(|w| w.placing.begin(tab_id));
     spawn_local(async move {
         group(tab_id, window_id, &agent).await;
-        with(|w| w.placing.remove(&tab_id));
+        with(|w| w.placing.finish(grouping));
     });
     Ok(opened)
 }
@@ -92,7 +59,7 @@ pub async fn open_tab(agent: &str, url: &str) -> Result<OpenedTab, String> {
 /// the active tab of its window. Its window's placeholder, if any, closes behind it (not waited
 /// for: the tab is shown already).
 pub async fn show(opened: &OpenedTab) -> Result<(), String> {
-    let tab_id = opened.tab.id.ok_or("Chrome opened a tab without an id")?;
+    let tab_id = opened.tab_id;
     chrome::update_tab(tab_id, &serde_json::json!({ "active": true })).await?;
     if let Some(placeholder) = opened.placeholder {
         spawn_local(close_placeholder(placeholder));
@@ -102,9 +69,7 @@ pub async fn show(opened: &OpenedTab) -> Result<(), String> {
 
 /// Closes what [`open_tab`] opened, when the tab cannot be given to the agent after all.
 pub async fn abandon(opened: &OpenedTab) {
-    if let Some(tab_id) = opened.tab.id {
-        let _ = chrome::remove_tab(tab_id).await;
-    }
+    let _ = chrome::remove_tab(opened.tab_id).await;
     close_placeholder_of(opened).await;
 }
 
@@ -133,7 +98,11 @@ async fn open_window(agent: &str, url: &str) -> Result<OpenedTab, String> {
     with(|w| w.places.windows.insert(agent.to_owned(), window_id));
     persist();
     match <[chrome::Tab; 2]>::try_from(window.tabs) {
-        Ok([placeholder, tab]) => Ok(OpenedTab { tab, placeholder: placeholder.id }),
+        Ok([placeholder, tab]) => Ok(OpenedTab {
+            tab_id: tab.id.ok_or("Chrome opened a tab without an id")?,
+            window_id: tab.window_id,
+            placeholder: placeholder.id,
+        }),
         Err(tabs) => Err(format!("Chrome opened a window with {} tabs instead of two", tabs.len())),
     }
 }
@@ -144,13 +113,13 @@ pub async fn join_group(tab_id: TabId, window_id: WindowId, agent: &str) {
     if agent == DEFAULT_AGENT {
         return;
     }
-    with(|w| w.placing.insert(tab_id));
+    let grouping = with(|w| w.placing.begin(tab_id));
     group(tab_id, window_id, agent).await;
-    with(|w| w.placing.remove(&tab_id));
+    with(|w| w.placing.finish(grouping));
 }
 
 async fn group(tab_id: TabId, window_id: WindowId, agent: &str) {
-    let existing = with(|w| w.places.groups.get(agent).and_then(|g| g.get(&window_id)).copied());
+    let existing = with(|w| w.places.group_of(agent, window_id));
     let grouped = match existing {
         Some(group) => match chrome::group_tab(tab_id, window_id, Some(group)).await {
             Ok(group) => Ok(group),
@@ -165,8 +134,9 @@ async fn group(tab_id: TabId, window_id: WindowId, agent: &str) {
                 if let Err(e) = chrome::name_group(group, agent, color_of(agent)).await {
                     warn!("could not name the group of {agent}: {e}");
                 }
-                with(|w| w.places.groups.entry(agent.to_owned()).or_default().insert(window_id, group));
-                persist();
+                if with(|w| w.places.grouped(agent, window_id, group)) {
+                    persist();
+                }
             }
         }
         Err(e) => warn!("could not group tab {tab_id} for {agent}: {e}"),
@@ -185,12 +155,12 @@ pub async fn leave_group(tab_id: TabId) {
 }
 
 fn is_agent_group(group_id: i32) -> bool {
-    with(|w| w.places.groups.values().any(|g| g.values().any(|id| *id == group_id)))
+    with(|w| w.places.is_agent_group(group_id))
 }
 
 /// Whether `window_id` is some agent's own window (its tabs may be activated and resized).
 pub fn is_agent_window(window_id: WindowId) -> bool {
-    with(|w| w.places.windows.values().any(|id| *id == window_id))
+    with(|w| w.places.is_agent_window(window_id))
 }
 
 /// Before a screenshot of an agent's tab: it must be the active tab of its window to paint at
@@ -229,12 +199,11 @@ pub fn group_changed(tab_id: TabId, _group_id: i32) {
     }
     spawn_local(async move {
         sleep(50).await;
-        if with(|w| w.placing.contains(&tab_id) || w.attaching.contains(&tab_id)) {
+        if with(|w| w.placing.contains(tab_id) || w.shared.is_attaching(tab_id)) {
             return;
         }
         let (Some(now), Ok(tab)) = (sharing::owner_of(tab_id), chrome::get_tab(tab_id).await) else { return };
-        let own = with(|w| w.places.groups.get(&now.agent).and_then(|g| g.get(&tab.window_id)).copied());
-        if now.agent != DEFAULT_AGENT && own != Some(tab.group_id) {
+        if with(|w| w.places.left_group(&now, tab.window_id, tab.group_id)) {
             log!("tab {tab_id} left the group of {}: it goes back to the human", now.agent);
             sharing::release(tab_id).await;
         }
@@ -245,36 +214,9 @@ pub fn group_changed(tab_id: TabId, _group_id: i32) {
 /// the human; a handed tab may move between the human's windows (its group follows it).
 pub fn window_changed(tab_id: TabId, window_id: WindowId) {
     let Some(owner) = sharing::owner_of(tab_id) else { return };
-    if owner.agent == DEFAULT_AGENT {
-        return;
-    }
-    let own_window = with(|w| w.places.windows.get(&owner.agent).copied());
-    if owner.created && own_window.is_some_and(|own| own != window_id) {
+    if with(|w| w.places.left_window(&owner, window_id)) {
         log!("tab {tab_id} left the window of {}: it goes back to the human", owner.agent);
         spawn_local(sharing::release(tab_id));
-    }
-}
-
-/// How long after an agent's pointer press a focus change to its window counts as caused by it.
-const PRESS_FOCUS_WINDOW_MS: f64 = 1500.0;
-
-/// Chrome activates a tab's window when a page gets a mouse press or a touch, synthetic ones
-/// included (measured: `Input.dispatchMouseEvent mousePressed` and `dispatchTouchEvent
-/// touchStart` do; moves, releases, keys and `insertText` do not; focus emulation does not
-/// prevent it). So an agent's click would take the human's focus. The guard remembers the
-/// human's window and gives focus straight back when it moves to an agent's window right after
-/// that agent pressed there.
-#[derive(Debug, Default)]
-pub struct FocusGuard {
-    /// The last focused window that is not an agent's.
-    human_window: Option<WindowId>,
-    /// The agent window an agent last pressed in, and when (`Date.now()`).
-    pressed: Option<(WindowId, f64)>,
-}
-
-impl FocusGuard {
-    pub fn human_window(&self) -> Option<WindowId> {
-        self.human_window
     }
 }
 
@@ -282,18 +224,7 @@ impl FocusGuard {
 pub fn agent_pressing(tab_id: TabId) {
     let window = with(|w| w.shared.get(&tab_id).filter(|t| t.agent != DEFAULT_AGENT).map(|t| t.window_id));
     if let Some(window) = window.filter(|w| is_agent_window(*w)) {
-        with(|w| w.focus.pressed = Some((window, js_sys::Date::now())));
-    }
-}
-
-/// Whether an `Input.*` command presses: what makes Chrome activate the tab's window.
-/// `event_type` reads the params' `type`, asked only of the methods that have one.
-pub fn is_press(method: &str, event_type: impl FnOnce() -> Option<String>) -> bool {
-    match method {
-        "Input.dispatchMouseEvent" => event_type().as_deref() == Some("mousePressed"),
-        "Input.dispatchTouchEvent" => event_type().as_deref() == Some("touchStart"),
-        "Input.synthesizeTapGesture" | "Input.emulateTouchFromMouseEvent" => true,
-        _ => false,
+        with(|w| w.focus.agent_pressing(window, js_sys::Date::now()));
     }
 }
 
@@ -306,7 +237,7 @@ fn focus_changed(window_id: WindowId) {
         // Only a normal window is where the human works (not a popup such as the side panel's).
         spawn_local(async move {
             if chrome::get_window(window_id).await.is_ok_and(|w| w.kind == "normal") {
-                let changed = with(|w| w.focus.human_window.replace(window_id) != Some(window_id));
+                let changed = with(|w| w.focus.human_focused(window_id));
                 if changed {
                     super::broadcast();
                 }
@@ -314,14 +245,7 @@ fn focus_changed(window_id: WindowId) {
         });
         return;
     }
-    let give_back = with(|w| match (w.focus.pressed, w.focus.human_window) {
-        (Some((pressed, at)), Some(human))
-            if pressed == window_id && js_sys::Date::now() - at < PRESS_FOCUS_WINDOW_MS =>
-        {
-            Some(human)
-        }
-        _ => None,
-    });
+    let give_back = with(|w| w.focus.agent_window_focused(window_id, js_sys::Date::now()));
     if let Some(human) = give_back {
         spawn_local(async move {
             if let Err(e) = chrome::update_window(human, &serde_json::json!({ "focused": true })).await {
@@ -340,22 +264,12 @@ pub fn listen() {
     spawn_local(async {
         if let Ok(window) = chrome::last_focused_normal_window().await {
             if let Some(id) = window.id.filter(|id| !is_agent_window(*id)) {
-                with(|w| {
-                    w.focus.human_window.get_or_insert(id);
-                });
+                with(|w| w.focus.human_window_found(id));
             }
         }
     });
     let on_removed = Closure::<dyn FnMut(WindowId)>::new(|window_id: WindowId| {
-        let changed = with(|w| {
-            let before = (w.places.windows.len(), w.places.groups.values().map(BTreeMap::len).sum::<usize>());
-            w.places.windows.retain(|_, id| *id != window_id);
-            for groups in w.places.groups.values_mut() {
-                groups.remove(&window_id);
-            }
-            w.places.groups.retain(|_, g| !g.is_empty());
-            before != (w.places.windows.len(), w.places.groups.values().map(BTreeMap::len).sum::<usize>())
-        });
+        let changed = with(|w| w.places.window_removed(window_id));
         if changed {
             persist();
         }
@@ -383,32 +297,4 @@ fn persist() {
             warn!("storage.session.set failed: {e}");
         }
     });
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{color_of, is_press};
-
-    #[test]
-    fn presses_are_what_activates_a_window() {
-        let of = |t: &str| {
-            let t = t.to_owned();
-            move || Some(t)
-        };
-        assert!(is_press("Input.dispatchMouseEvent", of("mousePressed")));
-        assert!(!is_press("Input.dispatchMouseEvent", of("mouseMoved")));
-        assert!(!is_press("Input.dispatchMouseEvent", of("mouseReleased")));
-        assert!(!is_press("Input.dispatchMouseEvent", || None));
-        assert!(is_press("Input.dispatchTouchEvent", of("touchStart")));
-        assert!(!is_press("Input.dispatchKeyEvent", || panic!("keys have no press")));
-        assert!(is_press("Input.synthesizeTapGesture", || None));
-    }
-
-    #[test]
-    fn an_agent_keeps_its_colour_and_agents_spread_over_them() {
-        assert_eq!(color_of("claude"), color_of("claude"));
-        let colors: std::collections::BTreeSet<&str> =
-            (0..40).map(|i| color_of(&format!("agent-{i}"))).collect();
-        assert!(colors.len() >= 6, "{colors:?}");
-    }
 }

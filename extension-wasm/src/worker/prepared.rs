@@ -13,12 +13,11 @@
 //! on. One the human takes for themselves (navigates, drags away) is let go; one the human closes
 //! is not made again for that agent until its next page.
 
-use std::collections::{BTreeMap, BTreeSet};
-
-use tabtunnel_wire::{TabId, TabInfo, WindowId};
+pub use tabtunnel_extension_core::prepared::{Prepared, Ready};
+use tabtunnel_wire::{TabId, WindowId};
 use wasm_bindgen_futures::spawn_local;
 
-use super::placement::{self, OpenedTab};
+use super::placement;
 use super::sharing::{self, Owner};
 use super::{browser_ops, gestures, with};
 use crate::chrome;
@@ -30,36 +29,11 @@ const STORAGE_KEY: &str = "preparedTabs";
 /// How long after handing a tab out the next is prepared.
 const REFILL_DELAY_MS: u32 = 1_000;
 
-#[derive(Default)]
-pub struct Prepared {
-    /// The agents the daemon wants a tab ready for.
-    wanted: BTreeSet<String>,
-    /// Each agent's tab, ready.
-    ready: BTreeMap<String, Ready>,
-    /// Agents whose tab is being prepared now.
-    preparing: BTreeSet<String>,
-    /// Tabs opened by a preparation not done yet (remembered, so a restarted worker closes them).
-    opening: BTreeSet<TabId>,
-    /// Agents whose prepared tab the human closed: none again until their next page.
-    declined: BTreeSet<String>,
-}
-
-/// A tab ready for its agent: opened in the background of its window and attached.
-pub struct Ready {
-    pub opened: OpenedTab,
-    /// As `sharing::attach_and_describe` described it.
-    pub info: TabInfo,
-}
-
 /// The daemon's list of agents that should have a tab ready; those no longer in it lose theirs.
 pub fn wanted(agents: Vec<String>) {
-    let wanted: BTreeSet<String> = agents.into_iter().collect();
-    let gone = with(|w| {
-        let p = &mut w.prepared;
-        p.declined.retain(|a| wanted.contains(a));
-        p.wanted = wanted.clone();
-        let gone: Vec<String> = p.ready.keys().filter(|a| !p.wanted.contains(*a)).cloned().collect();
-        gone.iter().filter_map(|a| p.ready.remove(a)).collect::<Vec<_>>()
+    let (gone, wanted) = with(|w| {
+        let gone = w.prepared.wanted(agents);
+        (gone, w.prepared.wanted_agents().map(str::to_owned).collect::<Vec<_>>())
     });
     if !gone.is_empty() {
         persist();
@@ -82,7 +56,7 @@ pub fn drop_all() {
 /// window); it is the caller's now. Called inside the agent's queue of tab operations
 /// (`browser_ops::serially`), so a preparation under way has finished.
 pub async fn take(agent: &str) -> Option<Ready> {
-    let ready = with(|w| w.prepared.ready.remove(agent))?;
+    let ready = with(|w| w.prepared.take(agent))?;
     persist();
     let own_window = with(|w| w.places.windows.get(agent).copied());
     match chrome::get_tab(ready.info.tab_id).await {
@@ -108,7 +82,7 @@ pub async fn take(agent: &str) -> Option<Ready> {
 /// later. At once, opening it would take the CPU from the client's first steps on the page it
 /// just got (measured: its answer 35-70 ms later on a busy machine).
 pub fn refill(agent: &str) {
-    with(|w| w.prepared.declined.remove(agent));
+    with(|w| w.prepared.refilled(agent));
     let agent = agent.to_owned();
     spawn_local(async move {
         sleep(REFILL_DELAY_MS).await;
@@ -118,60 +92,35 @@ pub fn refill(agent: &str) {
 
 /// Starts preparing a tab for `agent` unless it has one, is getting one, or is not wanted.
 fn ensure(agent: String) {
-    let start = with(|w| {
-        let p = &mut w.prepared;
-        p.wanted.contains(&agent)
-            && !p.declined.contains(&agent)
-            && !p.ready.contains_key(&agent)
-            && p.preparing.insert(agent.clone())
-    });
-    if !start {
-        return;
-    }
+    let Some(preparation) = with(|w| w.prepared.begin(&agent)) else { return };
     spawn_local(async move {
         // In the agent's queue: a CreateTab sent meanwhile waits for this tab and takes it.
         let outcome = browser_ops::serially(&agent, prepare(&agent)).await;
-        with(|w| w.prepared.preparing.remove(&agent));
-        match outcome {
-            Ok(Some(ready)) => {
-                let keep = with(|w| {
-                    let p = &mut w.prepared;
-                    let keep = p.wanted.contains(&agent) && !p.ready.contains_key(&agent);
-                    if keep {
-                        p.ready.insert(agent.clone(), ready);
-                        None
-                    } else {
-                        Some(ready)
-                    }
-                });
-                match keep {
-                    None => persist(),
-                    Some(unwanted) => discard(unwanted).await,
-                }
-            }
-            Ok(None) => {}
-            Err(e) => warn!("could not prepare a tab for {agent}: {e}"),
+        let made = outcome.unwrap_or_else(|e| {
+            warn!("could not prepare a tab for {agent}: {e}");
+            None
+        });
+        let kept = made.is_some();
+        match with(|w| w.prepared.finish(preparation, made)) {
+            Some(unwanted) => discard(unwanted).await,
+            None if kept => persist(),
+            None => {}
         }
     });
 }
 
 /// Opens and attaches a blank tab for `agent`, unless it is no longer wanted by now.
 async fn prepare(agent: &str) -> Result<Option<Ready>, String> {
-    let still_wanted = with(|w| w.prepared.wanted.contains(agent) && !w.prepared.ready.contains_key(agent));
-    if !still_wanted || super::kill_switch::is_engaged() {
+    if !with(|w| w.prepared.still_wanted(agent)) || super::kill_switch::is_engaged() {
         return Ok(None);
     }
     let opened = placement::open_tab(agent, "about:blank").await?;
-    let tab_id = opened.tab.id.ok_or("Chrome opened a tab without an id")?;
-    with(|w| w.prepared.opening.extend(opened.tab_ids()));
+    let tab_id = opened.tab_id;
+    with(|w| w.prepared.opening(opened.tab_ids()));
     persist();
     let owner = Owner { agent: agent.to_owned(), created: true };
     let described = sharing::attach_unguarded_and_describe(tab_id, owner).await;
-    with(|w| {
-        for id in opened.tab_ids() {
-            w.prepared.opening.remove(&id);
-        }
-    });
+    with(|w| w.prepared.opened(opened.tab_ids()));
     match described {
         Ok(info) => Ok(Some(Ready { opened, info })),
         Err(e) => {
@@ -195,22 +144,16 @@ fn is_blank(tab: &chrome::Tab) -> bool {
 
 /// The agent whose prepared tab this is.
 pub(super) fn owner(tab_id: TabId) -> Option<String> {
-    with(|w| w.prepared.ready.iter().find(|(_, r)| r.info.tab_id == tab_id).map(|(a, _)| a.clone()))
+    with(|w| w.prepared.owner(tab_id).map(str::to_owned))
 }
 
 /// A tab closed, or the debugger left a tab we did not share (the human cancelled debugging,
 /// or Chrome took the session away): a prepared one is given up and closed with its window's
 /// placeholder, and its agent gets none again until its next page.
 pub fn lost(tab_id: TabId) {
-    let Some(agent) = owner(tab_id) else { return };
-    let ready = with(|w| {
-        w.prepared.declined.insert(agent.clone());
-        w.prepared.ready.remove(&agent)
-    });
+    let Some((_, ready)) = with(|w| w.prepared.give_up(tab_id)) else { return };
     persist();
-    if let Some(ready) = ready {
-        spawn_local(discard(ready));
-    }
+    spawn_local(discard(ready));
 }
 
 /// A tab navigated: a prepared one the human sent somewhere is theirs now.
@@ -222,7 +165,7 @@ pub fn navigated(tab_id: TabId, url: &str) {
 
 /// A tab moved to another window: a prepared one the human dragged out is theirs now.
 pub fn moved(tab_id: TabId, window_id: WindowId) {
-    if owner(tab_id).is_some_and(|agent| with(|w| w.places.windows.get(&agent) != Some(&window_id))) {
+    if with(|w| w.prepared.dragged_out(tab_id, window_id, |agent| w.places.window_of(agent))) {
         let_go(tab_id);
     }
 }
@@ -230,21 +173,15 @@ pub fn moved(tab_id: TabId, window_id: WindowId) {
 /// A prepared tab the human took: the debugger leaves it, it leaves the agent's group, and its
 /// window's placeholder closes.
 fn let_go(tab_id: TabId) {
-    let Some(agent) = owner(tab_id) else { return };
+    let Some((agent, ready)) = with(|w| w.prepared.give_up(tab_id)) else { return };
     log!("the prepared tab {tab_id} of {agent} is the human's now");
-    let ready = with(|w| {
-        w.prepared.declined.insert(agent.clone());
-        w.prepared.ready.remove(&agent)
-    });
     persist();
     spawn_local(async move {
         if let Err(e) = chrome::detach(tab_id).await {
             warn!("detach from tab {tab_id}: {e}");
         }
         placement::leave_group(tab_id).await;
-        if let Some(ready) = ready {
-            placement::close_placeholder_of(&ready.opened).await;
-        }
+        placement::close_placeholder_of(&ready.opened).await;
     });
 }
 
@@ -263,10 +200,7 @@ pub async fn restore() {
 }
 
 fn persist() {
-    let tabs: Vec<TabId> = with(|w| {
-        let p = &w.prepared;
-        p.ready.values().flat_map(|r| r.opened.tab_ids()).chain(p.opening.iter().copied()).collect()
-    });
+    let tabs: Vec<TabId> = with(|w| w.prepared.stored());
     let items = js_sys::Object::new();
     let _ = js_sys::Reflect::set(&items, &STORAGE_KEY.into(), &to_js(&tabs));
     spawn_local(async move {

@@ -5,10 +5,11 @@
 //! (`wire::hot`). They never enter wasm, which would copy them twice and validate them again.
 
 use js_sys::JsString;
+use tabtunnel_extension_core::early_events::{self, Kept};
 use tabtunnel_wire::{hot, CdpError, CommandResult, FromExtension, RequestId, TabId};
 use wasm_bindgen::prelude::*;
 
-use super::{batching, daemon, sharing, with, workers};
+use super::{batching, daemon, with, workers};
 use crate::chrome::{self, Debuggee};
 use crate::js::{error_message, json_js};
 
@@ -88,21 +89,6 @@ pub fn listen() {
 /// A `chrome.debugger.onEvent` kept until its tab is announced: `(source, method, params)`.
 pub type EarlyEvent = (JsValue, String, JsValue);
 
-/// The events one tab gathered between its attach and its announcement.
-#[derive(Default)]
-pub struct EarlyEvents {
-    /// Attaches under way that will announce the tab or give up (a popup's adoption and the
-    /// human's "share" can overlap): the events go when the last gives up, not the first.
-    pub holders: u32,
-    pub events: Vec<EarlyEvent>,
-    /// Events past [`EARLY_EVENTS`], dropped (and said once).
-    pub dropped: usize,
-}
-
-/// How many events a tab may gather between its attach and its announcement (milliseconds
-/// apart, so a handful: a bound, not a budget).
-const EARLY_EVENTS: usize = 10_000;
-
 /// One `chrome.debugger.onEvent`: to the gesture guard, then to the daemon. A tab attached
 /// with the guard armed but not yet announced (`sharing::add`) keeps its events for then: the
 /// guard's `Fetch.requestPaused` for a popup's first request came in that gap and was dropped,
@@ -112,19 +98,9 @@ pub fn on_debugger_event(source: JsValue, method: String, params: JsValue) {
     let tab_id = match events.tab_id().map(|t| t as TabId) {
         Some(tab_id) if with(|w| w.shared.contains_key(&tab_id)) => tab_id,
         Some(tab_id) => {
-            let first_dropped = with(|w| match w.early_events.get_mut(&tab_id) {
-                Some(early) if early.events.len() < EARLY_EVENTS => {
-                    early.events.push((source, method, params));
-                    false
-                }
-                Some(early) => {
-                    early.dropped += 1;
-                    early.dropped == 1
-                }
-                None => false,
-            });
-            if first_dropped {
-                warn!("tab {tab_id}: dropping events past {EARLY_EVENTS} before it was announced");
+            let kept = with(|w| w.early_events.keep(tab_id, (source, method, params)));
+            if kept == (Kept::Dropped { first: true }) {
+                warn!("tab {tab_id}: dropping events past {} before it was announced", early_events::LIMIT);
             }
             return;
         }
@@ -148,7 +124,7 @@ pub fn on_debugger_event(source: JsValue, method: String, params: JsValue) {
 /// Runs one command; always answers, since a client waits for every id. `gate` is a step of
 /// the tab in progress (a reset, a screenshot's bring-forward: [`super::sharing::exclusively`])
 /// that the command must wait for.
-/// `epoch` is the tab's session generation when the command arrived (see [`sharing::epoch`]).
+/// `epoch` is the tab's session generation when the command arrived (see `sharing::epoch`).
 pub async fn run_command(
     generation: u64,
     command: IncomingCommand,
@@ -177,9 +153,7 @@ pub async fn run_command(
 /// a CDP error.
 async fn outcome(command: IncomingCommand, epoch: u64) -> Result<JsString, CdpError> {
     let IncomingCommand { tab_id, child_session_id, method, params, .. } = command;
-    if sharing::epoch(tab_id) != epoch {
-        return Err(server_error("Target closed: the tab's debugger session was lost".into()));
-    }
+    with(|w| w.epochs.check(tab_id, epoch)).map_err(|closed| server_error(closed.into()))?;
     let worker = match workers::is_worker(tab_id) {
         true => Some(workers::attached(tab_id).await.map_err(server_error)?),
         false if with(|w| w.shared.contains_key(&tab_id)) => None,

@@ -2,7 +2,9 @@
 //! CDP targets, following them (navigation, close, detach, moves), and remembering them across
 //! worker restarts.
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
+pub use tabtunnel_extension_core::sharing::Owner;
+use tabtunnel_extension_core::sharing::{Detached, Reattached, Share, StoredTab};
 use tabtunnel_wire::{FromExtension, TabId, TabInfo, UnshareReason, WindowId, DEFAULT_AGENT};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
@@ -18,33 +20,6 @@ use crate::restricted::check_debuggable;
 /// worker (not the browser), like the debugger sessions themselves.
 const STORAGE_KEY: &str = "sharedTabs";
 
-/// Who a shared tab belongs to, as remembered across worker restarts.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Owner {
-    pub agent: String,
-    /// The agent opened it (closed when the agent is done), rather than the human handing it.
-    pub created: bool,
-}
-
-impl Owner {
-    pub fn human_shared() -> Self {
-        Owner { agent: DEFAULT_AGENT.into(), created: false }
-    }
-
-    /// Whether its tab's page is shown as focused (`wire::emulates_focus`).
-    fn emulates_focus(&self) -> bool {
-        tabtunnel_wire::emulates_focus(&self.agent, self.created)
-    }
-}
-
-#[derive(Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct StoredTab {
-    tab_id: TabId,
-    #[serde(flatten)]
-    owner: Owner,
-}
 /// After `target_closed` on a living tab (e.g. it navigated to a restricted page), wait this long
 /// before trying to re-attach.
 const REATTACH_DELAY_MS: u32 = 150;
@@ -59,14 +34,16 @@ pub fn listen() {
             return workers::detached(&target_id, &reason);
         }
         let Some(tab_id) = source.tab_id else { return };
-        if !is_shared(tab_id) {
-            return prepared::lost(tab_id);
-        }
-        log!("debugger detached from tab {tab_id}: {reason}");
-        match reason.as_str() {
-            "canceled_by_user" => unshare(tab_id, UnshareReason::CanceledByUser),
-            "target_closed" => reattach(tab_id),
-            _ => unshare(tab_id, UnshareReason::Detached),
+        match with(|w| w.shared.detached(tab_id, &reason)) {
+            Detached::NotShared => prepared::lost(tab_id),
+            Detached::Reattach => {
+                log!("debugger detached from tab {tab_id}: {reason}");
+                reattach(tab_id)
+            }
+            Detached::Unshare(why) => {
+                log!("debugger detached from tab {tab_id}: {reason}");
+                unshare(tab_id, why)
+            }
         }
     });
     chrome::on_debugger_detach(&on_detach);
@@ -75,8 +52,9 @@ pub fn listen() {
     let on_removed = Closure::<dyn FnMut(TabId, JsValue)>::new(|tab_id: TabId, _info: JsValue| {
         with(|w| {
             w.popups.tab_removed(tab_id);
-            w.early_events.remove(&tab_id);
+            w.early_events.tab_removed(tab_id);
         });
+        gestures::tab_closed(tab_id);
         if is_shared(tab_id) {
             unshare(tab_id, UnshareReason::Closed);
         } else {
@@ -101,7 +79,7 @@ pub fn listen() {
                 ["url", "title"].iter().any(|k| js_sys::Reflect::has(&change, &(*k).into()).unwrap_or(false));
             if relevant && is_shared(tab_id) {
                 if js_sys::Reflect::has(&change, &"url".into()).unwrap_or(false) {
-                    with(|w| w.navigated_at.insert(tab_id, js_sys::Date::now()));
+                    with(|w| w.shared.navigated(tab_id, js_sys::Date::now()));
                 }
                 if let Some(tab) = from_js::<chrome::Tab>(&tab) {
                     changed(tab_id, |info| {
@@ -136,7 +114,7 @@ pub fn is_shared(tab_id: TabId) -> bool {
 
 /// The agent a shared tab belongs to.
 pub fn owner_of(tab_id: TabId) -> Option<Owner> {
-    with(|w| w.shared.get(&tab_id).map(|t| Owner { agent: t.agent.clone(), created: t.created }))
+    with(|w| w.shared.owner_of(tab_id))
 }
 
 /// Shares a tab at the user's request: with the default agent (the plain endpoint's).
@@ -147,30 +125,24 @@ pub async fn share(tab_id: TabId) -> Result<(), String> {
 /// Shares a tab with an agent; a tab already shared changes hands (the daemon moves it from one
 /// agent's clients to the other's). Returns its description.
 pub async fn share_with(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> {
-    if super::kill_switch::is_engaged() {
-        return Err("The kill switch is on: no tab is shared until you turn it off.".into());
-    }
-    if let Some(mut info) = with(|w| w.shared.get(&tab_id).cloned()) {
-        if info.agent != owner.agent || info.created != owner.created {
-            if info.emulates_focus() != owner.emulates_focus() {
-                emulate_focus(tab_id, owner.emulates_focus()).await;
+    let attach = match with(|w| w.shared.share(tab_id, owner.clone(), w.kill_switch)) {
+        Share::Refused(why) => return Err(why.into()),
+        Share::Unchanged(info) => return Ok(info),
+        Share::ChangedHands { info, refocus } => {
+            if let Some(enabled) = refocus {
+                emulate_focus(tab_id, enabled).await;
             }
-            info.agent = owner.agent;
-            info.created = owner.created;
-            with(|w| w.shared.insert(tab_id, info.clone()));
             navigation::apply(tab_id, Some(&info.agent)).await;
             daemon::send(&FromExtension::TabChanged(info.clone()));
             persist();
             broadcast();
+            return Ok(info);
         }
-        return Ok(info);
-    }
-    if !with(|w| w.attaching.insert(tab_id)) {
-        return Err("This tab is being shared already; try again in a moment.".into());
-    }
+        Share::Attach(attach) => attach,
+    };
     broadcast();
     let outcome = attach_and_describe(tab_id, true, owner).await;
-    with(|w| w.attaching.remove(&tab_id));
+    with(|w| w.shared.finish_attach(attach));
     match outcome {
         Ok(info) => {
             log!("sharing tab {tab_id} ({}) with {}", info.url, info.agent);
@@ -293,7 +265,11 @@ pub async fn restore() {
     };
     placement::restore().await;
     for StoredTab { tab_id, owner } in stored {
-        match attach_and_describe(tab_id, false, owner).await {
+        // Marked as being attached: a share of the tab meanwhile would detach this session.
+        let Some(attach) = with(|w| w.shared.begin_attach(tab_id)) else { continue };
+        let outcome = attach_and_describe(tab_id, false, owner).await;
+        with(|w| w.shared.finish_attach(attach));
+        match outcome {
             Ok(info) => {
                 log!("re-attached tab {tab_id}");
                 // Announced too: the daemon socket may already be open with an earlier Hello.
@@ -322,14 +298,14 @@ pub fn reset(tab_id: TabId) {
 pub(super) fn exclusively(tab_id: TabId, work: impl std::future::Future<Output = ()> + 'static) {
     let mut resolve = None;
     let done = js_sys::Promise::new(&mut |res, _| resolve = Some(res));
-    let previous = with(|w| w.resetting.insert(tab_id, done.clone()));
+    let (token, previous) = with(|w| (w.tab_steps.begin(tab_id).0, w.resetting.insert(tab_id, done.clone())));
     spawn_local(async move {
         if let Some(previous) = previous {
             let _ = wasm_bindgen_futures::JsFuture::from(previous).await;
         }
         work.await;
         with(|w| {
-            if w.resetting.get(&tab_id).is_some_and(|p| js_sys::Object::is(p, &done)) {
+            if w.tab_steps.finish(&tab_id, token) {
                 w.resetting.remove(&tab_id);
             }
         });
@@ -341,7 +317,7 @@ pub(super) fn exclusively(tab_id: TabId, work: impl std::future::Future<Output =
 
 /// Which debugger session of the tab a command arriving now was meant for.
 pub fn epoch(tab_id: TabId) -> u64 {
-    with(|w| w.epochs.get(&tab_id).copied().unwrap_or(0))
+    with(|w| w.epochs.current(tab_id))
 }
 
 /// The step on this tab (see [`exclusively`]) a command arriving now must wait for, if any.
@@ -380,25 +356,30 @@ async fn reattach_after_target_closed(tab_id: TabId) {
 /// told the tab detached and came back, rather than left believing their domains are enabled.
 async fn reattach_or_unshare(tab_id: TabId, when: &str, clients_lost_state: bool) {
     let Some(owner) = owner_of(tab_id) else { return };
-    match attach_and_describe(tab_id, false, owner).await {
-        Ok(info) if is_shared(tab_id) && clients_lost_state => {
+    let described = attach_and_describe(tab_id, false, owner).await;
+    let info = match described {
+        Ok(info) => info,
+        Err(e) => {
+            log!("could not re-attach tab {tab_id} {when}: {e}");
+            return unshare(tab_id, UnshareReason::Detached);
+        }
+    };
+    match with(|w| w.shared.reattached(&mut w.epochs, info, clients_lost_state)) {
+        Reattached::StartOver(info) => {
             log!("re-attached tab {tab_id} {when}; its clients start over");
-            with(|w| *w.epochs.entry(tab_id).or_default() += 1);
             daemon::send(&FromExtension::TabUnshared { tab_id, reason: UnshareReason::Detached });
-            with(|w| w.shared.insert(tab_id, info.clone()));
             daemon::send(&FromExtension::TabShared(info));
             broadcast();
         }
-        Ok(info) if is_shared(tab_id) => {
+        Reattached::Changed(changed) => {
             log!("re-attached tab {tab_id} {when}");
-            changed(tab_id, |old| *old = info);
+            if let Some(info) = changed {
+                daemon::send(&FromExtension::TabChanged(info));
+                broadcast();
+            }
         }
-        Ok(_) => {
+        Reattached::Gone => {
             let _ = chrome::detach(tab_id).await; // unshared meanwhile
-        }
-        Err(e) => {
-            log!("could not re-attach tab {tab_id} {when}: {e}");
-            unshare(tab_id, UnshareReason::Detached);
         }
     }
 }
@@ -424,24 +405,10 @@ async fn attach_then_describe(
 ) -> Result<TabInfo, String> {
     // Armed, the tab's requests pause for the guard from the attach on: their events wait for
     // the announcement (`add`) rather than being dropped as a stranger tab's.
-    let holds_events = guard
-        && with(|w| {
-            let announced = w.shared.contains_key(&tab_id);
-            if !announced {
-                w.early_events.entry(tab_id).or_default().holders += 1;
-            }
-            !announced
-        });
+    let hold = guard.then(|| with(|w| w.early_events.hold(tab_id, w.shared.contains_key(&tab_id)))).flatten();
     let described = attach_armed_and_describe(tab_id, check_url, owner, guard).await;
-    if described.is_err() && holds_events {
-        with(|w| {
-            if let Some(early) = w.early_events.get_mut(&tab_id) {
-                early.holders -= 1;
-                if early.holders == 0 {
-                    w.early_events.remove(&tab_id);
-                }
-            }
-        });
+    if let (Err(_), Some(hold)) = (&described, hold) {
+        with(|w| w.early_events.give_up(hold));
     }
     described
 }
@@ -465,7 +432,7 @@ async fn attach_armed_and_describe(
             let _ = chrome::detach(tab_id).await;
             // The old session's events (its requests paused for a guard that is gone) are
             // not the new one's.
-            with(|w| w.early_events.get_mut(&tab_id).map(|early| early.events.clear()));
+            with(|w| w.early_events.session_replaced(tab_id));
             chrome::attach(tab_id).await.map_err(|e| format!("Chrome refused to attach: {e}"))?;
         }
         Err(e) => return Err(format!("Chrome refused to attach: {e}")),
@@ -548,14 +515,11 @@ async fn describe(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> {
 /// (its events, a `TabChanged`) reaches the daemon before its `TabShared`.
 pub async fn add(info: TabInfo) {
     navigation::apply(info.tab_id, Some(&info.agent)).await;
-    with(|w| {
-        w.navigated_at.insert(info.tab_id, js_sys::Date::now());
-        w.shared.insert(info.tab_id, info.clone())
-    });
+    with(|w| w.shared.add(info.clone(), js_sys::Date::now()));
     let tab_id = info.tab_id;
     daemon::send(&FromExtension::TabShared(info));
     // What happened since the attach, now that the daemon knows the tab.
-    let early = with(|w| w.early_events.remove(&tab_id)).unwrap_or_default();
+    let early = with(|w| w.early_events.announced(tab_id));
     if early.dropped > 0 {
         warn!("tab {tab_id}: {} events before its announcement were dropped", early.dropped);
     }
@@ -567,12 +531,7 @@ pub async fn add(info: TabInfo) {
 }
 
 fn changed(tab_id: TabId, update: impl FnOnce(&mut TabInfo)) {
-    let info = with(|w| {
-        let info = w.shared.get_mut(&tab_id)?;
-        let before = info.clone();
-        update(info);
-        (*info != before).then(|| info.clone())
-    });
+    let info = with(|w| w.shared.change(tab_id, update));
     if let Some(info) = info {
         daemon::send(&FromExtension::TabChanged(info));
         broadcast();
@@ -580,12 +539,7 @@ fn changed(tab_id: TabId, update: impl FnOnce(&mut TabInfo)) {
 }
 
 pub fn unshare(tab_id: TabId, reason: UnshareReason) {
-    if with(|w| {
-        w.navigated_at.remove(&tab_id);
-        w.shared.remove(&tab_id)
-    })
-    .is_none()
-    {
+    if with(|w| w.shared.unshare(tab_id)).is_none() {
         return;
     }
     log!("tab {tab_id} unshared: {reason:?}");
@@ -597,15 +551,7 @@ pub fn unshare(tab_id: TabId, reason: UnshareReason) {
 }
 
 pub fn persist() {
-    let tabs: Vec<StoredTab> = with(|w| {
-        w.shared
-            .values()
-            .map(|t| StoredTab {
-                tab_id: t.tab_id,
-                owner: Owner { agent: t.agent.clone(), created: t.created },
-            })
-            .collect()
-    });
+    let tabs: Vec<StoredTab> = with(|w| w.shared.stored());
     let items = js_sys::Object::new();
     let _ = js_sys::Reflect::set(&items, &STORAGE_KEY.into(), &to_js(&tabs));
     spawn_local(async move {

@@ -55,7 +55,7 @@ pub fn navigated(tab_id: TabId, url: &str) {
     warn!("tab {tab_id} goes to {url}, which no agent may reach: it is no longer shared");
     // Unshared now, in this task: no command of the tab's is run after this one.
     sharing::unshare(tab_id, UnshareReason::Detached);
-    with(|w| w.tainted.insert(tab_id));
+    with(|w| w.shared.taint(tab_id));
     let ours = url.starts_with(&chrome::runtime_get_url(""));
     spawn_local(async move {
         if let Err(e) = chrome::detach(tab_id).await {

@@ -12,6 +12,8 @@ use std::collections::{BTreeMap, VecDeque};
 
 use tabtunnel_wire::TabId;
 
+use crate::sharing::Owner;
+
 /// How many not-yet-joined tabs of each kind are remembered. The two events of one popup
 /// arrive within moments of each other; the rest (tabs no page opened, a navigation target
 /// that never reached a tab strip) are forgotten oldest first.
@@ -68,6 +70,56 @@ impl Popups {
     }
 }
 
+/// Popups of agents' pages being adopted (attached, then announced as their opener's agent's),
+/// and for whom. An adoption is a ticket ([`Adoption`]): the human disconnecting the agent
+/// meanwhile cancels it, so the popup is let go rather than shared for an agent whose tabs were
+/// just closed or released.
+#[derive(Debug, Default)]
+pub struct Adopting {
+    by: BTreeMap<TabId, (Owner, u64)>,
+    last: u64,
+}
+
+/// One popup's adoption under way.
+#[derive(Debug, PartialEq, Eq)]
+#[must_use = "an adoption must be finished"]
+pub struct Adoption {
+    tab_id: TabId,
+    id: u64,
+}
+
+impl Adopting {
+    /// A page in `source` opened `tab_id`: adopted if that page is an agent's (`source_owner`,
+    /// when shared) or a popup being adopted itself (a page opening popups in a row).
+    pub fn begin(
+        &mut self,
+        tab_id: TabId,
+        source: TabId,
+        source_owner: Option<Owner>,
+    ) -> Option<(Adoption, Owner)> {
+        let owner = source_owner.or_else(|| self.by.get(&source).map(|(o, _)| o.clone()))?;
+        self.last += 1;
+        self.by.insert(tab_id, (owner.clone(), self.last));
+        Some((Adoption { tab_id, id: self.last }, owner))
+    }
+
+    /// Whether the adoption may still announce its popup (its agent was not disconnected).
+    pub fn confirmed(&self, adoption: &Adoption) -> bool {
+        self.by.get(&adoption.tab_id).is_some_and(|(_, id)| *id == adoption.id)
+    }
+
+    pub fn finish(&mut self, adoption: Adoption) {
+        if self.confirmed(&adoption) {
+            self.by.remove(&adoption.tab_id);
+        }
+    }
+
+    /// The human disconnected `agent`: its adoptions under way are cancelled.
+    pub fn agent_disconnected(&mut self, agent: &str) {
+        self.by.retain(|_, (owner, _)| owner.agent != agent);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,6 +159,40 @@ mod tests {
         assert_eq!(popups.opened_by_page(7, 3), None);
         popups.tab_removed(7);
         assert_eq!(popups.tab_created(7), None, "its navigation target was forgotten too");
+    }
+
+    fn owner(agent: &str) -> Owner {
+        Owner { agent: agent.into(), created: true }
+    }
+
+    #[test]
+    fn a_popup_adopted_for_an_agent_that_left_is_let_go() {
+        let mut adopting = Adopting::default();
+        let (adoption, by) = adopting.begin(7, 3, Some(owner("a"))).unwrap();
+        assert_eq!(by, owner("a"));
+        let (other, _) = adopting.begin(8, 4, Some(owner("b"))).unwrap();
+        adopting.agent_disconnected("a");
+        assert!(!adopting.confirmed(&adoption), "a's clients and tabs are gone: not shared for it");
+        assert!(adopting.confirmed(&other), "b's goes on");
+        adopting.finish(adoption);
+        adopting.finish(other);
+        assert_eq!(adopting.begin(9, 8, None), None, "finished: no longer an opener of record");
+    }
+
+    #[test]
+    fn a_popup_of_a_popup_being_adopted_is_the_same_agents() {
+        let mut adopting = Adopting::default();
+        assert_eq!(adopting.begin(7, 3, None), None, "a page nobody shares");
+        let (first, _) = adopting.begin(7, 3, Some(owner("a"))).unwrap();
+        let (second, by) = adopting.begin(8, 7, None).unwrap();
+        assert_eq!(by, owner("a"));
+        // The same tab's adoption begun again (a second event for it): only the latest counts.
+        let (again, _) = adopting.begin(7, 3, Some(owner("a"))).unwrap();
+        assert!(!adopting.confirmed(&first));
+        adopting.finish(first);
+        assert!(adopting.confirmed(&again), "the older ticket does not end the newer");
+        adopting.finish(again);
+        adopting.finish(second);
     }
 
     #[test]

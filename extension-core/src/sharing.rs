@@ -1,0 +1,388 @@
+//! Which tabs are shared, with which agent, and which are being attached: the bookkeeping of
+//! `extension-wasm`'s `worker/sharing.rs`, which does the `chrome.debugger` calls. An attach is
+//! a ticket ([`Attach`]) from [`Sharing::begin_attach`] to [`Sharing::finish_attach`], so two
+//! attaches of one tab (the human's "share", a restored tab, a popup's adoption) cannot
+//! interleave.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Deref;
+
+use serde::{Deserialize, Serialize};
+use tabtunnel_wire::{TabId, TabInfo, UnshareReason, DEFAULT_AGENT};
+
+use crate::epochs::Epochs;
+
+/// Who a shared tab belongs to, as remembered across worker restarts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Owner {
+    pub agent: String,
+    /// The agent opened it (closed when the agent is done), rather than the human handing it.
+    pub created: bool,
+}
+
+impl Owner {
+    pub fn human_shared() -> Self {
+        Owner { agent: DEFAULT_AGENT.into(), created: false }
+    }
+
+    pub fn of(info: &TabInfo) -> Self {
+        Owner { agent: info.agent.clone(), created: info.created }
+    }
+
+    /// Whether its tab's page is shown as focused (`wire::emulates_focus`).
+    pub fn emulates_focus(&self) -> bool {
+        tabtunnel_wire::emulates_focus(&self.agent, self.created)
+    }
+}
+
+/// A shared tab as `chrome.storage.session` keeps it for a restarted worker.
+#[derive(Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredTab {
+    pub tab_id: TabId,
+    #[serde(flatten)]
+    pub owner: Owner,
+}
+
+pub const KILL_SWITCH_ON: &str = "The kill switch is on: no tab is shared until you turn it off.";
+pub const BEING_SHARED: &str = "This tab is being shared already; try again in a moment.";
+
+/// An attach of a tab under way; [`Sharing::finish_attach`] takes it back.
+#[derive(Debug, PartialEq, Eq)]
+#[must_use = "an attach must be finished"]
+pub struct Attach {
+    tab_id: TabId,
+}
+
+impl Attach {
+    pub fn tab_id(&self) -> TabId {
+        self.tab_id
+    }
+}
+
+/// What a request to share a tab with an agent comes to.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Share {
+    Refused(&'static str),
+    /// Not shared: attach it, then [`Sharing::finish_attach`] and, if described, [`Sharing::add`].
+    Attach(Attach),
+    /// Shared with this owner already.
+    Unchanged(TabInfo),
+    /// Shared already, now (recorded) with the new owner: tell the daemon; `refocus` is the
+    /// focus emulation to set if it changes.
+    ChangedHands {
+        info: TabInfo,
+        refocus: Option<bool>,
+    },
+}
+
+/// What Chrome's debugger detaching from a tab of ours comes to.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Detached {
+    /// Not a shared tab (maybe a prepared one).
+    NotShared,
+    Unshare(UnshareReason),
+    /// The target closed under a tab that may live on (a restricted page): re-attach.
+    Reattach,
+}
+
+/// What a re-attach of a shared tab comes to.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Reattached {
+    /// Unshared meanwhile: let go of the new session.
+    Gone,
+    /// Same clients, same session state: the daemon hears what changed, if anything.
+    Changed(Option<TabInfo>),
+    /// The old session died under its clients: they are told the tab went and came back, and
+    /// commands they sent before are answered "Target closed" ([`Epochs`]).
+    StartOver(TabInfo),
+}
+
+#[derive(Debug, Default)]
+pub struct Sharing {
+    shared: BTreeMap<TabId, TabInfo>,
+    attaching: BTreeSet<TabId>,
+    /// Tabs that went off the web while shared: a script of an agent's may live in them.
+    tainted: BTreeSet<TabId>,
+    /// When each shared tab last changed its URL (`Date.now()`): whose page a new worker is.
+    navigated_at: BTreeMap<TabId, f64>,
+}
+
+/// Reading the shared tabs is free; changing them goes through the methods.
+impl Deref for Sharing {
+    type Target = BTreeMap<TabId, TabInfo>;
+    fn deref(&self) -> &Self::Target {
+        &self.shared
+    }
+}
+
+impl Sharing {
+    /// A request to share `tab_id` with `owner`.
+    pub fn share(&mut self, tab_id: TabId, owner: Owner, kill_switch: bool) -> Share {
+        if kill_switch {
+            return Share::Refused(KILL_SWITCH_ON);
+        }
+        if let Some(info) = self.shared.get_mut(&tab_id) {
+            let before = Owner::of(info);
+            if before == owner {
+                return Share::Unchanged(info.clone());
+            }
+            let refocus =
+                (before.emulates_focus() != owner.emulates_focus()).then_some(owner.emulates_focus());
+            info.agent = owner.agent;
+            info.created = owner.created;
+            return Share::ChangedHands { info: info.clone(), refocus };
+        }
+        match self.begin_attach(tab_id) {
+            Some(attach) => Share::Attach(attach),
+            None => Share::Refused(BEING_SHARED),
+        }
+    }
+
+    /// Starts attaching a tab unless an attach of it is under way.
+    pub fn begin_attach(&mut self, tab_id: TabId) -> Option<Attach> {
+        self.attaching.insert(tab_id).then_some(Attach { tab_id })
+    }
+
+    pub fn finish_attach(&mut self, attach: Attach) {
+        self.attaching.remove(&attach.tab_id);
+    }
+
+    pub fn attaching(&self) -> impl Iterator<Item = TabId> + '_ {
+        self.attaching.iter().copied()
+    }
+
+    pub fn is_attaching(&self, tab_id: TabId) -> bool {
+        self.attaching.contains(&tab_id)
+    }
+
+    /// Records a tab as shared (described after its attach).
+    pub fn add(&mut self, info: TabInfo, now: f64) {
+        self.navigated_at.insert(info.tab_id, now);
+        self.shared.insert(info.tab_id, info);
+    }
+
+    /// Changes a shared tab; its new description if that changed anything.
+    pub fn change(&mut self, tab_id: TabId, update: impl FnOnce(&mut TabInfo)) -> Option<TabInfo> {
+        let info = self.shared.get_mut(&tab_id)?;
+        let before = info.clone();
+        update(info);
+        (*info != before).then(|| info.clone())
+    }
+
+    /// A shared tab's URL changed at `now`.
+    pub fn navigated(&mut self, tab_id: TabId, now: f64) {
+        if self.shared.contains_key(&tab_id) {
+            self.navigated_at.insert(tab_id, now);
+        }
+    }
+
+    pub fn navigated_at(&self, tab_id: TabId) -> f64 {
+        self.navigated_at.get(&tab_id).copied().unwrap_or(0.0)
+    }
+
+    /// The tab is no longer shared; what it was, if it was.
+    pub fn unshare(&mut self, tab_id: TabId) -> Option<TabInfo> {
+        self.navigated_at.remove(&tab_id);
+        self.shared.remove(&tab_id)
+    }
+
+    pub fn owner_of(&self, tab_id: TabId) -> Option<Owner> {
+        self.shared.get(&tab_id).map(Owner::of)
+    }
+
+    /// The tab went off the web while shared.
+    pub fn taint(&mut self, tab_id: TabId) {
+        self.tainted.insert(tab_id);
+    }
+
+    /// Whether a debugger of ours holds the tab (shared or being shared), or held it as it
+    /// left the web: a page there may be an agent's script.
+    pub fn is_held(&self, tab_id: TabId) -> bool {
+        self.shared.contains_key(&tab_id)
+            || self.attaching.contains(&tab_id)
+            || self.tainted.contains(&tab_id)
+    }
+
+    /// What a restarted worker re-attaches.
+    pub fn stored(&self) -> Vec<StoredTab> {
+        self.shared.values().map(|t| StoredTab { tab_id: t.tab_id, owner: Owner::of(t) }).collect()
+    }
+
+    /// Chrome's debugger left `tab_id` for `reason`.
+    pub fn detached(&self, tab_id: TabId, reason: &str) -> Detached {
+        if !self.shared.contains_key(&tab_id) {
+            return Detached::NotShared;
+        }
+        match reason {
+            "canceled_by_user" => Detached::Unshare(UnshareReason::CanceledByUser),
+            "target_closed" => Detached::Reattach,
+            _ => Detached::Unshare(UnshareReason::Detached),
+        }
+    }
+
+    /// A shared tab was attached again and described as `info`. `clients_lost_state`: its old
+    /// session died under its clients (`target_closed`), rather than being reset between them.
+    pub fn reattached(&mut self, epochs: &mut Epochs, info: TabInfo, clients_lost_state: bool) -> Reattached {
+        let tab_id = info.tab_id;
+        let Some(old) = self.shared.get_mut(&tab_id) else { return Reattached::Gone };
+        if clients_lost_state {
+            epochs.bump(tab_id);
+            *old = info.clone();
+            return Reattached::StartOver(info);
+        }
+        let changed = (*old != info).then(|| info.clone());
+        *old = info;
+        Reattached::Changed(changed)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub(crate) fn tab(tab_id: TabId, agent: &str, created: bool) -> TabInfo {
+        TabInfo {
+            tab_id,
+            window_id: 1,
+            target_id: format!("T{tab_id}"),
+            browser_context_id: String::new(),
+            url: "https://example.test/".into(),
+            title: String::new(),
+            opener_target_id: None,
+            agent: agent.into(),
+            created,
+            kind: Default::default(),
+        }
+    }
+
+    fn owner(agent: &str, created: bool) -> Owner {
+        Owner { agent: agent.into(), created }
+    }
+
+    #[test]
+    fn a_tab_being_attached_is_not_attached_twice() {
+        let mut s = Sharing::default();
+        let Share::Attach(attach) = s.share(5, Owner::human_shared(), false) else { panic!() };
+        assert!(s.is_held(5), "its pages get no answer from the worker meanwhile");
+        assert_eq!(s.share(5, owner("a", false), false), Share::Refused(BEING_SHARED));
+        s.finish_attach(attach);
+        assert!(!s.is_held(5));
+        assert!(matches!(s.share(5, Owner::human_shared(), false), Share::Attach(_)));
+    }
+
+    #[test]
+    fn a_worker_restart_during_a_share_leaves_the_tab_to_the_restore() {
+        // The restored worker re-attaches a tab it shared; the human clicks "share" on it
+        // meanwhile: a second attach would detach the restore's session ("Another debugger").
+        let mut before = Sharing::default();
+        before.add(tab(5, "a", true), 1.0);
+        let stored: Vec<StoredTab> =
+            serde_json::from_str(&serde_json::to_string(&before.stored()).unwrap()).unwrap();
+        assert_eq!(stored, [StoredTab { tab_id: 5, owner: owner("a", true) }]);
+        let mut after = Sharing::default();
+        let restoring = after.begin_attach(stored[0].tab_id).unwrap();
+        assert_eq!(after.share(5, Owner::human_shared(), false), Share::Refused(BEING_SHARED));
+        after.finish_attach(restoring);
+        after.add(tab(5, "a", true), 2.0);
+        assert_eq!(after.owner_of(5), Some(owner("a", true)), "the restored owner, not the click's");
+    }
+
+    #[test]
+    fn stored_tabs_read_as_an_earlier_worker_wrote_them() {
+        let stored: Vec<StoredTab> =
+            serde_json::from_str(r#"[{"tabId":3,"agent":"default","created":false}]"#).unwrap();
+        assert_eq!(stored[0].owner, Owner::human_shared());
+    }
+
+    #[test]
+    fn the_kill_switch_refuses_every_share() {
+        let mut s = Sharing::default();
+        s.add(tab(1, "a", false), 0.0);
+        assert_eq!(s.share(1, owner("b", false), true), Share::Refused(KILL_SWITCH_ON));
+        assert_eq!(s.share(2, owner("b", false), true), Share::Refused(KILL_SWITCH_ON));
+        assert!(!s.is_attaching(2));
+    }
+
+    #[test]
+    fn a_shared_tab_changes_hands_and_its_focus_emulation_only_if_needed() {
+        let mut s = Sharing::default();
+        s.add(tab(1, DEFAULT_AGENT, false), 0.0);
+        assert!(matches!(s.share(1, Owner::human_shared(), false), Share::Unchanged(_)));
+        let Share::ChangedHands { info, refocus } = s.share(1, owner("a", true), false) else { panic!() };
+        assert_eq!((info.agent.as_str(), info.created), ("a", true));
+        assert_eq!(refocus, Some(owner("a", true).emulates_focus()));
+        assert_eq!(s.owner_of(1), Some(owner("a", true)), "recorded");
+    }
+
+    #[test]
+    fn target_closed_reattaches_and_other_detaches_unshare() {
+        let mut s = Sharing::default();
+        assert_eq!(s.detached(1, "target_closed"), Detached::NotShared);
+        s.add(tab(1, "a", false), 0.0);
+        assert_eq!(s.detached(1, "target_closed"), Detached::Reattach);
+        assert_eq!(s.detached(1, "canceled_by_user"), Detached::Unshare(UnshareReason::CanceledByUser));
+        assert_eq!(s.detached(1, "other"), Detached::Unshare(UnshareReason::Detached));
+    }
+
+    #[test]
+    fn the_epoch_after_target_closed_answers_earlier_commands_target_closed() {
+        let mut s = Sharing::default();
+        let mut epochs = Epochs::default();
+        s.add(tab(1, "a", false), 0.0);
+        let sent_before = epochs.current(1);
+        let reset_before = epochs.current(1);
+        // A reset between clients keeps the epoch: nothing was lost under anyone.
+        assert_eq!(s.reattached(&mut epochs, tab(1, "a", false), false), Reattached::Changed(None));
+        assert_eq!(epochs.check(1, reset_before), Ok(()));
+        let info = tab(1, "a", false);
+        assert_eq!(s.reattached(&mut epochs, info.clone(), true), Reattached::StartOver(info));
+        assert_eq!(epochs.check(1, sent_before), Err(crate::epochs::TARGET_CLOSED));
+        assert_eq!(epochs.check(1, epochs.current(1)), Ok(()));
+    }
+
+    #[test]
+    fn a_tab_unshared_during_its_reattach_is_let_go() {
+        let mut s = Sharing::default();
+        let mut epochs = Epochs::default();
+        s.add(tab(1, "a", false), 0.0);
+        s.unshare(1);
+        assert_eq!(s.reattached(&mut epochs, tab(1, "a", false), true), Reattached::Gone);
+        assert_eq!(epochs.current(1), 0, "no epoch for a tab nobody shares");
+        assert!(s.is_empty());
+    }
+
+    #[test]
+    fn a_reset_reports_only_what_changed() {
+        let mut s = Sharing::default();
+        let mut epochs = Epochs::default();
+        s.add(tab(1, "a", false), 0.0);
+        let moved = TabInfo { url: "https://other.test/".into(), ..tab(1, "a", false) };
+        assert_eq!(s.reattached(&mut epochs, moved.clone(), false), Reattached::Changed(Some(moved)));
+        assert_eq!(s.change(1, |t| t.title = "T".into()).map(|t| t.title), Some("T".into()));
+        assert_eq!(s.change(1, |t| t.title = "T".into()), None, "unchanged");
+        assert_eq!(s.change(9, |t| t.title = "T".into()), None, "not shared");
+    }
+
+    #[test]
+    fn a_tab_that_left_the_web_stays_held_after_it_is_unshared() {
+        let mut s = Sharing::default();
+        s.add(tab(1, "a", false), 0.0);
+        s.unshare(1);
+        s.taint(1);
+        assert!(s.is_held(1));
+        assert!(!s.contains_key(&1));
+    }
+
+    #[test]
+    fn navigation_times_are_kept_for_shared_tabs_only() {
+        let mut s = Sharing::default();
+        s.add(tab(1, "a", false), 5.0);
+        s.navigated(1, 9.0);
+        s.navigated(2, 9.0);
+        assert_eq!((s.navigated_at(1), s.navigated_at(2)), (9.0, 0.0));
+        s.unshare(1);
+        assert_eq!(s.navigated_at(1), 0.0);
+    }
+}
