@@ -23,9 +23,12 @@ const DANGER = page('Settings · acme/rocket', `
 <h1>Danger Zone</h1>
 <button id="delete" type="button">Delete this repository</button>
 <button id="sort" type="button">Sort by name</button>
+<dialog open><button id="delete-later" type="button">Delete this repository</button></dialog>
 <script>
   const op = (n) => fetch('/api/v1/ops', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ op: n }) });
   document.getElementById('delete').addEventListener('click', () => op(7));
+  // A handler that takes its time (an animation, a confirm step, a slow network): 3.5 s.
+  document.getElementById('delete-later').addEventListener('click', () => setTimeout(() => op(8), 3500));
   document.getElementById('sort').addEventListener('click', () => op(1));
 </script>`);
 
@@ -116,6 +119,7 @@ describe('the gesture guard reads the page as the browser will act', { timeout: 
     const routes = [
       ['el.click()', (page) => page.$eval('#delete', (el) => el.click())],
       ['dispatchEvent', (page) => page.evaluate(() => document.querySelector('#delete').dispatchEvent(new MouseEvent('click', { bubbles: true })))],
+      ['el.click() whose handler writes 3.5 s later', (page) => page.$eval('#delete-later', (el) => el.click())],
     ];
     for (const [i, [route, act]] of routes.entries()) {
       const browser = await connectAgent(h, `clicker-${i}`, 120_000);
