@@ -3,3 +3,20 @@
 //! (chrome calls, frames to the daemon, persistence, panel updates, timers). No `chrome.*`, no
 //! JS, no clock, no IO: `extension-wasm` interprets the effects and turns what happens in Chrome
 //! into inputs. CDP params and results stay opaque here, as in the core.
+
+pub mod backoff;
+pub mod batching;
+pub mod effect;
+pub mod input;
+pub mod kill_switch;
+pub mod link;
+pub mod machine;
+pub mod pairing;
+pub mod settings;
+pub mod status;
+#[cfg(test)]
+mod testing;
+
+pub use effect::{ChromeCall, Effect, Level, OpId, WorkerEffect};
+pub use input::{ChromeEvent, Completion, Input, PanelInput, TargetChange};
+pub use machine::{Config, Machine};
