@@ -575,7 +575,10 @@ mod tests {
         let stored = DialSettings { daemon_url: Some(URL.into()), ..Default::default() };
         h.answer(settings, Completion::DialSettings(stored));
         let (identify, _) = h.pending.pop().unwrap();
-        h.answer(identify, Completion::Identity { browser: crate::testing::browser(), instance_id: "i".into() });
+        h.answer(
+            identify,
+            Completion::Identity { browser: crate::testing::browser(), instance_id: "i".into() },
+        );
         assert_eq!(h.dials(), 1, "the current attempt goes on");
         assert!(h.effects.iter().all(|e| !matches!(e, Effect::Dial { url, .. } if url.contains("late"))));
     }
@@ -590,6 +593,7 @@ mod tests {
         h.close();
         h.advance(100.0);
         assert_eq!(h.calls(is_native), 2);
+        assert_eq!(h.dials(), 2, "and the host's URL dialed");
         assert_eq!(h.calls(is_settings), 2, "settings are read again too");
         assert_eq!(h.calls(|c| matches!(c, ChromeCall::Identify)), 1, "the identity only once");
     }
