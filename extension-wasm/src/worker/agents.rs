@@ -72,7 +72,9 @@ async fn adopt_popup(tab_id: TabId, opener: Owner) {
     match sharing::attach_and_describe(tab_id, false, opener).await {
         Ok(info) => {
             log!("tab {tab_id}, opened by a page of {agent}, is {agent}'s");
-            sharing::add(info).await;
+            if let Err(e) = sharing::add(info).await {
+                log!("not sharing tab {tab_id} opened by a page of {agent}: {e}");
+            }
         }
         Err(e) => log!("not sharing tab {tab_id} opened by a page of {agent}: {e}"),
     }

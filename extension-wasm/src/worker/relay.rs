@@ -8,7 +8,7 @@ use js_sys::JsString;
 use tabtunnel_wire::{hot, CdpError, CommandResult, FromExtension, RequestId, TabId};
 use wasm_bindgen::prelude::*;
 
-use super::{batching, daemon, sharing, with, workers};
+use super::{daemon, sharing, with, workers};
 use crate::chrome::{self, Debuggee};
 use crate::js::{error_message, json_js};
 
@@ -160,7 +160,7 @@ pub async fn run_command(
         let _ = wasm_bindgen_futures::JsFuture::from(gate).await;
     }
     let outcome = outcome(command, epoch).await;
-    batching::command_done();
+    daemon::command_done();
     match outcome {
         Ok(result) => {
             let frame =

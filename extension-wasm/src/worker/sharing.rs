@@ -3,7 +3,9 @@
 //! worker restarts.
 
 use serde::{Deserialize, Serialize};
-use tabtunnel_wire::{FromExtension, TabId, TabInfo, UnshareReason, WindowId, DEFAULT_AGENT};
+use tabtunnel_extension_core::settings::Startup;
+use tabtunnel_extension_core::TargetChange;
+use tabtunnel_wire::{TabId, TabInfo, UnshareReason, WindowId, DEFAULT_AGENT};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
@@ -159,7 +161,7 @@ pub async fn share_with(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> 
             info.created = owner.created;
             with(|w| w.shared.insert(tab_id, info.clone()));
             navigation::apply(tab_id, Some(&info.agent)).await;
-            daemon::send(&FromExtension::TabChanged(info.clone()));
+            let _ = daemon::target(TargetChange::Changed(info.clone()));
             persist();
             broadcast();
         }
@@ -174,7 +176,7 @@ pub async fn share_with(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> 
     match outcome {
         Ok(info) => {
             log!("sharing tab {tab_id} ({}) with {}", info.url, info.agent);
-            add(info.clone()).await;
+            add(info.clone()).await?;
             Ok(info)
         }
         Err(e) => {
@@ -187,7 +189,7 @@ pub async fn share_with(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> 
 /// For a browser `tabtunnel launch` started for automation (often headless, with no side panel
 /// to click): opens the pages it was asked to, then shares the tabs it started with if asked.
 /// Once per browser session.
-pub async fn start_up(startup: settings::Startup) {
+pub async fn start_up(startup: Startup) {
     if !settings::claim_startup_sharing().await {
         return; // done already in this browser session; the user may have unshared some since
     }
@@ -297,7 +299,9 @@ pub async fn restore() {
             Ok(info) => {
                 log!("re-attached tab {tab_id}");
                 // Announced too: the daemon socket may already be open with an earlier Hello.
-                add(info).await;
+                if let Err(e) = add(info).await {
+                    log!("tab {tab_id} is no longer shared: {e}");
+                }
             }
             Err(e) => log!("tab {tab_id} is no longer shared: {e}"),
         }
@@ -384,9 +388,10 @@ async fn reattach_or_unshare(tab_id: TabId, when: &str, clients_lost_state: bool
         Ok(info) if is_shared(tab_id) && clients_lost_state => {
             log!("re-attached tab {tab_id} {when}; its clients start over");
             with(|w| *w.epochs.entry(tab_id).or_default() += 1);
-            daemon::send(&FromExtension::TabUnshared { tab_id, reason: UnshareReason::Detached });
+            let _ = daemon::target(TargetChange::Unshared { tab_id, reason: UnshareReason::Detached });
             with(|w| w.shared.insert(tab_id, info.clone()));
-            daemon::send(&FromExtension::TabShared(info));
+            // Refused only while the kill switch is on, whose stop unshares this tab.
+            let _ = daemon::target(TargetChange::Shared(info));
             broadcast();
         }
         Ok(info) if is_shared(tab_id) => {
@@ -545,15 +550,24 @@ async fn describe(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> {
 
 /// Records a tab as shared and tells the daemon and the panel; its agent's navigation rules
 /// are put in place first. Recording and telling happen in one step, so nothing about the tab
-/// (its events, a `TabChanged`) reaches the daemon before its `TabShared`.
-pub async fn add(info: TabInfo) {
+/// (its events, a `TabChanged`) reaches the daemon before its `TabShared`. Refused (and the
+/// tab let go) when the kill switch was engaged while it was being attached.
+pub async fn add(info: TabInfo) -> Result<(), String> {
     navigation::apply(info.tab_id, Some(&info.agent)).await;
-    with(|w| {
-        w.navigated_at.insert(info.tab_id, js_sys::Date::now());
-        w.shared.insert(info.tab_id, info.clone())
-    });
     let tab_id = info.tab_id;
-    daemon::send(&FromExtension::TabShared(info));
+    if let Err(refused) = daemon::target(TargetChange::Shared(info.clone())) {
+        with(|w| w.early_events.remove(&tab_id));
+        navigation::apply(tab_id, None).await;
+        if let Err(e) = chrome::detach(tab_id).await {
+            warn!("detach from tab {tab_id}: {e}");
+        }
+        broadcast();
+        return Err(refused);
+    }
+    with(|w| {
+        w.navigated_at.insert(tab_id, js_sys::Date::now());
+        w.shared.insert(tab_id, info)
+    });
     // What happened since the attach, now that the daemon knows the tab.
     let early = with(|w| w.early_events.remove(&tab_id)).unwrap_or_default();
     if early.dropped > 0 {
@@ -564,6 +578,7 @@ pub async fn add(info: TabInfo) {
     }
     persist();
     broadcast();
+    Ok(())
 }
 
 fn changed(tab_id: TabId, update: impl FnOnce(&mut TabInfo)) {
@@ -574,7 +589,7 @@ fn changed(tab_id: TabId, update: impl FnOnce(&mut TabInfo)) {
         (*info != before).then(|| info.clone())
     });
     if let Some(info) = info {
-        daemon::send(&FromExtension::TabChanged(info));
+        let _ = daemon::target(TargetChange::Changed(info));
         broadcast();
     }
 }
@@ -590,7 +605,7 @@ pub fn unshare(tab_id: TabId, reason: UnshareReason) {
     }
     log!("tab {tab_id} unshared: {reason:?}");
     gestures::forget(tab_id);
-    daemon::send(&FromExtension::TabUnshared { tab_id, reason });
+    let _ = daemon::target(TargetChange::Unshared { tab_id, reason });
     spawn_local(navigation::apply(tab_id, None));
     persist();
     broadcast();

@@ -13,7 +13,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
-use tabtunnel_wire::{FromExtension, TabId, TabInfo, TargetKind, UnshareReason, WindowId};
+use tabtunnel_extension_core::TargetChange;
+use tabtunnel_wire::{TabId, TabInfo, TargetKind, UnshareReason, WindowId};
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::spawn_local;
 
@@ -41,13 +42,6 @@ struct KnownWorker {
     info: TabInfo,
     /// Our debugger session on it is open.
     attached: bool,
-}
-
-impl Workers {
-    /// What the daemon was told of each, for a `Hello`.
-    pub fn infos(&self) -> impl Iterator<Item = TabInfo> + '_ {
-        self.known.values().map(|k| k.info.clone())
-    }
 }
 
 /// Whether a `tab_id` of the wire is a worker's handle.
@@ -94,7 +88,8 @@ pub fn watch() {
 }
 
 async fn scan() {
-    let worth_it = with(|w| !w.kill_switch && (!w.shared.is_empty() || !w.workers.known.is_empty()));
+    let worth_it =
+        !super::kill_switch::is_engaged() && with(|w| !w.shared.is_empty() || !w.workers.known.is_empty());
     if !worth_it {
         return;
     }
@@ -177,8 +172,11 @@ async fn describe(target_id: &str, agent: String) -> Result<Option<TabInfo>, Str
 
 fn announce(info: TabInfo) {
     log!("sharing {} {} with {}", info.kind.cdp_type(), info.url, info.agent);
-    with(|w| w.workers.known.insert(info.tab_id, KnownWorker { info: info.clone(), attached: false }));
-    daemon::send(&FromExtension::TabShared(info));
+    let known = KnownWorker { info: info.clone(), attached: false };
+    if let Err(e) = daemon::target(TargetChange::Shared(info)) {
+        return log!("not sharing the worker: {e}");
+    }
+    with(|w| w.workers.known.insert(known.info.tab_id, known));
 }
 
 /// The worker is gone (or no longer shared): the daemon hears it, and our session on it, if
@@ -186,7 +184,7 @@ fn announce(info: TabInfo) {
 fn end(handle: TabId, reason: UnshareReason, detach: bool) {
     let Some(known) = with(|w| w.workers.known.remove(&handle)) else { return };
     log!("{} {} unshared: {reason:?}", known.info.kind.cdp_type(), known.info.url);
-    daemon::send(&FromExtension::TabUnshared { tab_id: handle, reason });
+    let _ = daemon::target(TargetChange::Unshared { tab_id: handle, reason });
     if detach && known.attached {
         spawn_local(async move {
             let _ = chrome::detach_from(Debuggee::Target(&known.info.target_id)).await;
