@@ -14,3 +14,19 @@ pub mod prepared;
 pub mod sharing;
 pub mod steps;
 pub mod workers;
+pub mod backoff;
+pub mod batching;
+pub mod effect;
+pub mod input;
+pub mod kill_switch;
+pub mod link;
+pub mod machine;
+pub mod pairing;
+pub mod settings;
+pub mod status;
+#[cfg(test)]
+mod testing;
+
+pub use effect::{ChromeCall, Effect, Level, OpId, WorkerEffect};
+pub use input::{ChromeEvent, Completion, Input, PanelInput, TargetChange};
+pub use machine::{Config, Machine};

@@ -4,7 +4,6 @@
 
 #[macro_use]
 mod js;
-mod backoff;
 mod browser_info;
 mod chrome;
 mod messages;

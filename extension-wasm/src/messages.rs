@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use tabtunnel_wire::TabId;
 
+pub use tabtunnel_extension_core::status::DaemonState;
 pub use tabtunnel_wire::HandoverRequest;
 
 /// Panel → worker. The worker answers each with a [`PanelReply`].
@@ -202,28 +203,6 @@ pub struct RecentStep {
     pub url: Option<String>,
     pub outcome: String,
     pub at: f64,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DaemonState {
-    #[default]
-    Disconnected,
-    Connecting,
-    Connected,
-    Rejected,
-}
-
-impl DaemonState {
-    /// The `data-state` value the e2e tests read.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DaemonState::Disconnected => "disconnected",
-            DaemonState::Connecting => "connecting",
-            DaemonState::Connected => "connected",
-            DaemonState::Rejected => "rejected",
-        }
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

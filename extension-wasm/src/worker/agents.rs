@@ -72,7 +72,9 @@ async fn adopt_popup(tab_id: TabId, opener: Owner, adoption: &Adoption) {
     match sharing::attach_and_describe(tab_id, false, opener).await {
         Ok(info) if with(|w| w.adopting.confirmed(adoption)) => {
             log!("tab {tab_id}, opened by a page of {agent}, is {agent}'s");
-            sharing::add(info).await;
+            if let Err(e) = sharing::add(info).await {
+                log!("not sharing tab {tab_id} opened by a page of {agent}: {e}");
+            }
         }
         Ok(_) => {
             log!("not sharing tab {tab_id}: {agent}, whose page opened it, was disconnected");

@@ -135,7 +135,7 @@ async fn share_created(mut info: TabInfo, url: &str, later: bool, allow_once: bo
     if later {
         info.url = url.to_owned();
     }
-    sharing::add(info.clone()).await;
+    sharing::add(info.clone()).await?;
     if later {
         if allow_once {
             navigation::allow_once(tab_id, url).await?;

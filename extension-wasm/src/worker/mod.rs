@@ -2,13 +2,12 @@
 //! lives in one thread-local [`Worker`]; handlers borrow it briefly and never across an await.
 
 mod agents;
-mod batching;
 mod browser_ops;
 mod daemon;
 mod gestures;
 mod kill_switch;
+mod link_effects;
 mod navigation;
-mod pairing;
 mod placement;
 mod prepared;
 mod relay;
@@ -28,30 +27,17 @@ use tabtunnel_extension_core::placement::Placing;
 use tabtunnel_extension_core::popups::{Adopting, Popups};
 use tabtunnel_extension_core::sharing::Sharing;
 use tabtunnel_extension_core::steps::Steps;
+use tabtunnel_extension_core::{Input, PanelInput};
 use tabtunnel_wire::{AgentTokenOp, ApprovalRequest, FromExtension, HandoverRequest, TabId};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
-use crate::backoff::Backoff;
 use crate::chrome;
 use crate::js::{from_js, to_js};
-use crate::messages::{
-    AgentView, DaemonState, PanelReply, PanelRequest, PanelState, SharedTab, WorkerBroadcast,
-};
+use crate::messages::{AgentView, PanelReply, PanelRequest, PanelState, SharedTab, WorkerBroadcast};
 
 #[derive(Default)]
 struct Worker {
-    daemon: DaemonState,
-    /// The daemon's last `Rejected` reason; kept (and shown) while we retry.
-    rejection: Option<String>,
-    detail: Option<String>,
-    daemon_url: Option<String>,
-    client_endpoint: Option<String>,
-    /// Bumped on every connection attempt; callbacks of older sockets and timers see they are
-    /// stale and do nothing.
-    generation: u64,
-    socket: Option<daemon::Socket>,
-    backoff: Backoff,
     /// The shared tabs (read as a map), those being attached and those that left the web.
     shared: Sharing,
     /// Events of tabs attached with the gesture guard armed but not announced yet (see
@@ -95,18 +81,12 @@ struct Worker {
     approvals: Vec<ApprovalRequest>,
     /// The gesture guard's state in the browser.
     gestures: gestures::Gestures,
-    kill_switch: bool,
-    /// The daemon's version differs from ours: what to do about it.
-    version_warning: Option<String>,
     /// This browser's clock minus the daemon's, from its first report on this connection.
     clock_offset: Option<f64>,
     /// Agents with a token of their own, as the daemon last listed them.
     agent_credentials: Vec<tabtunnel_wire::AgentCredential>,
     /// A token the human just minted, until they dismiss it.
     minted_token: Option<crate::messages::MintedToken>,
-    /// The human chose this browser over another one the daemon serves: the next `Hello` says
-    /// so (until a `Welcome`).
-    take_over: bool,
 }
 
 thread_local! {
@@ -119,7 +99,7 @@ fn with<R>(f: impl FnOnce(&mut Worker) -> R) -> R {
 
 pub fn start() {
     log!("service worker starting");
-    batching::install();
+    daemon::install();
     relay::listen();
     sharing::listen();
     web_only::listen();
@@ -134,13 +114,8 @@ pub fn start() {
         if let Err(e) = chrome::open_panel_on_action_click().await {
             warn!("sidePanel.setPanelBehavior failed: {e}");
         }
-        // Re-attach before dialing, so the first Hello lists the tabs that survived a restart.
-        kill_switch::restore().await;
-        if !kill_switch::is_engaged() {
-            sharing::restore().await;
-        }
-        prepared::restore().await;
-        daemon::reconnect_now();
+        // The machine restores the kill switch, has the tabs re-attached, then dials.
+        let _ = daemon::input(Input::Start);
     });
 }
 
@@ -190,15 +165,7 @@ async fn handle(request: PanelRequest) -> Result<(), String> {
             sharing::unshare_by_user(tab_id).await;
             Ok(())
         }
-        PanelRequest::SetDaemonUrl { url } => {
-            let url = match url.trim() {
-                "" => None,
-                given => Some(settings::daemon_socket_url(given)?),
-            };
-            settings::save_daemon_url(url.as_deref()).await?;
-            daemon::reconnect_now();
-            Ok(())
-        }
+        PanelRequest::SetDaemonUrl { url } => daemon::input(Input::Panel(PanelInput::SetDaemonUrl(url))),
         PanelRequest::HandTab { tab_id, agent } => agents::hand_tab(tab_id, &agent).await.map(drop),
         PanelRequest::TakeBack { tab_id } => {
             sharing::release(tab_id).await;
@@ -207,38 +174,37 @@ async fn handle(request: PanelRequest) -> Result<(), String> {
         PanelRequest::DisconnectAgent { agent, close_tabs } => agents::disconnect(&agent, close_tabs),
         PanelRequest::AnswerHandover { id, tab_id } => agents::answer_handover(id, tab_id).await,
         PanelRequest::AnswerApproval { id, answer } => agents::answer_approval(id, answer),
-        PanelRequest::KillSwitch { engaged } => {
-            kill_switch::set(engaged).await;
-            Ok(())
-        }
+        PanelRequest::KillSwitch { engaged } => daemon::input(Input::Panel(PanelInput::KillSwitch(engaged))),
         PanelRequest::MintAgentToken { name } => {
             let name = name.trim().to_owned();
             if !tabtunnel_wire::is_valid_agent_name(&name) {
                 return Err("An agent's name is 1-64 letters, digits, '.', '_' or '-'.".into());
             }
-            daemon::send_if_connected(&FromExtension::AgentToken(AgentTokenOp::Mint { name }))
+            daemon::input(Input::Panel(PanelInput::Send(FromExtension::AgentToken(AgentTokenOp::Mint {
+                name,
+            }))))
         }
         PanelRequest::RevokeAgentToken { name } => {
-            daemon::send_if_connected(&FromExtension::AgentToken(AgentTokenOp::Revoke { name }))
+            daemon::input(Input::Panel(PanelInput::Send(FromExtension::AgentToken(AgentTokenOp::Revoke {
+                name,
+            }))))
         }
         PanelRequest::DismissMintedToken => {
             with(|w| w.minted_token = None);
             Ok(())
         }
-        PanelRequest::UseThisBrowser => {
-            with(|w| w.take_over = true);
-            daemon::reconnect_now();
-            Ok(())
-        }
+        PanelRequest::UseThisBrowser => daemon::input(Input::Panel(PanelInput::UseThisBrowser)),
     }
 }
 
 fn snapshot() -> PanelState {
+    let link = daemon::status();
+    let kill_switch = daemon::kill_switch();
     with(|w| PanelState {
-        daemon: w.daemon,
-        detail: w.detail.clone(),
-        daemon_url: w.daemon_url.clone(),
-        client_endpoint: w.client_endpoint.clone(),
+        daemon: link.daemon,
+        detail: link.detail,
+        daemon_url: link.daemon_url,
+        client_endpoint: link.client_endpoint,
         shared_tabs: w
             .shared
             .values()
@@ -255,10 +221,10 @@ fn snapshot() -> PanelState {
         human_window: w.focus.human_window(),
         approvals: w.approvals.clone(),
         approval_pictures: w.gestures.pictures.iter().map(|(id, src)| (*id, src.clone())).collect(),
-        kill_switch: w.kill_switch,
+        kill_switch,
         agent_credentials: w.agent_credentials.clone(),
         minted_token: w.minted_token.clone(),
-        version_warning: w.version_warning.clone(),
+        version_warning: link.version_warning,
     })
 }
 

@@ -9,7 +9,7 @@ use tabtunnel_extension_core::early_events::{self, Kept};
 use tabtunnel_wire::{hot, CdpError, CommandResult, FromExtension, RequestId, TabId};
 use wasm_bindgen::prelude::*;
 
-use super::{batching, daemon, with, workers};
+use super::{daemon, with, workers};
 use crate::chrome::{self, Debuggee};
 use crate::js::{error_message, json_js};
 
@@ -136,7 +136,7 @@ pub async fn run_command(
         let _ = wasm_bindgen_futures::JsFuture::from(gate).await;
     }
     let outcome = outcome(command, epoch).await;
-    batching::command_done();
+    daemon::command_done();
     match outcome {
         Ok(result) => {
             let frame =

@@ -5,7 +5,9 @@
 use serde::Deserialize;
 pub use tabtunnel_extension_core::sharing::Owner;
 use tabtunnel_extension_core::sharing::{Detached, Reattached, Share, StoredTab};
-use tabtunnel_wire::{FromExtension, TabId, TabInfo, UnshareReason, WindowId, DEFAULT_AGENT};
+use tabtunnel_extension_core::settings::Startup;
+use tabtunnel_extension_core::TargetChange;
+use tabtunnel_wire::{TabId, TabInfo, UnshareReason, WindowId, DEFAULT_AGENT};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
@@ -125,7 +127,8 @@ pub async fn share(tab_id: TabId) -> Result<(), String> {
 /// Shares a tab with an agent; a tab already shared changes hands (the daemon moves it from one
 /// agent's clients to the other's). Returns its description.
 pub async fn share_with(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> {
-    let attach = match with(|w| w.shared.share(tab_id, owner.clone(), w.kill_switch)) {
+    let engaged = super::kill_switch::is_engaged();
+    let attach = match with(|w| w.shared.share(tab_id, owner.clone(), engaged)) {
         Share::Refused(why) => return Err(why.into()),
         Share::Unchanged(info) => return Ok(info),
         Share::ChangedHands { info, refocus } => {
@@ -133,7 +136,7 @@ pub async fn share_with(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> 
                 emulate_focus(tab_id, enabled).await;
             }
             navigation::apply(tab_id, Some(&info.agent)).await;
-            daemon::send(&FromExtension::TabChanged(info.clone()));
+            let _ = daemon::target(TargetChange::Changed(info.clone()));
             persist();
             broadcast();
             return Ok(info);
@@ -146,7 +149,7 @@ pub async fn share_with(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> 
     match outcome {
         Ok(info) => {
             log!("sharing tab {tab_id} ({}) with {}", info.url, info.agent);
-            add(info.clone()).await;
+            add(info.clone()).await?;
             Ok(info)
         }
         Err(e) => {
@@ -159,7 +162,7 @@ pub async fn share_with(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> 
 /// For a browser `tabtunnel launch` started for automation (often headless, with no side panel
 /// to click): opens the pages it was asked to, then shares the tabs it started with if asked.
 /// Once per browser session.
-pub async fn start_up(startup: settings::Startup) {
+pub async fn start_up(startup: Startup) {
     if !settings::claim_startup_sharing().await {
         return; // done already in this browser session; the user may have unshared some since
     }
@@ -273,7 +276,9 @@ pub async fn restore() {
             Ok(info) => {
                 log!("re-attached tab {tab_id}");
                 // Announced too: the daemon socket may already be open with an earlier Hello.
-                add(info).await;
+                if let Err(e) = add(info).await {
+                    log!("tab {tab_id} is no longer shared: {e}");
+                }
             }
             Err(e) => log!("tab {tab_id} is no longer shared: {e}"),
         }
@@ -367,14 +372,15 @@ async fn reattach_or_unshare(tab_id: TabId, when: &str, clients_lost_state: bool
     match with(|w| w.shared.reattached(&mut w.epochs, info, clients_lost_state)) {
         Reattached::StartOver(info) => {
             log!("re-attached tab {tab_id} {when}; its clients start over");
-            daemon::send(&FromExtension::TabUnshared { tab_id, reason: UnshareReason::Detached });
-            daemon::send(&FromExtension::TabShared(info));
+            let _ = daemon::target(TargetChange::Unshared { tab_id, reason: UnshareReason::Detached });
+            // Refused only while the kill switch is on, whose stop unshares this tab.
+            let _ = daemon::target(TargetChange::Shared(info));
             broadcast();
         }
         Reattached::Changed(changed) => {
             log!("re-attached tab {tab_id} {when}");
             if let Some(info) = changed {
-                daemon::send(&FromExtension::TabChanged(info));
+                let _ = daemon::target(TargetChange::Changed(info));
                 broadcast();
             }
         }
@@ -512,12 +518,21 @@ async fn describe(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> {
 
 /// Records a tab as shared and tells the daemon and the panel; its agent's navigation rules
 /// are put in place first. Recording and telling happen in one step, so nothing about the tab
-/// (its events, a `TabChanged`) reaches the daemon before its `TabShared`.
-pub async fn add(info: TabInfo) {
+/// (its events, a `TabChanged`) reaches the daemon before its `TabShared`. Refused (and the
+/// tab let go) when the kill switch was engaged while it was being attached.
+pub async fn add(info: TabInfo) -> Result<(), String> {
     navigation::apply(info.tab_id, Some(&info.agent)).await;
-    with(|w| w.shared.add(info.clone(), js_sys::Date::now()));
     let tab_id = info.tab_id;
-    daemon::send(&FromExtension::TabShared(info));
+    if let Err(refused) = daemon::target(TargetChange::Shared(info.clone())) {
+        with(|w| w.early_events.tab_removed(tab_id));
+        navigation::apply(tab_id, None).await;
+        if let Err(e) = chrome::detach(tab_id).await {
+            warn!("detach from tab {tab_id}: {e}");
+        }
+        broadcast();
+        return Err(refused);
+    }
+    with(|w| w.shared.add(info, js_sys::Date::now()));
     // What happened since the attach, now that the daemon knows the tab.
     let early = with(|w| w.early_events.announced(tab_id));
     if early.dropped > 0 {
@@ -528,12 +543,13 @@ pub async fn add(info: TabInfo) {
     }
     persist();
     broadcast();
+    Ok(())
 }
 
 fn changed(tab_id: TabId, update: impl FnOnce(&mut TabInfo)) {
     let info = with(|w| w.shared.change(tab_id, update));
     if let Some(info) = info {
-        daemon::send(&FromExtension::TabChanged(info));
+        let _ = daemon::target(TargetChange::Changed(info));
         broadcast();
     }
 }
@@ -544,7 +560,7 @@ pub fn unshare(tab_id: TabId, reason: UnshareReason) {
     }
     log!("tab {tab_id} unshared: {reason:?}");
     gestures::forget(tab_id);
-    daemon::send(&FromExtension::TabUnshared { tab_id, reason });
+    let _ = daemon::target(TargetChange::Unshared { tab_id, reason });
     spawn_local(navigation::apply(tab_id, None));
     persist();
     broadcast();

@@ -13,7 +13,8 @@
 use serde::Deserialize;
 pub use tabtunnel_extension_core::workers::{is_worker, Workers};
 use tabtunnel_extension_core::workers::{owning_agent, Ended};
-use tabtunnel_wire::{FromExtension, TabId, TabInfo, UnshareReason};
+use tabtunnel_extension_core::TargetChange;
+use tabtunnel_wire::{TabId, TabInfo, UnshareReason};
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::spawn_local;
 
@@ -36,7 +37,8 @@ pub fn watch() {
 }
 
 async fn scan() {
-    let worth_it = with(|w| !w.kill_switch && (!w.shared.is_empty() || !w.workers.is_empty()));
+    let worth_it =
+        !super::kill_switch::is_engaged() && with(|w| !w.shared.is_empty() || !w.workers.is_empty());
     if !worth_it {
         return;
     }
@@ -100,8 +102,10 @@ async fn describe(target_id: &str, agent: String) -> Result<Option<TabInfo>, Str
 
 fn announce(info: TabInfo) {
     log!("sharing {} {} with {}", info.kind.cdp_type(), info.url, info.agent);
-    with(|w| w.workers.announce(info.clone()));
-    daemon::send(&FromExtension::TabShared(info));
+    if let Err(e) = daemon::target(TargetChange::Shared(info.clone())) {
+        return log!("not sharing the worker: {e}");
+    }
+    with(|w| w.workers.announce(info));
 }
 
 /// The worker is gone (or no longer shared): the daemon hears it, and our session on it, if
@@ -109,7 +113,7 @@ fn announce(info: TabInfo) {
 fn end(handle: TabId, reason: UnshareReason, detach: bool) {
     let Some(Ended { info, attached }) = with(|w| w.workers.end(handle)) else { return };
     log!("{} {} unshared: {reason:?}", info.kind.cdp_type(), info.url);
-    daemon::send(&FromExtension::TabUnshared { tab_id: handle, reason });
+    let _ = daemon::target(TargetChange::Unshared { tab_id: handle, reason });
     if detach && attached {
         spawn_local(async move {
             let _ = chrome::detach_from(Debuggee::Target(&info.target_id)).await;

@@ -5,8 +5,7 @@
 
 use serde::Deserialize;
 
-use crate::chrome;
-use crate::js::from_js;
+use crate::settings;
 
 pub const HOST: &str = "dev.tabtunnel.host";
 
@@ -21,20 +20,24 @@ struct Answer {
     error: Option<String>,
 }
 
-/// The daemon's pairing URL from the native host, or what the user should do.
-pub async fn ask() -> Result<String, String> {
-    let request = serde_json::json!({ "type": "pair", "extensionVersion": chrome::manifest_version() });
-    let answer = chrome::send_native_message(HOST, &request)
-        .await
-        .map(|value| from_js::<Answer>(&value).ok_or_else(|| "an answer we cannot read".to_owned()));
-    interpret(answer.and_then(|a| a))
+/// What we ask the host.
+pub fn request(extension_version: &str) -> serde_json::Value {
+    serde_json::json!({ "type": "pair", "extensionVersion": extension_version })
+}
+
+/// The daemon's pairing URL from the host's answer (or the error `sendNativeMessage` gave), or
+/// what the user should do.
+pub fn read_answer(answer: Result<serde_json::Value, String>) -> Result<String, String> {
+    interpret(answer.and_then(|value| {
+        serde_json::from_value::<Answer>(value).map_err(|_| "an answer we cannot read".to_owned())
+    }))
 }
 
 /// The URL in a good answer (loopback only, as if pasted), else the problem in words that say
 /// what to do.
 fn interpret(answer: Result<Answer, String>) -> Result<String, String> {
     match answer {
-        Ok(Answer { ok: true, daemon_url: Some(url), .. }) => super::settings::daemon_socket_url(&url)
+        Ok(Answer { ok: true, daemon_url: Some(url), .. }) => settings::daemon_socket_url(&url)
             .map_err(|e| format!("The tabtunnel native host answered a URL we refuse: {e}")),
         Ok(Answer { error, .. }) => Err(format!(
             "The tabtunnel native host could not start the daemon: {}. Run `tabtunnel doctor` in a terminal.",
@@ -84,6 +87,15 @@ mod tests {
         assert!(missing.contains("tabtunnel install"), "{missing}");
         let crashed = interpret(Err("Native host has exited.".into())).unwrap_err();
         assert!(crashed.contains("tabtunnel doctor"), "{crashed}");
+    }
+
+    #[test]
+    fn an_answer_of_another_shape_is_an_error_not_a_panic() {
+        let odd = read_answer(Ok(serde_json::json!(["ok"]))).unwrap_err();
+        assert!(odd.contains("cannot read"), "{odd}");
+        let good = serde_json::json!({ "ok": true, "daemonUrl": "ws://127.0.0.1:9722/s/extension" });
+        assert_eq!(read_answer(Ok(good)).unwrap(), "ws://127.0.0.1:9722/s/extension");
+        assert_eq!(request("1.2.3")["extensionVersion"], "1.2.3");
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! When frames for the daemon leave. They are queued on the socket ([`super::daemon`]) and
+//! When frames for the daemon leave. They are queued on the connection ([`crate::link`]) and
 //! sent together, as one WebSocket message, because the worker pays per message far more
 //! than per byte (a message costs a task in the network service and one here).
 //!
@@ -14,13 +14,6 @@
 //! ones behind it (measured in a 200,000-message console flood: 34 events a message instead of
 //! one, the worker's `WebSocket.send` and the network service's CPU cut to a tenth). A lone
 //! event, and anything queued with or after an answer, leaves as before.
-
-use std::cell::RefCell;
-use wasm_bindgen::prelude::*;
-use web_sys::MessageChannel;
-
-use super::daemon;
-use crate::js::{performance_now, queue_microtask, set_timeout};
 
 /// An event this soon after the last message belongs to a stream (ms).
 pub const EVENT_STREAM_GAP_MS: f64 = 2.0;
@@ -48,11 +41,11 @@ pub enum Flush {
     Timer,
 }
 
-/// The decisions, without Chrome.
+/// The decisions, without Chrome. Times are `performance.now()` milliseconds.
 #[derive(Debug, Default)]
-struct Schedule {
+pub struct Schedule {
     /// Commands from the daemon not yet answered.
-    running: u32,
+    pub running: u32,
     /// A flush is queued as a microtask / as a task / on a timer.
     microtask: bool,
     task: bool,
@@ -62,7 +55,7 @@ struct Schedule {
 }
 
 impl Schedule {
-    fn queued(&mut self, what: Queued, now: f64, has_channel: bool) -> Flush {
+    pub fn queued(&mut self, what: Queued, now: f64, has_channel: bool) -> Flush {
         if self.microtask || self.task {
             return Flush::AlreadyDue;
         }
@@ -84,7 +77,7 @@ impl Schedule {
     }
 
     /// A flush ran (`from_timer`: the timer's), and sent a message if `sent`.
-    fn flushed(&mut self, from_timer: bool, sent: bool, now: f64) {
+    pub fn flushed(&mut self, from_timer: bool, sent: bool, now: f64) {
         self.microtask = false;
         self.task = false;
         if from_timer {
@@ -94,69 +87,6 @@ impl Schedule {
             self.last_sent = Some(now);
         }
     }
-}
-
-#[derive(Default)]
-struct Batching {
-    schedule: Schedule,
-    /// What runs the flush: a microtask callback, a timer callback, and a channel whose
-    /// messages are tasks.
-    flush_callback: Option<js_sys::Function>,
-    timer_callback: Option<js_sys::Function>,
-    channel: Option<MessageChannel>,
-}
-
-thread_local! {
-    static BATCHING: RefCell<Batching> = RefCell::new(Batching::default());
-}
-
-/// Sets up the flush callbacks; once, at start.
-pub fn install() {
-    let callback =
-        Closure::<dyn FnMut()>::new(|| flush(false)).into_js_value().unchecked_into::<js_sys::Function>();
-    let timer =
-        Closure::<dyn FnMut()>::new(|| flush(true)).into_js_value().unchecked_into::<js_sys::Function>();
-    let channel = MessageChannel::new().ok();
-    if let Some(channel) = &channel {
-        channel.port1().set_onmessage(Some(&callback));
-    }
-    BATCHING.with_borrow_mut(|b| {
-        b.flush_callback = Some(callback);
-        b.timer_callback = Some(timer);
-        b.channel = channel;
-    });
-}
-
-pub fn command_started() {
-    BATCHING.with_borrow_mut(|b| b.schedule.running += 1);
-}
-
-pub fn command_done() {
-    BATCHING.with_borrow_mut(|b| b.schedule.running = b.schedule.running.saturating_sub(1));
-}
-
-/// A frame was queued: make sure a flush will follow.
-pub fn queued(what: Queued) {
-    BATCHING.with_borrow_mut(|b| {
-        let (Some(callback), Some(timer)) = (&b.flush_callback, &b.timer_callback) else { return };
-        match b.schedule.queued(what, performance_now(), b.channel.is_some()) {
-            Flush::AlreadyDue => {}
-            Flush::Microtask => queue_microtask(callback),
-            Flush::Task => {
-                if let Some(channel) = &b.channel {
-                    let _ = channel.port2().post_message(&JsValue::NULL);
-                }
-            }
-            Flush::Timer => {
-                set_timeout(timer, EVENT_BATCH_MS);
-            }
-        }
-    });
-}
-
-fn flush(from_timer: bool) {
-    let sent = daemon::flush();
-    BATCHING.with_borrow_mut(|b| b.schedule.flushed(from_timer, sent, performance_now()));
 }
 
 #[cfg(test)]

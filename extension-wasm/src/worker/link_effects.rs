@@ -1,0 +1,79 @@
+//! What the machine hands to the part of the worker it does not hold yet: frames for sharing,
+//! agents and the rest, the restore at start, a lost daemon, the kill switch's stop.
+
+use tabtunnel_extension_core::{Input, WorkerEffect};
+use tabtunnel_wire::{TabId, ToExtension, UnshareReason};
+use wasm_bindgen_futures::spawn_local;
+
+use super::{agents, broadcast, browser_ops, daemon, gestures, navigation, prepared, sharing, with, workers};
+
+pub fn run(effect: WorkerEffect) {
+    match effect {
+        WorkerEffect::Restore { shares } => spawn_local(async move {
+            // Re-attach before dialing, so the first Hello lists the tabs that survived a restart.
+            if shares {
+                sharing::restore().await;
+            }
+            prepared::restore().await;
+            let _ = daemon::input(Input::WorkerRestored);
+        }),
+        WorkerEffect::StartUp(startup) => spawn_local(sharing::start_up(startup)),
+        WorkerEffect::Deliver { generation, frame } => deliver(generation, frame),
+        WorkerEffect::ConnectionLost { was_open } => {
+            agents::forget_reports();
+            // The agents went with the daemon's clients.
+            prepared::drop_all();
+            // The daemon's questions went with it: nothing it held may go through unasked.
+            gestures::fail_all_held();
+            if was_open {
+                // Every client session went with that daemon (a new one knows nothing of what
+                // they enabled): start each shared tab's debugger session afresh, as when a
+                // tab's last client leaves, so the next daemon's clients find Chrome in the
+                // state they expect (a second `Runtime.enable` on a live session reports no
+                // execution contexts).
+                let tabs: Vec<TabId> = with(|w| w.shared.keys().copied().collect());
+                for tab_id in tabs {
+                    sharing::reset(tab_id);
+                }
+            }
+        }
+        WorkerEffect::StopEverything => spawn_local(async {
+            prepared::drop_all();
+            let tabs: Vec<TabId> = with(|w| w.shared.keys().copied().collect());
+            for tab_id in tabs {
+                sharing::stop_sharing(tab_id, UnshareReason::StoppedByUser).await;
+            }
+            workers::forget_all(UnshareReason::StoppedByUser);
+        }),
+    }
+}
+
+fn deliver(generation: u64, frame: ToExtension) {
+    match frame {
+        ToExtension::ResetTab { tab_id } if workers::is_worker(tab_id) => workers::reset(tab_id),
+        ToExtension::ResetTab { tab_id } => sharing::reset(tab_id),
+        ToExtension::Browser(request) => browser_ops::run(generation, request),
+        ToExtension::Agents { now_ms, agents: statuses } => agents::reported(now_ms, statuses),
+        ToExtension::HandoverRequest(request) => agents::handover_requested(request),
+        ToExtension::HandoverWithdrawn { id } => agents::handover_withdrawn(id),
+        ToExtension::Approval(request) => agents::approval_requested(request),
+        ToExtension::ApprovalWithdrawn { id } => agents::approval_withdrawn(id),
+        ToExtension::NavigationRules { rules, navigation_url } => {
+            navigation::rules_changed(rules, navigation_url)
+        }
+        ToExtension::PrepareTabs { agents } => prepared::wanted(agents),
+        ToExtension::AgentCredentials { agents } => {
+            with(|w| w.agent_credentials = agents);
+            broadcast();
+        }
+        ToExtension::AgentTokenMinted { name, token, error } => {
+            with(|w| w.minted_token = Some(crate::messages::MintedToken { name, token, error }));
+            broadcast();
+        }
+        // The machine's own.
+        ToExtension::Command(_)
+        | ToExtension::Heartbeat
+        | ToExtension::Welcome(_)
+        | ToExtension::Rejected { .. } => {}
+    }
+}
