@@ -5,6 +5,7 @@
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use tabtunnel_core::AGENT_TOKEN_PREFIX;
 
 type Result<T> = std::result::Result<T, String>;
 
@@ -124,7 +125,7 @@ pub fn redact(url: &str) -> String {
     url.split('/')
         .map(|segment| {
             let hex = segment.len() >= 32 && segment.bytes().all(|b| b.is_ascii_hexdigit());
-            if hex || crate::credentials::looks_like_agent_token(segment) {
+            if hex || looks_like_agent_token(segment) {
                 "<token>"
             } else {
                 segment
@@ -132,6 +133,12 @@ pub fn redact(url: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("/")
+}
+
+/// Whether `text` has the shape of an agent token.
+pub fn looks_like_agent_token(text: &str) -> bool {
+    text.strip_prefix(AGENT_TOKEN_PREFIX)
+        .is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// Compares in time independent of where the strings differ.

@@ -27,13 +27,6 @@ fn broken(link: &'static str, detail: impl Into<String>, fix: impl Into<String>)
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// Whether `dir` is one of PATH's directories.
-pub fn dir_on_path(dir: &Path) -> bool {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .any(|d| d == dir || (d.canonicalize().ok().is_some_and(|d| Some(d) == dir.canonicalize().ok())))
-}
-
 pub async fn run(json: bool) -> Result<(), String> {
     let places = Places::of_this_user()?;
     let config_dir = crate::token::default_config_dir();

@@ -223,7 +223,7 @@ pub fn install(args: InstallArgs) -> Result<(), String> {
         changes += 1;
     }
     record.binary = Some(binary.clone());
-    if !doctor::dir_on_path(&bin_dir) {
+    if !places::dir_on_path(&bin_dir) {
         println!(
             "note: {} is not on your PATH; add it (e.g. in ~/.profile: export PATH=\"{}:$PATH\")",
             bin_dir.display(),

@@ -250,6 +250,13 @@ impl McpClient {
     }
 }
 
+/// Whether `dir` is one of PATH's directories.
+pub fn dir_on_path(dir: &Path) -> bool {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .any(|d| d == dir || (d.canonicalize().ok().is_some_and(|d| Some(d) == dir.canonicalize().ok())))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

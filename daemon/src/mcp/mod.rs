@@ -27,6 +27,7 @@ mod patches;
 mod proxy;
 mod rpc;
 mod sessions;
+mod slots;
 mod supervisor;
 
 pub use child::ToolKind;
@@ -85,7 +86,7 @@ pub async fn run(args: McpArgs) -> Result<(), String> {
                 Ok(daemon) => endpoint::ClientEndpoint::parse(&daemon.client_endpoint)?.0,
                 Err(e) => {
                     tracing::warn!("could not start the tabtunnel daemon: {e}");
-                    endpoint::ClientEndpoint::local(&config_dir, crate::DEFAULT_PORT)?
+                    endpoint::ClientEndpoint::local(&config_dir, crate::address::DEFAULT_PORT)?
                 }
             };
             (endpoint, None, Some(options))
