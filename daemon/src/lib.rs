@@ -17,6 +17,7 @@ pub mod mcp;
 pub mod native_host;
 pub mod on_demand;
 pub mod outbox;
+pub mod paths;
 pub mod platform;
 pub mod policy_file;
 pub mod proof;
@@ -212,7 +213,7 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
             }
         }));
     }
-    let mcp = mcp::http_service(port, token.as_deref());
+    let mcp = mcp::http_service(port, token.as_deref(), options.data_dir.clone());
     let credentials =
         live_credentials::Reloader::new(options.config_dir.clone(), agents.clone(), hub.clone(), mcp.clone());
     tokio::spawn(credentials.clone().watch());

@@ -29,7 +29,7 @@ const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 pub async fn run(json: bool) -> Result<(), String> {
     let places = Places::of_this_user()?;
-    let config_dir = crate::token::default_config_dir();
+    let config_dir = crate::paths::default_config_dir();
     let checks = checks(&places, &config_dir).await;
     let failed = checks.iter().filter(|c| !c.ok).count();
     if json {
@@ -248,7 +248,7 @@ async fn node() -> Check {
 }
 
 fn tool_servers() -> Check {
-    let data = crate::launch::data_dir();
+    let data = crate::paths::data_dir(None);
     match crate::mcp::install::find(&data) {
         Some(installed) => ok("tool-servers", format!("installed in {}", installed.modules.display())),
         None => broken(

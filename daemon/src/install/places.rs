@@ -42,7 +42,7 @@ impl Places {
         let home = dirs::home_dir().ok_or("cannot find your home directory")?;
         let config = dirs::config_dir().unwrap_or_else(|| home.join(".config"));
         let local_data = dirs::data_local_dir().unwrap_or_else(|| config.clone());
-        Ok(Places { os: Os::current(), home, config, local_data, data: crate::launch::data_dir() })
+        Ok(Places { os: Os::current(), home, config, local_data, data: crate::paths::data_dir(None) })
     }
 
     /// `~/.local/bin` (Linux, macOS); `%LOCALAPPDATA%\tabtunnel\bin` (Windows).

@@ -17,6 +17,7 @@ use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::RoleServer;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,10 +25,10 @@ use std::time::Duration;
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 pub type HttpService = super::sessions::Owned;
 
-/// The service for the daemon listening on `port` (with `token`, unless `--no-token`).
-pub fn service(port: u16, token: Option<&str>) -> HttpService {
+/// The service for the daemon listening on `port` (with `token`, unless `--no-token`), whose
+/// data (the tool servers, their run dir) is in `data_dir`.
+pub fn service(port: u16, token: Option<&str>, data_dir: PathBuf) -> HttpService {
     let endpoint = ClientEndpoint::loopback(port, token);
-    let data_dir = crate::launch::data_dir();
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(IDLE_TIMEOUT);
     let slots = Slots::default();
