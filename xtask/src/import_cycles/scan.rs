@@ -111,7 +111,7 @@ pub fn scan(src: &str) -> FileScan {
                     f.scopes[scope].defs.insert(name, kind);
                 }
             }
-            Tok::Ident(kw) if module_level && kw == "impl" => {
+            Tok::Ident(kw) if module_level && kw == "impl" && starts_item(&t, i) => {
                 if let Some(name) = inherent_impl(&t, i + 1) {
                     f.extends.insert(name);
                 }
@@ -156,6 +156,15 @@ pub fn scan(src: &str) -> FileScan {
         i += 1;
     }
     f
+}
+
+/// Whether the token at `i` begins an item (not `-> impl Trait` or `x: impl Trait`).
+fn starts_item(t: &[Tok], i: usize) -> bool {
+    match i.checked_sub(1).map(|p| &t[p]) {
+        None | Some(Tok::Punct('}' | ';' | ']')) => true,
+        Some(Tok::Ident(w)) => w == "unsafe" || w == "default",
+        _ => false,
+    }
 }
 
 /// The type of an inherent `impl<..> path::T<..> {` starting after `impl`; `None` for a
@@ -351,7 +360,8 @@ mod tests {
     fn inherent_impls_are_told_from_trait_impls() {
         let f = scan(
             "impl Core { fn a() {} } impl<'a, T: X<U>> crate::m::Other<'a, T> where T: Y { }\n\
-             impl Display for AgentId {} impl<T> From<T> for Third {} fn f() { impl Local {} }",
+             impl Display for AgentId {} impl<T> From<T> for Third {} fn f() { impl Local {} }\n\
+             fn g() -> impl Iterator<Item = u8> { todo!() } unsafe impl Send for X {}",
         );
         assert_eq!(f.extends.iter().collect::<Vec<_>>(), ["Core", "Other"]);
     }
