@@ -4,51 +4,13 @@
 //! ([`crate::redact`]). The shell appends each [`AuditRecord`] to a file with
 //! the time; the side panel shows each agent's last few.
 
+pub use crate::audit_record::{AuditRecord, Outcome};
 use crate::{AgentId, Core, Output};
 use std::collections::VecDeque;
 use tabtunnel_wire::{Activity, TabId};
 
 /// How many recent steps per agent the side panel shows.
 pub const RECENT_PER_AGENT: usize = 8;
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct AuditRecord {
-    pub agent: AgentId,
-    pub tab: Option<TabId>,
-    /// The CDP method, or `navigation` for one the page started itself (a link, a form, a
-    /// script).
-    pub method: String,
-    /// Where a navigation goes.
-    pub url: Option<String>,
-    pub outcome: Outcome,
-    /// A question of the gesture guard's: what the human was shown (never a picture, never
-    /// what was typed into a field).
-    pub question: Option<Box<tabtunnel_wire::gestures::GestureQuestion>>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
-    Allowed,
-    Denied {
-        rule: String,
-    },
-    /// The human was asked; `answer` is `allowed once`, `always allowed`, `denied` or
-    /// `not answered in time`.
-    Asked {
-        rule: String,
-        answer: &'static str,
-    },
-}
-
-impl Outcome {
-    pub fn describe(&self) -> String {
-        match self {
-            Outcome::Allowed => "allowed".into(),
-            Outcome::Denied { rule } => format!("denied by {rule}"),
-            Outcome::Asked { rule, answer } => format!("asked ({rule}): {answer}"),
-        }
-    }
-}
 
 /// Protocol plumbing clients send to set themselves up; it neither reads nor changes a page.
 pub fn is_plumbing(method: &str) -> bool {

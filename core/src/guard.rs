@@ -4,7 +4,9 @@
 //! or the page starts them itself (the extension sends those here through the daemon's
 //! navigation endpoint). Also the kill switch, which stops every agent at once.
 
+use crate::approved::Approved;
 use crate::audit::{is_plumbing, Outcome};
+use crate::awaiting_human::AwaitingHuman;
 use crate::frames::{errors, ClientCommand};
 use crate::origins::origin_key;
 use crate::policy::{AgentPolicy, Decision, PolicySet};
@@ -16,17 +18,6 @@ use tabtunnel_wire::{
     destinations, ApprovalAnswer, ApprovalRequest, BrowserOp, CdpError, TabId, ToExtension,
 };
 
-/// Whether a command was already approved by the human.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Approved {
-    No,
-    Yes,
-    /// Approved, and the browser's rules let its navigation through once.
-    YesAndBrowserAllowed,
-    /// Through the policy, then the gesture guard (it read the page, or the human allowed it).
-    GestureChecked,
-}
-
 /// What the guard decided for a command.
 enum Verdict {
     Go,
@@ -34,19 +25,9 @@ enum Verdict {
 }
 
 #[derive(Debug)]
-pub(crate) enum Waiting {
-    /// A client's command, replayed from its text when allowed.
-    Command { conn: ConnId, text: String },
-    /// A navigation the page started, answered to the daemon's navigation endpoint.
-    Navigation { id: u64 },
-    /// A gesture or request the gesture guard holds (`gestures/`).
-    Gesture(Box<crate::gestures::Waiting>),
-}
-
-#[derive(Debug)]
 struct Asked {
     request: ApprovalRequest,
-    waiting: Waiting,
+    waiting: AwaitingHuman,
     asked_at_ms: u64,
     /// Its own time to wait (`gesture_timeout`); else the policy's `ask_timeout`.
     timeout_ms: Option<u64>,
@@ -263,7 +244,14 @@ impl Core {
         }
         if let Decision::Ask(rule) = decision {
             if approved == Approved::No && !self.always_method(agent, cmd.method) {
-                self.ask(agent, tab, cmd.method, url, rule, Waiting::Command { conn, text: text.to_owned() });
+                self.ask(
+                    agent,
+                    tab,
+                    cmd.method,
+                    url,
+                    rule,
+                    AwaitingHuman::Command { conn, text: text.to_owned() },
+                );
                 return Verdict::Stop;
             }
         }
@@ -283,7 +271,7 @@ impl Core {
                     cmd.method,
                     Some(url),
                     rule,
-                    Waiting::Command { conn, text: text.to_owned() },
+                    AwaitingHuman::Command { conn, text: text.to_owned() },
                 );
                 Verdict::Stop
             }
@@ -344,7 +332,7 @@ impl Core {
         method: &str,
         url: Option<&str>,
         rule: String,
-        waiting: Waiting,
+        waiting: AwaitingHuman,
     ) {
         self.ask_human(agent, tab, method, url, rule, None, waiting, None);
     }
@@ -360,7 +348,7 @@ impl Core {
         url: Option<&str>,
         rule: String,
         gesture: Option<tabtunnel_wire::gestures::GestureQuestion>,
-        waiting: Waiting,
+        waiting: AwaitingHuman,
         timeout_ms: Option<u64>,
     ) {
         self.guard.next_id += 1;
@@ -388,12 +376,15 @@ impl Core {
     }
 
     /// Withdraws the gesture guard's questions whose wait `gone` says is moot (its tab reset).
-    pub(crate) fn withdraw_gesture_questions(&mut self, gone: impl Fn(&crate::gestures::Waiting) -> bool) {
+    pub(crate) fn withdraw_gesture_questions(
+        &mut self,
+        gone: impl Fn(&crate::gestures::HeldGesture) -> bool,
+    ) {
         let ids: Vec<u64> = self
             .guard
             .asked
             .iter()
-            .filter(|(_, a)| matches!(&a.waiting, Waiting::Gesture(w) if gone(w)))
+            .filter(|(_, a)| matches!(&a.waiting, AwaitingHuman::Gesture(w) if gone(w)))
             .map(|(id, _)| *id)
             .collect();
         for id in ids {
@@ -461,15 +452,17 @@ impl Core {
             }
         }
         match waiting {
-            Waiting::Command { conn, text } if allowed => self.dispatch(conn, &text, Approved::Yes),
-            Waiting::Command { conn, text } => {
+            AwaitingHuman::Command { conn, text } if allowed => self.dispatch(conn, &text, Approved::Yes),
+            AwaitingHuman::Command { conn, text } => {
                 let why =
                     if words == "denied" { "the user refused it" } else { "the user did not answer in time" };
                 self.refuse_text(conn, &text, &errors::refused_by_user(&request.method, why));
             }
-            Waiting::Navigation { id } if allowed => self.let_navigation_through(id, &request),
-            Waiting::Navigation { id } => self.out.push_back(Output::NavigationDecided { id, go: false }),
-            Waiting::Gesture(waiting) => {
+            AwaitingHuman::Navigation { id } if allowed => self.let_navigation_through(id, &request),
+            AwaitingHuman::Navigation { id } => {
+                self.out.push_back(Output::NavigationDecided { id, go: false })
+            }
+            AwaitingHuman::Gesture(waiting) => {
                 let why =
                     if words == "denied" { "the user refused it" } else { "the user did not answer in time" };
                 if let Some(question) = request.gesture.as_deref().filter(|_| !allowed) {
@@ -527,7 +520,7 @@ impl Core {
                 self.out.push_back(Output::NavigationDecided { id, go: false });
             }
             Decision::Ask(rule) if !self.always_origin(agent, url) => {
-                self.ask(agent, Some(tab), "navigation", Some(url), rule, Waiting::Navigation { id })
+                self.ask(agent, Some(tab), "navigation", Some(url), rule, AwaitingHuman::Navigation { id })
             }
             _ => {
                 self.audit(agent, Some(tab), "navigation", Some(url), Outcome::Allowed);
@@ -603,9 +596,9 @@ impl Core {
             .asked
             .iter()
             .filter(|(_, a)| match &a.waiting {
-                Waiting::Command { conn: c, .. } => *c == conn,
-                Waiting::Gesture(w) => {
-                    matches!(**w, crate::gestures::Waiting::Input { conn: c, .. } if c == conn)
+                AwaitingHuman::Command { conn: c, .. } => *c == conn,
+                AwaitingHuman::Gesture(w) => {
+                    matches!(**w, crate::gestures::HeldGesture::Input { conn: c, .. } if c == conn)
                 }
                 _ => false,
             })
@@ -654,10 +647,14 @@ impl Core {
                 self.out.push_back(Output::ToExtension(ToExtension::ApprovalWithdrawn { id }));
             }
             match asked.waiting {
-                Waiting::Navigation { id } => self.out.push_back(Output::NavigationDecided { id, go: false }),
+                AwaitingHuman::Navigation { id } => {
+                    self.out.push_back(Output::NavigationDecided { id, go: false })
+                }
                 // A held write is refused, never let go with everyone stopped.
-                Waiting::Gesture(waiting) => self.gesture_settled(*waiting, false, "every agent was stopped"),
-                Waiting::Command { .. } => {}
+                AwaitingHuman::Gesture(waiting) => {
+                    self.gesture_settled(*waiting, false, "every agent was stopped")
+                }
+                AwaitingHuman::Command { .. } => {}
             }
         }
     }

@@ -21,8 +21,14 @@
 //! - a connection only names its own sessions, and only sees its agent's tabs;
 //! - forwarded params, results and events stay raw JSON text.
 
+mod agent_id;
 mod agents;
+mod approved;
 pub mod audit;
+mod audit_record;
+mod awaited;
+mod awaiting_human;
+mod backlog;
 mod client_frame;
 pub use client_frame::{Around, ClientFrame, ResultText};
 mod clipboard;
@@ -40,6 +46,7 @@ mod lifecycle;
 pub use lifecycle::TabEvent;
 mod null_values;
 pub mod origins;
+mod output;
 mod params_shape;
 mod params_text;
 mod pending;
@@ -59,17 +66,20 @@ pub mod targets;
 mod testing;
 mod waiting;
 
+pub use agent_id::AgentId;
 pub use agents::{is_valid_agent_name, Limits, DEFAULT_AGENT};
+use approved::Approved;
 pub use audit::{AuditRecord, Outcome};
+use awaited::{ContextReplay, OnSuccess, Pending, ReplyTo, Then};
+pub use backlog::MAX_IN_FLIGHT_PER_CLIENT;
 use cookies::Redaction;
 use domains::{Toggle, RUNTIME};
 use frames::{errors, ClientCommand};
-use guard::Approved;
+pub use output::Output;
 use pending::PendingCommands;
 pub use session::{ConnId, Root, SessionKind, Topology};
 use session::{Connection, Session};
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::Arc;
 use tab_state::TabState;
 pub use tabtunnel_wire::AGENT_TOKEN_PREFIX;
 use tabtunnel_wire::{
@@ -77,49 +87,6 @@ use tabtunnel_wire::{
     TabInfo, ToExtension,
 };
 use targets::Tab;
-
-/// Commands one client may have waiting for the tabs at once.
-pub const MAX_IN_FLIGHT_PER_CLIENT: usize = 1024;
-
-/// The agent a connection acts for; each agent sees only its own tabs.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct AgentId(Arc<str>);
-
-impl AgentId {
-    pub fn new(name: &str) -> Self {
-        AgentId(name.into())
-    }
-
-    pub fn default_agent() -> Self {
-        AgentId::new(DEFAULT_AGENT)
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-/// What the core asks its shell to do.
-#[derive(Debug)]
-pub enum Output {
-    /// Send one text frame to a client connection.
-    ToClient { conn: ConnId, frame: ClientFrame },
-    /// Send one frame to the extension.
-    ToExtension(ToExtension),
-    /// Close a client connection after its queued frames (a page socket whose tab is gone, an
-    /// agent the human disconnected). The core has already forgotten it.
-    CloseClient { conn: ConnId },
-    /// The human answered a hand-over request ([`Core::request_handover`]): the tab now
-    /// belongs to the agent, or `None` for a refusal.
-    HandoverAnswered { id: u64, tab: Option<TabInfo> },
-    /// Append to the audit trail (the shell adds the time).
-    Audit(AuditRecord),
-    /// The answer to [`Core::navigation_requested`]: let the page's navigation go on, or not
-    /// (it then stays where it was).
-    NavigationDecided { id: u64, go: bool },
-    /// The kill switch changed: while engaged, the shell refuses every new client connection.
-    KillSwitch { engaged: bool },
-}
 
 pub struct Config {
     /// The id of the emulated browser target (`/devtools/browser/<id>`).
@@ -135,62 +102,6 @@ pub struct Config {
     pub secrets: Vec<String>,
     /// Whether agents get a tab prepared before they ask for one (`prepared.rs`).
     pub prepare_tabs: bool,
-}
-
-/// A command waiting for the extension's answer.
-enum Pending {
-    /// A client's: it gets the answer.
-    Client(ReplyTo),
-    /// The core's own, with what to do once it is done, if anything.
-    Core(Option<Then>),
-}
-
-/// What the core does when one of its own operations is done.
-enum Then {
-    /// The browser lets a navigation through once: run the client's command (the human
-    /// allowed it).
-    Redispatch { conn: ConnId, text: String },
-    /// The browser lets a navigation through once: tell the navigation endpoint to go on.
-    NavigationGo { id: u64 },
-    /// The extension read a page for the gesture guard.
-    Inspected(Box<gestures::Inspected>),
-}
-
-struct ReplyTo {
-    conn: ConnId,
-    client_id: i64,
-    session_id: String,
-    /// What a successful answer does besides reaching the client.
-    on_success: Option<OnSuccess>,
-}
-
-enum OnSuccess {
-    /// A `Runtime.enable` on a target whose Runtime was already on: before the reply, replay
-    /// those of these contexts (live when the enable was sent) that are still live.
-    ReplayContexts(ContextReplay),
-    /// A `Tracing.start` the tab accepted: the trace's events are for this session.
-    TraceStarted { tab: TabId, child: Option<String> },
-    /// A `Target.createTarget`: the answer is the new tab; reply with its targetId.
-    TabCreated { agent: AgentId },
-    /// The agent's policy hides cookies, or some (`cookies::Hidden::by`): the answer loses
-    /// those cookie values.
-    HideCookies(Arc<policy::AgentPolicy>),
-    /// A read-only agent's script: V8's refusal of a side effect says why.
-    ExplainReadOnly,
-    /// The answer is not CDP's own; reply with this instead.
-    ReplyWith(&'static str),
-    /// See [`Then::Redispatch`].
-    Redispatch { conn: ConnId, text: String },
-    /// See [`Then::NavigationGo`].
-    NavigationGo { id: u64 },
-    /// A client's answer to a request paused for it: the request is no longer paused.
-    PausedAnswered(gestures::PausedKey),
-}
-
-struct ContextReplay {
-    tab: TabId,
-    child: Option<String>,
-    context_ids: Vec<i64>,
 }
 
 pub struct Core {

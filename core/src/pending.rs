@@ -4,14 +4,15 @@
 use std::collections::BTreeMap;
 use tabtunnel_wire::RequestId;
 
-pub(crate) struct Waiting<T> {
+/// One command sent, and when.
+pub(crate) struct Sent<T> {
     pub sent_at_ms: u64,
     pub what: T,
 }
 
 /// Request ids grow with time, so the map's order is the order of sending.
 pub(crate) struct PendingCommands<T> {
-    map: BTreeMap<RequestId, Waiting<T>>,
+    map: BTreeMap<RequestId, Sent<T>>,
     next_id: RequestId,
 }
 
@@ -26,7 +27,7 @@ impl<T> PendingCommands<T> {
     pub fn insert(&mut self, now_ms: u64, what: T) -> RequestId {
         let id = self.next_id;
         self.next_id += 1;
-        self.map.insert(id, Waiting { sent_at_ms: now_ms, what });
+        self.map.insert(id, Sent { sent_at_ms: now_ms, what });
         id
     }
 

@@ -386,7 +386,7 @@ impl PolicySet {
         let ask_timeout_ms = seconds_to_ms(file.ask_timeout, Self::DEFAULT_ASK_TIMEOUT_MS, "ask_timeout")?;
         let gesture_timeout_ms = seconds_to_ms(
             file.gesture_timeout,
-            crate::gestures::DEFAULT_GESTURE_TIMEOUT_MS,
+            crate::gestures::rule::DEFAULT_GESTURE_TIMEOUT_MS,
             "gesture_timeout",
         )?;
         Ok(PolicySet {

@@ -378,7 +378,7 @@ mod tests {
             None,
             format!("the gesture guard: {named}"),
             Some(question),
-            crate::guard::Waiting::Navigation { id: 8 },
+            crate::awaiting_human::AwaitingHuman::Navigation { id: 8 },
             None,
         );
         steps.push(h.drain());

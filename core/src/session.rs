@@ -72,7 +72,7 @@ pub struct Connection {
     /// Its commands the tabs have not answered yet.
     pub in_flight: usize,
     /// Its commands held back until fewer are in flight (see `waiting.rs`).
-    pub waiting: crate::waiting::Waiting,
+    pub waiting: crate::backlog::Backlog,
     /// A socket that keeps its agent present (not a one-shot HTTP request such as `/json/new`).
     pub presence: bool,
     /// Why every command of this connection is refused (its agent was over the limit).

@@ -9,48 +9,11 @@
 //! While a connection has commands waiting, every command it sends waits behind them, whatever
 //! its kind: the tab sees a client's commands in the order it sent them.
 
+use crate::approved::Approved;
+use crate::backlog::MAX_WAITING_PER_CLIENT;
 use crate::frames::errors;
-use crate::guard::Approved;
 use crate::session::ConnId;
 use crate::{Core, MAX_IN_FLIGHT_PER_CLIENT};
-use std::collections::VecDeque;
-
-/// Commands one client may have waiting here, besides those in flight.
-pub const MAX_WAITING_PER_CLIENT: usize = 64 * 1024;
-/// Their total size.
-pub const MAX_WAITING_BYTES_PER_CLIENT: usize = 64 << 20;
-
-/// One connection's waiting commands, oldest first, with the time each arrived.
-#[derive(Debug, Default)]
-pub struct Waiting {
-    queue: VecDeque<(u64, String)>,
-    bytes: usize,
-}
-
-impl Waiting {
-    pub fn is_empty(&self) -> bool {
-        self.queue.is_empty()
-    }
-
-    fn has_room_for(&self, text: &str) -> bool {
-        self.queue.len() < MAX_WAITING_PER_CLIENT && self.bytes + text.len() <= MAX_WAITING_BYTES_PER_CLIENT
-    }
-
-    fn push(&mut self, now_ms: u64, text: &str) {
-        self.bytes += text.len();
-        self.queue.push_back((now_ms, text.to_owned()));
-    }
-
-    fn pop(&mut self) -> Option<(u64, String)> {
-        let (at, text) = self.queue.pop_front()?;
-        self.bytes -= text.len();
-        Some((at, text))
-    }
-
-    fn oldest_at(&self) -> Option<u64> {
-        self.queue.front().map(|(at, _)| *at)
-    }
-}
 
 impl Core {
     /// Keeps `text` back when its connection has as many commands in flight as it may, or

@@ -4,7 +4,8 @@
 //! again. [`AgentRoute::apply`] then holds the route to the request's credential: an agent's own
 //! token acts as that agent, whatever the path says.
 
-use crate::gate::{Admitted, Credential};
+use crate::credential::Credential;
+use crate::gate::Admitted;
 use axum::http::{StatusCode, Uri};
 use tabtunnel_core::{is_valid_agent_name, AgentId, DEFAULT_AGENT};
 

@@ -8,6 +8,7 @@
 //! audit trail. The daemon reads the file again when it changes, so a revoked token stops
 //! working at once, and that agent's open connections are closed.
 
+pub use crate::token::looks_like_agent_token;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -48,12 +49,6 @@ fn hash(token: &str) -> [u8; 32] {
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Whether `text` has the shape of an agent token.
-pub fn looks_like_agent_token(text: &str) -> bool {
-    text.strip_prefix(AGENT_TOKEN_PREFIX)
-        .is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 impl Credentials {

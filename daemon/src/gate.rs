@@ -15,10 +15,14 @@
 //!   origin; never a client token. The navigation endpoint takes a key of its own, made anew at
 //!   every start, since its URL passes through the browser's network stack.
 
+use crate::credential::Credential;
 use crate::credentials::SharedCredentials;
 use axum::http::{header, HeaderMap, StatusCode, Uri};
 
 pub const EXTENSION_PATH: &str = "/extension";
+/// Where the browser sends navigations an agent's policy blocks or asks about; it takes the
+/// navigation key, not a token (`server.rs` serves it).
+pub const NAVIGATION_PATH: &str = "/tabtunnel/navigation";
 
 #[derive(Clone)]
 pub struct Gate {
@@ -36,22 +40,6 @@ pub struct Gate {
     pub require_agent_tokens: bool,
     /// What `/tabtunnel/hello` proves to clients (`crate::proof`).
     pub identity: crate::proof::Identity,
-}
-
-/// Who a request acts as.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Credential {
-    /// `--no-token` and no token presented: anybody local.
-    Open,
-    /// The owner token: full power, and may name any agent in the path.
-    Owner,
-    /// An agent's own token: that agent only.
-    Agent(String),
-    /// The extension (on its socket) or the browser's rules (on the navigation endpoint).
-    Browser,
-    /// No credential, for `/tabtunnel/hello` only (`crate::proof`): answered by the gate's
-    /// caller, never routed.
-    Hello,
 }
 
 /// A request let in.
@@ -132,7 +120,7 @@ impl Gate {
             }
             return Ok(self.admitted(uri, path, Credential::Browser, String::new()));
         }
-        if path.starts_with(crate::server::NAVIGATION_PATH) {
+        if path.starts_with(NAVIGATION_PATH) {
             // The browser's own navigation rules send a page's blocked navigations here (a form
             // post carries the page's Origin): only the key in the path counts.
             if !matches!(prefix, Prefix::NavigationKey) {

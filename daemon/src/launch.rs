@@ -73,16 +73,6 @@ pub fn prepare_profile_dir(profile: &Path) -> Result<(), String> {
     crate::token::create_private_dir(profile)
 }
 
-pub fn default_profile_dir() -> PathBuf {
-    data_dir().join("chromium-profile")
-}
-
-/// tabtunnel's data dir (`~/.local/share/tabtunnel`): the launched browser's profile, the
-/// installed MCP children.
-pub fn data_dir() -> PathBuf {
-    dirs::data_dir().unwrap_or_else(std::env::temp_dir).join("tabtunnel")
-}
-
 /// The built extension: the one given, `$TABTUNNEL_EXTENSION_DIR`, `./extension`, or an
 /// `extension/` beside an ancestor of this executable (a checkout's `target/release/`).
 pub fn find_extension_dir(explicit: Option<&Path>) -> Result<PathBuf, String> {

@@ -1,9 +1,11 @@
 //! The tabtunnel daemon: the IO shell around [`tabtunnel_core`].
 
 mod accept;
+mod address;
 pub mod agent_cli;
 pub mod agent_path;
 pub mod audit;
+pub mod credential;
 pub mod credentials;
 pub mod gate;
 pub mod hub;
@@ -15,6 +17,7 @@ pub mod mcp;
 pub mod native_host;
 pub mod on_demand;
 pub mod outbox;
+pub mod paths;
 pub mod platform;
 pub mod policy_file;
 pub mod proof;
@@ -24,6 +27,8 @@ mod trim;
 mod upgrade;
 mod watch;
 
+use address::url;
+pub use address::DEFAULT_PORT;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 pub use tabtunnel_core::Limits;
@@ -33,7 +38,6 @@ use tokio::sync::oneshot;
 
 /// Our extension's id, fixed by the `key` in `extension/manifest.json`.
 pub const EXTENSION_ID: &str = "jmlcgbpniifikmbmclnhinffofckiihm";
-pub const DEFAULT_PORT: u16 = 9722;
 
 pub struct ServeOptions {
     pub port: u16,
@@ -173,7 +177,7 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
         browser_target_id: browser_target_id.clone(),
         session_id_salt: salt,
         limits: options.limits,
-        navigation_url: url(port, Some(&navigation_key), "http", server::NAVIGATION_PATH),
+        navigation_url: url(port, Some(&navigation_key), "http", gate::NAVIGATION_PATH),
         secrets,
         prepare_tabs: options.prepare_tabs,
     });
@@ -216,7 +220,7 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
             }
         }));
     }
-    let mcp = mcp::http_service(port, token.as_deref());
+    let mcp = mcp::http_service(port, token.as_deref(), options.data_dir.clone());
     let credentials =
         live_credentials::Reloader::new(options.config_dir.clone(), agents.clone(), hub.clone(), mcp.clone());
     tokio::spawn(credentials.clone().watch());
@@ -269,12 +273,4 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
         },
     )?;
     Ok(running)
-}
-
-/// `scheme://127.0.0.1:PORT[/<token>]path`
-pub(crate) fn url(port: u16, token: Option<&str>, scheme: &str, path: &str) -> String {
-    match token {
-        Some(token) => format!("{scheme}://127.0.0.1:{port}/{token}{path}"),
-        None => format!("{scheme}://127.0.0.1:{port}{path}"),
-    }
 }

@@ -3,7 +3,7 @@
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use tabtunnel::launch::{self, Headless, ShareStartupTabs};
-use tabtunnel::outbox;
+use tabtunnel::{outbox, paths};
 use tabtunnel::{Limits, Running, ServeOptions, DEFAULT_PORT, EXTENSION_ID};
 
 #[derive(Parser)]
@@ -256,25 +256,25 @@ async fn run(command: Command) -> Result<(), String> {
             .map_err(|e| e.to_string())?,
         Command::Doctor { json } => tabtunnel::install::doctor::run(json).await,
         Command::Stop { config_dir } => {
-            let dir = config_dir.unwrap_or_else(tabtunnel::token::default_config_dir);
+            let dir = config_dir.unwrap_or_else(tabtunnel::paths::default_config_dir);
             tabtunnel::on_demand::stop(&dir).await
         }
         Command::NativeHost { chrome_args, config_dir } => {
-            let dir = config_dir.unwrap_or_else(tabtunnel::token::default_config_dir);
+            let dir = config_dir.unwrap_or_else(tabtunnel::paths::default_config_dir);
             tabtunnel::native_host::run(&chrome_args, dir).await
         }
         Command::Token { config_dir } => {
-            let dir = config_dir.unwrap_or_else(tabtunnel::token::default_config_dir);
+            let dir = config_dir.unwrap_or_else(tabtunnel::paths::default_config_dir);
             println!("{}", tabtunnel::token::load_or_create(&dir)?);
             Ok(())
         }
         Command::Agent { command, config_dir } => {
-            let dir = config_dir.unwrap_or_else(tabtunnel::token::default_config_dir);
+            let dir = config_dir.unwrap_or_else(tabtunnel::paths::default_config_dir);
             agent_command(command, &dir).await
         }
         Command::Audit { config_dir, agent, follow, json, check } => {
-            let data_dir = tabtunnel::token::data_dir(config_dir.as_deref());
-            let dir = config_dir.unwrap_or_else(tabtunnel::token::default_config_dir);
+            let data_dir = tabtunnel::paths::data_dir(config_dir.as_deref());
+            let dir = config_dir.unwrap_or_else(tabtunnel::paths::default_config_dir);
             if let Some(AuditCheck::Verify) = check {
                 let report = tokio::task::spawn_blocking(move || tabtunnel::audit::verify(&data_dir, &dir))
                     .await
@@ -328,11 +328,11 @@ async fn start(args: &ServeArgs) -> Result<Running, String> {
     tabtunnel::start(ServeOptions {
         port: args.port,
         require_token: !args.no_token,
-        config_dir: args.config_dir.clone().unwrap_or_else(tabtunnel::token::default_config_dir),
+        config_dir: args.config_dir.clone().unwrap_or_else(tabtunnel::paths::default_config_dir),
         extension_id: args.extension_id.clone(),
         limits: args.limits()?,
         policy: args.policy.clone(),
-        data_dir: tabtunnel::token::data_dir(args.config_dir.as_deref()),
+        data_dir: tabtunnel::paths::data_dir(args.config_dir.as_deref()),
         client_outbox: outbox::Limits::with_max_bytes(args.client_outbox_bytes),
         require_agent_tokens: args.require_agent_tokens,
         on_demand: args.on_demand,
@@ -382,7 +382,8 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
 async fn launch(args: LaunchArgs) -> Result<(), String> {
     let chromium = launch::find_chromium(args.chromium.as_deref())?;
     let extension = launch::find_extension_dir(args.extension_dir.as_deref())?;
-    let profile = args.profile.clone().unwrap_or_else(launch::default_profile_dir);
+    let profile =
+        args.profile.clone().unwrap_or_else(|| paths::profile_dir(args.serve.config_dir.as_deref()));
     let headless = args.headless.resolve();
     launch::prepare_profile_dir(&profile)?;
     let mut running = start(&args.serve).await?;

@@ -198,7 +198,7 @@ impl StartOptions {
             .ok()
             .and_then(|p| p.parse::<u16>().ok())
             .or_else(|| read(&self.config_dir).map(|d| d.port))
-            .unwrap_or(crate::DEFAULT_PORT);
+            .unwrap_or(crate::address::DEFAULT_PORT);
         let mut args = vec![
             "serve".to_owned(),
             "--on-demand".to_owned(),
@@ -342,7 +342,7 @@ mod tests {
         let args = options.serve_args();
         let port_at = args.iter().position(|a| a == "--port").unwrap() + 1;
         if std::env::var_os("TABTUNNEL_PORT").is_none() {
-            assert_eq!(args[port_at], crate::DEFAULT_PORT.to_string());
+            assert_eq!(args[port_at], crate::address::DEFAULT_PORT.to_string());
         }
         std::fs::write(dir.path().join("policy.toml"), "").unwrap();
         let file = DaemonFile {

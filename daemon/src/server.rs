@@ -3,7 +3,7 @@
 //! `/<token>/agent/<name>` as beneath `/<token>` (the default agent), see [`agent_path`].
 
 use crate::agent_path::{self, AgentRoute};
-use crate::gate::{Gate, EXTENSION_PATH};
+use crate::gate::{Gate, EXTENSION_PATH, NAVIGATION_PATH};
 use crate::hub::{self, HubHandle, Input};
 use crate::outbox::{self, OutboxReader};
 use crate::upgrade::{Socket, Upgrade};
@@ -50,9 +50,6 @@ const CLIENT_FLUSH_BYTES: usize = 64 << 10;
 /// the result each: tungstenite copies what it writes into its write buffer, so this, not the
 /// result, is what the copy costs.
 const FRAGMENT_BYTES: usize = 256 << 10;
-
-/// Where the browser sends navigations an agent's policy blocks or asks about.
-pub const NAVIGATION_PATH: &str = "/tabtunnel/navigation";
 
 #[derive(Clone)]
 pub struct AppState {
@@ -131,7 +128,7 @@ async fn admit(gate: Gate, mut req: Request<Body>, next: Next) -> Response {
             return (refusal.status, format!("tabtunnel: {}\n", refusal.reason)).into_response();
         }
     };
-    if admitted.credential == crate::gate::Credential::Hello {
+    if admitted.credential == crate::credential::Credential::Hello {
         // Who we are, whatever else holds (the kill switch included): no secret in it. The
         // connection stays open for the request the client sends once it has checked this.
         return match gate.identity.answer(req.uri().query()) {
@@ -398,7 +395,7 @@ async fn reload_credentials(
     State(state): State<AppState>,
     Extension(route): Extension<AgentRoute>,
 ) -> Response {
-    use crate::gate::Credential;
+    use crate::credential::Credential;
     if !matches!(route.credential, Credential::Owner | Credential::Open) || !route.prefix.is_empty() {
         return (StatusCode::FORBIDDEN, "tabtunnel: only the owner token reloads the agents' credentials\n")
             .into_response();

@@ -4,24 +4,12 @@
 
 use std::fs;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use tabtunnel_core::AGENT_TOKEN_PREFIX;
 
 type Result<T> = std::result::Result<T, String>;
 
 const TOKEN_BYTES: usize = 32;
-
-pub fn default_config_dir() -> PathBuf {
-    dirs::config_dir().unwrap_or_else(std::env::temp_dir).join("tabtunnel")
-}
-
-/// Where tabtunnel keeps data (the audit trail): beside the config when a config dir is given
-/// (`<config>/data`, so a test or second instance stays separate), else the user's data dir.
-pub fn data_dir(config_dir: Option<&Path>) -> PathBuf {
-    match config_dir {
-        Some(config) => config.join("data"),
-        None => dirs::data_dir().unwrap_or_else(std::env::temp_dir).join("tabtunnel"),
-    }
-}
 
 /// The file beside the token that holds the extension's secret.
 pub const EXTENSION_SECRET_FILE: &str = "extension-secret";
@@ -124,7 +112,7 @@ pub fn redact(url: &str) -> String {
     url.split('/')
         .map(|segment| {
             let hex = segment.len() >= 32 && segment.bytes().all(|b| b.is_ascii_hexdigit());
-            if hex || crate::credentials::looks_like_agent_token(segment) {
+            if hex || looks_like_agent_token(segment) {
                 "<token>"
             } else {
                 segment
@@ -132,6 +120,12 @@ pub fn redact(url: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("/")
+}
+
+/// Whether `text` has the shape of an agent token.
+pub fn looks_like_agent_token(text: &str) -> bool {
+    text.strip_prefix(AGENT_TOKEN_PREFIX)
+        .is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// Compares in time independent of where the strings differ.

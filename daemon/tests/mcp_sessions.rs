@@ -103,6 +103,29 @@ async fn listen(port: u16, path: &str, id: &str) -> u16 {
     mcp(port, "GET", path, &[("Mcp-Session-Id", id), ("Accept", "text/event-stream")], "").await.0
 }
 
+/// A session's tool server comes from the daemon's own data dir (`<config dir>/data` with
+/// `--config-dir`), not the user's: a second instance, or a test, stays apart.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_session_runs_the_tool_server_of_the_daemon_s_data_dir() {
+    use std::os::unix::fs::PermissionsExt;
+    without_tool_servers();
+    let d = daemon().await;
+    let ran = d.config_dir().join("node-ran");
+    // PATH leads nowhere here: only the shell's builtins run.
+    let node = d.config_dir().join("fake-node");
+    std::fs::write(&node, format!("#!/bin/sh\necho started > '{}'\n", ran.display())).unwrap();
+    std::fs::set_permissions(&node, std::fs::Permissions::from_mode(0o700)).unwrap();
+    plant_tool_servers(&d.config_dir().join("data"), &node);
+    open(d.running.port, &format!("/{}/mcp", d.token()), &[]).await;
+    let started = async {
+        while !ran.exists() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(WAIT, started).await.expect("the child started from <config dir>/data");
+}
+
 #[tokio::test]
 async fn another_credential_cannot_use_or_end_a_session() {
     without_tool_servers();

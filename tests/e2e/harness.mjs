@@ -615,16 +615,20 @@ class Harness {
   }
 
   /**
-   * The daemon's `/mcp` children install into its data dir, which is this harness's own: point
-   * it at the copy `./dev test` installed (`tabtunnel mcp --install`) instead of an `npm ci` per
-   * run inside a tool call's time.
+   * The daemon's `/mcp` children install into its data dir, which is this harness's own (and a
+   * `tabtunnel mcp --config-dir <configHome>/tabtunnel` into `<config dir>/data`): point both at
+   * the copy `./dev test` installed (`tabtunnel mcp --install`) instead of an `npm ci` per run
+   * inside a tool call's time.
    */
   shareInstalledToolServers() {
     const installed = path.join(process.env.XDG_DATA_HOME || path.join(os.homedir(), '.local', 'share'), 'tabtunnel', 'mcp-children');
-    const mine = path.join(this.dataHome, 'tabtunnel', 'mcp-children');
-    if (!fs.existsSync(installed) || fs.existsSync(mine)) return;
-    fs.mkdirSync(path.dirname(mine), { recursive: true });
-    fs.symlinkSync(installed, mine);
+    if (!fs.existsSync(installed)) return;
+    for (const data of [path.join(this.dataHome, 'tabtunnel'), path.join(this.configHome, 'tabtunnel', 'data')]) {
+      const mine = path.join(data, 'mcp-children');
+      if (fs.existsSync(mine)) continue;
+      fs.mkdirSync(data, { recursive: true });
+      fs.symlinkSync(installed, mine);
+    }
   }
 
   /** Starts `bin args` as the daemon, in its own process group, collecting its output. */

@@ -1,6 +1,9 @@
 //! Build tasks for tabtunnel. `cargo run -p xtask -- build-extension [--debug]` builds the WASM
 //! crate, runs wasm-bindgen in-process (its version is pinned in Cargo.lock, so it always matches
-//! the `wasm-bindgen` crate) and lays out `extension/pkg/`.
+//! the `wasm-bindgen` crate) and lays out `extension/pkg/`. `cargo run -p xtask -- import-cycles
+//! [CRATE_DIR...]` reports every file-level import cycle in the crates' sources.
+
+mod import_cycles;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -11,14 +14,17 @@ const TARGET: &str = "wasm32-unknown-unknown";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = match args.first().map(String::as_str) {
-        Some("build-extension") => match &args[1..] {
-            [] => build_extension(false),
-            [flag] if flag == "--debug" => build_extension(true),
-            _ => Err("usage: cargo xtask build-extension [--debug]".into()),
-        },
-        _ => Err("usage: cargo run -p xtask -- build-extension [--debug]".into()),
-    };
+    let result =
+        match args.first().map(String::as_str) {
+            Some("build-extension") => match &args[1..] {
+                [] => build_extension(false),
+                [flag] if flag == "--debug" => build_extension(true),
+                _ => Err("usage: cargo xtask build-extension [--debug]".into()),
+            },
+            Some("import-cycles") => import_cycles_cmd(&args[1..]),
+            _ => Err("usage: cargo run -p xtask -- build-extension [--debug] | import-cycles [CRATE_DIR...]"
+                .into()),
+        };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -29,6 +35,24 @@ fn main() -> ExitCode {
 }
 
 type Result<T, E = Box<dyn std::error::Error>> = std::result::Result<T, E>;
+
+fn import_cycles_cmd(dirs: &[String]) -> Result<()> {
+    let dirs: Vec<&str> = if dirs.is_empty() {
+        import_cycles::WORKSPACE_CRATES.to_vec()
+    } else {
+        dirs.iter().map(String::as_str).collect()
+    };
+    let (report, found) =
+        import_cycles::check(&workspace_root(), &dirs, &|p| std::fs::read_to_string(p).ok())?;
+    print!("{report}");
+    if found {
+        return Err(
+            "file-level import cycles found (above): move the shared items to a file of their own".into()
+        );
+    }
+    println!("no file-level import cycle in {}", dirs.join(", "));
+    Ok(())
+}
 
 fn build_extension(debug: bool) -> Result<()> {
     let started = Instant::now();

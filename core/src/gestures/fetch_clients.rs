@@ -10,9 +10,9 @@
 //! do not resume children themselves.
 
 use super::allowance::Exact;
+use super::held::{Bounced, HeldGesture, PausedKey};
 use super::interception::{self, ClientFetch, PausedRequest};
-use super::network::{Bounced, PausedKey};
-use super::{rule, Waiting};
+use super::rule;
 use crate::frames::{errors, ClientCommand};
 use crate::session::{ConnId, SessionKind};
 use crate::Core;
@@ -217,7 +217,7 @@ impl Core {
             cmd.method,
             Some(&url),
             question,
-            Waiting::Resend(Box::new(bounced)),
+            HeldGesture::Resend(Box::new(bounced)),
         );
         true
     }

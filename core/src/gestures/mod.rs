@@ -33,27 +33,27 @@
 mod allowance;
 mod body;
 mod fetch_clients;
+mod held;
 mod input;
 pub mod interception;
 mod network;
 pub mod rule;
 pub mod vocabulary;
 
+use crate::approved::Approved;
 use crate::audit::Outcome;
 use crate::frames::{errors, ClientCommand};
-use crate::guard::Approved;
 use crate::session::{ConnId, SessionKind};
 use crate::{AgentId, Core};
-pub(crate) use network::PausedKey;
-use network::{Bounced, Paused};
-use rule::{Gesture, Triggers};
+use held::Paused;
+pub(crate) use held::{HeldGesture, Inspected, PausedKey};
+use rule::Triggers;
+pub use rule::DEFAULT_GESTURE_TIMEOUT_MS;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use tabtunnel_wire::gestures::{GestureFacts, GestureQuestion, InspectTarget};
 use tabtunnel_wire::{BrowserOp, CdpError, TabId};
 
-/// `gesture_timeout` when the policy does not set it: this long without an answer is a no.
-pub const DEFAULT_GESTURE_TIMEOUT_MS: u64 = 90_000;
 /// How the guard's own questions name their rule.
 pub const RULE: &str = "the gesture guard";
 
@@ -81,34 +81,6 @@ const REFUSAL_STANDS_MS: u64 = 30_000;
 /// What makes two questions the same one.
 fn signature(q: &GestureQuestion) -> String {
     format!("{}\n{}\n{}\n{}", q.origin, q.element, q.form, q.request)
-}
-
-/// A gesture or request waiting for the human's answer.
-#[derive(Debug)]
-pub(crate) enum Waiting {
-    /// A client's `Input` command, replayed if allowed; `form`: the submission of the form the
-    /// human was shown, which the allowed gesture may send once.
-    Input { conn: ConnId, text: String, tab: TabId, child: Option<String>, form: Option<allowance::Exact> },
-    /// A write answered at once: sent again from the page if allowed.
-    Resend(Box<Bounced>),
-}
-
-/// What the core does with the extension's reading of a page.
-#[derive(Debug)]
-pub(crate) enum Inspected {
-    Input {
-        conn: ConnId,
-        text: String,
-        tab: TabId,
-        child: Option<String>,
-        gesture: Gesture,
-    },
-    /// A write that waits paused for its reading.
-    Paused {
-        key: PausedKey,
-    },
-    /// A write answered at once, read afterwards.
-    Bounced(Box<Bounced>),
 }
 
 impl Core {
@@ -214,7 +186,7 @@ impl Core {
                     &method,
                     url,
                     question,
-                    Waiting::Input { conn, text: text.clone(), tab, child, form },
+                    HeldGesture::Input { conn, text: text.clone(), tab, child, form },
                 );
             }
             Inspected::Paused { key } => self.paused_inspected(key, facts.as_ref()),
@@ -229,7 +201,7 @@ impl Core {
         method: &str,
         url: Option<&str>,
         question: GestureQuestion,
-        waiting: Waiting,
+        waiting: HeldGesture,
     ) {
         let key = (agent.clone(), signature(&question));
         if self.gestures.refused.get(&key).is_some_and(|until| self.now_ms <= *until) {
@@ -246,7 +218,7 @@ impl Core {
             url,
             rule,
             Some(question),
-            crate::guard::Waiting::Gesture(Box::new(waiting)),
+            crate::awaiting_human::AwaitingHuman::Gesture(Box::new(waiting)),
             Some(timeout),
         );
     }
@@ -259,9 +231,9 @@ impl Core {
     }
 
     /// The human answered (or did not, in time) a question of the guard's.
-    pub(crate) fn gesture_settled(&mut self, waiting: Waiting, allowed: bool, why: &str) {
+    pub(crate) fn gesture_settled(&mut self, waiting: HeldGesture, allowed: bool, why: &str) {
         match waiting {
-            Waiting::Input { conn, text, tab, child, form } if allowed => {
+            HeldGesture::Input { conn, text, tab, child, form } if allowed => {
                 if let Some(exact) = form {
                     let until = self.now_ms + allowance::GESTURE_MS;
                     let allowed =
@@ -270,13 +242,13 @@ impl Core {
                 }
                 self.input_let_go(conn, &text);
             }
-            Waiting::Input { conn, text, .. } => {
+            HeldGesture::Input { conn, text, .. } => {
                 self.refuse_gesture_text(conn, &text, why);
                 self.release_inputs(conn);
             }
-            Waiting::Resend(bounced) if allowed => self.resend(*bounced),
+            HeldGesture::Resend(bounced) if allowed => self.resend(*bounced),
             // Answered at once already: nothing reached the server.
-            Waiting::Resend(_) => {}
+            HeldGesture::Resend(_) => {}
         }
     }
 
@@ -333,7 +305,7 @@ impl Core {
         self.gestures.allowed.forget_tab(tab);
         self.gestures.last_gesture.remove(&tab);
         self.gestures.paused.retain(|(t, _, _), _| *t != tab);
-        self.withdraw_gesture_questions(|w| matches!(w, Waiting::Resend(bounced) if bounced.tab == tab));
+        self.withdraw_gesture_questions(|w| matches!(w, HeldGesture::Resend(bounced) if bounced.tab == tab));
     }
 }
 

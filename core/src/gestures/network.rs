@@ -15,39 +15,16 @@
 //!   allowed gesture showed, as it was) goes on once; every other write is judged as above.
 
 use super::allowance::{self, Allowance, Exact};
+use super::held::{Bounced, HeldGesture, Inspected, Paused, PausedKey};
 use super::interception::PausedRequest;
-use super::{rule, Inspected, Waiting, RULE};
+use super::{rule, RULE};
 use crate::audit::Outcome;
 use crate::{AgentId, Core, Output};
 use tabtunnel_wire::gestures::{GestureFacts, GestureQuestion, InspectTarget};
 use tabtunnel_wire::{BrowserOp, TabId};
 
-/// A paused request: tab, child session (`None`: the page), Chrome's requestId.
-pub(crate) type PausedKey = (TabId, Option<String>, String);
-
 /// How long after a gesture the form submission it sends is judged with its reading.
 const GESTURE_SENDS_MS: u64 = 3_000;
-
-#[derive(Debug)]
-pub(crate) struct Paused {
-    pub request: PausedRequest,
-    /// The event's params as Chrome sent them, for the client that gets it.
-    pub params: String,
-    /// The client session it was handed to (it alone may answer it).
-    pub delivered: Option<(crate::ConnId, String)>,
-    /// A `Fetch.authRequired`, not a `requestPaused`.
-    pub auth: bool,
-    /// Let go as the human allowed it: a client may not change it into another request.
-    pub allowed: bool,
-}
-
-/// A write answered at once: what it takes to send it again from its page.
-#[derive(Debug)]
-pub(crate) struct Bounced {
-    pub tab: TabId,
-    pub child: Option<String>,
-    pub request: PausedRequest,
-}
 
 impl Core {
     /// A `Fetch.requestPaused` or `Fetch.authRequired` of a shared tab: the guard's to decide
@@ -135,7 +112,7 @@ impl Core {
             "request",
             Some(&url),
             question,
-            Waiting::Resend(Box::new(bounced)),
+            HeldGesture::Resend(Box::new(bounced)),
         );
     }
 
@@ -145,7 +122,14 @@ impl Core {
         let Some(held) = self.judge(tab, &bounced.request, facts) else { return };
         let Some((agent, question)) = held else { return self.resend(bounced) };
         let url = bounced.request.request.url.clone();
-        self.ask_gesture(&agent, tab, "request", Some(&url), question, Waiting::Resend(Box::new(bounced)));
+        self.ask_gesture(
+            &agent,
+            tab,
+            "request",
+            Some(&url),
+            question,
+            HeldGesture::Resend(Box::new(bounced)),
+        );
     }
 
     /// The rule for a request: `None` when its tab is gone, `Some(None)` when it may go, else

@@ -36,6 +36,9 @@ use super::vocabulary::{self, FieldKind, Found, Label};
 use crate::origins::{origin_of, OriginPattern};
 use tabtunnel_wire::gestures::{Clicked, ElementFacts, FormFacts, GestureFacts, GestureQuestion};
 
+/// `gesture_timeout` when the policy does not set it: this long without an answer is a no.
+pub const DEFAULT_GESTURE_TIMEOUT_MS: u64 = 90_000;
+
 /// What an agent's input does to the page.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Gesture {

@@ -27,16 +27,9 @@ fn broken(link: &'static str, detail: impl Into<String>, fix: impl Into<String>)
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// Whether `dir` is one of PATH's directories.
-pub fn dir_on_path(dir: &Path) -> bool {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .any(|d| d == dir || (d.canonicalize().ok().is_some_and(|d| Some(d) == dir.canonicalize().ok())))
-}
-
 pub async fn run(json: bool) -> Result<(), String> {
     let places = Places::of_this_user()?;
-    let config_dir = crate::token::default_config_dir();
+    let config_dir = crate::paths::default_config_dir();
     let checks = checks(&places, &config_dir).await;
     let failed = checks.iter().filter(|c| !c.ok).count();
     if json {
@@ -256,7 +249,7 @@ async fn node() -> Check {
 }
 
 fn tool_servers() -> Check {
-    let data = crate::launch::data_dir();
+    let data = crate::paths::data_dir(None);
     match crate::mcp::install::find(&data) {
         Some(installed) => ok("tool-servers", format!("installed in {}", installed.modules.display())),
         None => broken(
@@ -268,8 +261,8 @@ fn tool_servers() -> Check {
 }
 
 fn audit_trail(config_dir: &Path) -> Check {
-    let default = config_dir == crate::token::default_config_dir();
-    let data_dir = crate::token::data_dir((!default).then_some(config_dir));
+    let default = config_dir == crate::paths::default_config_dir();
+    let data_dir = crate::paths::data_dir((!default).then_some(config_dir));
     if !crate::audit::current_file(&data_dir).exists() {
         return ok("audit-trail", "no audit trail yet");
     }

@@ -223,7 +223,7 @@ pub fn install(args: InstallArgs) -> Result<(), String> {
         changes += 1;
     }
     record.binary = Some(binary.clone());
-    if !doctor::dir_on_path(&bin_dir) {
+    if !places::dir_on_path(&bin_dir) {
         println!(
             "note: {} is not on your PATH; add it (e.g. in ~/.profile: export PATH=\"{}:$PATH\")",
             bin_dir.display(),
@@ -335,7 +335,7 @@ pub fn install(args: InstallArgs) -> Result<(), String> {
 pub fn uninstall(args: UninstallArgs) -> Result<(), String> {
     let places = Places::of_this_user()?;
     let record = Record::load(&places);
-    let config_dir = crate::token::default_config_dir();
+    let config_dir = crate::paths::default_config_dir();
     // Only a daemon that proves it is this user's is signalled.
     if let Err(e) = crate::on_demand::stop_blocking(&config_dir) {
         println!("{e}");

@@ -42,7 +42,7 @@ impl Places {
         let home = dirs::home_dir().ok_or("cannot find your home directory")?;
         let config = dirs::config_dir().unwrap_or_else(|| home.join(".config"));
         let local_data = dirs::data_local_dir().unwrap_or_else(|| config.clone());
-        Ok(Places { os: Os::current(), home, config, local_data, data: crate::launch::data_dir() })
+        Ok(Places { os: Os::current(), home, config, local_data, data: crate::paths::data_dir(None) })
     }
 
     /// `~/.local/bin` (Linux, macOS); `%LOCALAPPDATA%\tabtunnel\bin` (Windows).
@@ -248,6 +248,13 @@ impl McpClient {
         let file = self.config_file(places);
         file.is_file() || (self != McpClient::ClaudeCode && file.parent().is_some_and(Path::is_dir))
     }
+}
+
+/// Whether `dir` is one of PATH's directories.
+pub fn dir_on_path(dir: &Path) -> bool {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .any(|d| d == dir || (d.canonicalize().ok().is_some_and(|d| Some(d) == dir.canonicalize().ok())))
 }
 
 #[cfg(test)]

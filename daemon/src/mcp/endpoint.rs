@@ -40,7 +40,7 @@ impl ClientEndpoint {
 
     /// `http://127.0.0.1:PORT[/<token>]`: a daemon's own endpoint.
     pub fn loopback(port: u16, token: Option<&str>) -> ClientEndpoint {
-        ClientEndpoint { base: crate::url(port, token, "http", "") }
+        ClientEndpoint { base: crate::address::url(port, token, "http", "") }
     }
 
     /// The same daemon with another credential: `prefix` is `/<token>` (or `""` for none).

@@ -9,66 +9,26 @@
 
 use super::child::ToolKind;
 use super::endpoint::ClientEndpoint;
-use super::proxy::{Proxy, RealBackend};
+use super::proxy::{Chosen, Proxy, RealBackend};
+use super::slots::Slots;
+use crate::agent_path::AgentRoute;
+use crate::credential::Credential;
+use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use rmcp::RoleServer;
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A session nobody has used for this long is closed (and its child with it).
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(600);
-/// Sessions at once, per agent and in all: each runs a child tool server (a Node process), so one
-/// client (or one agent's token) opening sessions without end would starve everyone else.
-pub const SESSIONS_PER_AGENT: usize = 4;
-pub const SESSIONS_IN_ALL: usize = 32;
-
-/// The sessions running, per agent.
-#[derive(Clone, Default, Debug)]
-pub struct Slots(Arc<Mutex<HashMap<String, usize>>>);
-
-/// One session's place among [`Slots`]; freed when the session ends.
-#[derive(Debug)]
-pub struct Slot {
-    slots: Slots,
-    agent: String,
-}
-
-impl Slots {
-    pub fn take(&self, agent: &str) -> Result<Slot, String> {
-        let mut running = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if running.values().sum::<usize>() >= SESSIONS_IN_ALL {
-            return Err(format!("tabtunnel runs at most {SESSIONS_IN_ALL} MCP sessions over HTTP at once; end one (DELETE) first"));
-        }
-        let mine = running.entry(agent.to_owned()).or_default();
-        if *mine >= SESSIONS_PER_AGENT {
-            return Err(format!(
-                "agent {agent} has {SESSIONS_PER_AGENT} MCP sessions already; end one (DELETE) first"
-            ));
-        }
-        *mine += 1;
-        Ok(Slot { slots: self.clone(), agent: agent.to_owned() })
-    }
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        let mut running = self.slots.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(n) = running.get_mut(&self.agent) {
-            *n -= 1;
-            if *n == 0 {
-                running.remove(&self.agent);
-            }
-        }
-    }
-}
-
 pub type HttpService = super::sessions::Owned;
 
-/// The service for the daemon listening on `port` (with `token`, unless `--no-token`).
-pub fn service(port: u16, token: Option<&str>) -> HttpService {
+/// The service for the daemon listening on `port` (with `token`, unless `--no-token`), whose
+/// data (the tool servers, their run dir) is in `data_dir`.
+pub fn service(port: u16, token: Option<&str>, data_dir: PathBuf) -> HttpService {
     let endpoint = ClientEndpoint::loopback(port, token);
-    let data_dir = crate::launch::data_dir();
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(IDLE_TIMEOUT);
     let slots = Slots::default();
@@ -76,13 +36,27 @@ pub fn service(port: u16, token: Option<&str>) -> HttpService {
     let service = StreamableHttpService::new(
         move || {
             let backend = RealBackend::new(data_dir.clone(), endpoint.clone());
-            Ok(Proxy::over_http(backend, slots.clone()))
+            Ok(Proxy::over_http(backend, slots.clone(), chosen))
         },
         sessions.clone(),
         // The gate has checked Host and Origin already, with the daemon's own rules.
         StreamableHttpServerConfig::default(),
     );
     super::sessions::Owned::new(service, sessions)
+}
+
+/// A session's agent (`None`: from the client's name), tool server, and the credential its
+/// child uses (`None`: the backend's own), from the request that opened it.
+fn chosen(context: &RequestContext<RoleServer>) -> Result<Chosen, String> {
+    let parts = context.extensions.get::<axum::http::request::Parts>();
+    let route = parts.and_then(|p| p.extensions.get::<AgentRoute>());
+    // An agent's own token is its agent, path or not; and its child uses that token, never the
+    // owner's.
+    let own = route.filter(|r| matches!(r.credential, Credential::Agent(_)));
+    let from_path =
+        route.filter(|r| !r.prefix.is_empty() || own.is_some()).map(|r| r.agent.as_str().to_owned());
+    let (agent, kind) = choose(from_path, parts.and_then(|p| p.uri.query()))?;
+    Ok((agent, kind, own.map(|r| r.token_prefix.clone())))
 }
 
 /// The agent (`None`: from the client's name) and tool server a request names: the agent's
@@ -112,21 +86,6 @@ pub fn choose(from_path: Option<String>, query: Option<&str>) -> Result<(Option<
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sessions_are_bounded_per_agent_and_in_all_and_freed_when_they_end() {
-        let slots = Slots::default();
-        let held: Vec<Slot> = (0..SESSIONS_PER_AGENT).map(|_| slots.take("a").unwrap()).collect();
-        assert!(slots.take("a").unwrap_err().contains("agent a"));
-        drop(held);
-        let mut many = Vec::new();
-        for i in 0..SESSIONS_IN_ALL {
-            many.push(slots.take(&format!("x{}", i / SESSIONS_PER_AGENT)).unwrap());
-        }
-        assert!(slots.take("newcomer").unwrap_err().contains("at most"));
-        many.pop();
-        assert!(slots.take("newcomer").is_ok());
-    }
 
     #[test]
     fn the_request_names_the_agent_and_the_tools() {

@@ -12,8 +12,9 @@
 //! | `rpc` | raw JSON-RPC over the child's stdio |
 //! | `child` | which child, its command line, process and handshake |
 //! | `supervisor` | restart before forward |
-//! | `proxy`, `own_tools` | the MCP server itself |
-//! | `http` | the same server over Streamable HTTP at `<endpoint>/mcp`, a session per agent |
+//! | `proxy`, `own_tools` | the MCP server itself (knows nothing of HTTP) |
+//! | `http` | the same server over Streamable HTTP at `<endpoint>/mcp`, a session per agent; reads what the request names |
+//! | `slots` | sessions over HTTP at once, per agent and in all |
 //! | `sessions` | an `/mcp` session is its opener's only (token and agent) |
 
 mod agent_name;
@@ -21,12 +22,13 @@ mod child;
 pub(crate) mod daemon_api;
 mod endpoint;
 mod http;
-pub(crate) mod install;
+pub mod install;
 mod own_tools;
 mod patches;
 mod proxy;
 mod rpc;
 mod sessions;
+mod slots;
 mod supervisor;
 
 pub use child::ToolKind;
@@ -64,13 +66,13 @@ pub struct McpArgs {
 }
 
 pub async fn run(args: McpArgs) -> Result<(), String> {
-    let data_dir = crate::launch::data_dir();
+    let data_dir = crate::paths::data_dir(args.config_dir.as_deref());
     if args.install {
         let installed = install::ensure_installed(&data_dir).await?;
         eprintln!("tabtunnel: browser tool servers installed in {}", installed.modules.display());
         return Ok(());
     }
-    let config_dir = args.config_dir.clone().unwrap_or_else(crate::token::default_config_dir);
+    let config_dir = args.config_dir.clone().unwrap_or_else(crate::paths::default_config_dir);
     let token =
         args.token.clone().or_else(|| std::env::var("TABTUNNEL_TOKEN").ok().filter(|t| !t.is_empty()));
     let (mut endpoint, mut endpoint_agent, on_demand) = match &args.endpoint {
@@ -85,7 +87,7 @@ pub async fn run(args: McpArgs) -> Result<(), String> {
                 Ok(daemon) => endpoint::ClientEndpoint::parse(&daemon.client_endpoint)?.0,
                 Err(e) => {
                     tracing::warn!("could not start the tabtunnel daemon: {e}");
-                    endpoint::ClientEndpoint::local(&config_dir, crate::DEFAULT_PORT)?
+                    endpoint::ClientEndpoint::local(&config_dir, crate::address::DEFAULT_PORT)?
                 }
             };
             (endpoint, None, Some(options))

@@ -10,6 +10,7 @@ use super::child::{self, Child, ToolKind};
 use super::daemon_api::Daemon;
 use super::endpoint::ClientEndpoint;
 use super::rpc::Notification;
+use super::slots::{Slot, Slots};
 use super::supervisor::{Backend, Bounds, CallError, Extension, Supervisor};
 use super::{agent_name, install};
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -116,22 +117,23 @@ impl Backend for RealBackend {
 
 /// A session's agent (`None`: from the client's name), tool server, and the `/<token>` its
 /// child uses instead of the backend's own.
-type Chosen = (Option<String>, ToolKind, Option<String>);
+pub type Chosen = (Option<String>, ToolKind, Option<String>);
 
 /// Who names the session's agent and tool server.
 pub enum Session {
     /// `tabtunnel mcp`: the command line (an agent or none: the client's name).
     Stdio { agent: Option<String>, kind: ToolKind },
-    /// `<endpoint>/mcp` on the daemon: the request (`/agent/<name>/mcp`, `?agent=`, `?tools=`).
-    Http,
+    /// `<endpoint>/mcp` on the daemon: the request (`/agent/<name>/mcp`, `?agent=`, `?tools=`),
+    /// read by the HTTP side (`http.rs`), which this file knows nothing of.
+    Http(fn(&RequestContext<RoleServer>) -> Result<Chosen, String>),
 }
 
 pub struct Proxy {
     pub(super) supervisor: Supervisor<RealBackend>,
     session: Session,
     /// Over HTTP: the sessions running, and this one's place among them (freed with it).
-    slots: Option<super::http::Slots>,
-    slot: Mutex<Option<super::http::Slot>>,
+    slots: Option<Slots>,
+    slot: Mutex<Option<Slot>>,
     notifications: Mutex<Option<mpsc::Receiver<Notification>>>,
     pub(super) tool_router: ToolRouter<Proxy>,
 }
@@ -149,9 +151,13 @@ impl Proxy {
         }
     }
 
-    /// A session over HTTP, counted among `slots`.
-    pub fn over_http(backend: RealBackend, slots: super::http::Slots) -> Proxy {
-        Proxy { slots: Some(slots), ..Proxy::new(backend, Session::Http) }
+    /// A session over HTTP, counted among `slots`; `chosen` reads what its request names.
+    pub fn over_http(
+        backend: RealBackend,
+        slots: Slots,
+        chosen: fn(&RequestContext<RoleServer>) -> Result<Chosen, String>,
+    ) -> Proxy {
+        Proxy { slots: Some(slots), ..Proxy::new(backend, Session::Http(chosen)) }
     }
 
     /// The session's agent (`None`: from the client's name), tool server, and the credential
@@ -159,19 +165,7 @@ impl Proxy {
     fn choose(&self, context: &RequestContext<RoleServer>) -> Result<Chosen, McpError> {
         match &self.session {
             Session::Stdio { agent, kind } => Ok((agent.clone(), *kind, None)),
-            Session::Http => {
-                let parts = context.extensions.get::<axum::http::request::Parts>();
-                let route = parts.and_then(|p| p.extensions.get::<crate::agent_path::AgentRoute>());
-                // An agent's own token is its agent, path or not; and its child uses that token,
-                // never the owner's.
-                let own = route.filter(|r| matches!(r.credential, crate::gate::Credential::Agent(_)));
-                let from_path = route
-                    .filter(|r| !r.prefix.is_empty() || own.is_some())
-                    .map(|r| r.agent.as_str().to_owned());
-                let (agent, kind) = super::http::choose(from_path, parts.and_then(|p| p.uri.query()))
-                    .map_err(|e| McpError::invalid_params(e, None))?;
-                Ok((agent, kind, own.map(|r| r.token_prefix.clone())))
-            }
+            Session::Http(chosen) => chosen(context).map_err(|e| McpError::invalid_params(e, None)),
         }
     }
 

@@ -50,7 +50,7 @@ impl Owners {
     /// Records a session rmcp just opened; an id already recorded keeps its owner.
     fn opened(&self, id: &str, route: &AgentRoute) {
         let agent_token = match &route.credential {
-            crate::gate::Credential::Agent(name) => Some(name.clone()),
+            crate::credential::Credential::Agent(name) => Some(name.clone()),
             _ => None,
         };
         self.lock().entry(id.to_owned()).or_insert(Opener { owner: Owner::of(route), agent_token });
@@ -172,7 +172,7 @@ impl tower_service::Service<Request<Body>> for Owned {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gate::Credential;
+    use crate::credential::Credential;
     use tabtunnel_core::AgentId;
 
     fn route(token: &str, agent: &str) -> AgentRoute {

@@ -349,3 +349,13 @@ pub async fn attach_pages(client: &mut Socket) -> Vec<String> {
     let (_, events) = until_reply(client, 1).await;
     events.iter().map(|e| e["params"]["sessionId"].as_str().unwrap().to_owned()).collect()
 }
+
+/// A browser tool server install in `data_dir`, as `tabtunnel mcp --install` leaves one, whose
+/// `node` is `node`: what runs a session's child without Node.js or the network.
+pub fn plant_tool_servers(data_dir: &std::path::Path, node: &std::path::Path) {
+    let dir = tabtunnel::mcp::install::install_dir(data_dir);
+    let script = dir.join("node_modules/chrome-devtools-mcp/build/src/bin/chrome-devtools-mcp.js");
+    std::fs::create_dir_all(script.parent().unwrap()).unwrap();
+    std::fs::write(&script, "").unwrap();
+    std::fs::write(dir.join(".tabtunnel-installed"), json!({"node": node}).to_string()).unwrap();
+}

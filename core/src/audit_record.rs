@@ -1,0 +1,44 @@
+//! One line of the audit trail and what the policy made of the command: what the core hands
+//! its shell ([`crate::Output::Audit`]); `audit.rs` keeps the trail's rules.
+
+use crate::agent_id::AgentId;
+use tabtunnel_wire::TabId;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditRecord {
+    pub agent: AgentId,
+    pub tab: Option<TabId>,
+    /// The CDP method, or `navigation` for one the page started itself (a link, a form, a
+    /// script).
+    pub method: String,
+    /// Where a navigation goes.
+    pub url: Option<String>,
+    pub outcome: Outcome,
+    /// A question of the gesture guard's: what the human was shown (never a picture, never
+    /// what was typed into a field).
+    pub question: Option<Box<tabtunnel_wire::gestures::GestureQuestion>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Allowed,
+    Denied {
+        rule: String,
+    },
+    /// The human was asked; `answer` is `allowed once`, `always allowed`, `denied` or
+    /// `not answered in time`.
+    Asked {
+        rule: String,
+        answer: &'static str,
+    },
+}
+
+impl Outcome {
+    pub fn describe(&self) -> String {
+        match self {
+            Outcome::Allowed => "allowed".into(),
+            Outcome::Denied { rule } => format!("denied by {rule}"),
+            Outcome::Asked { rule, answer } => format!("asked ({rule}): {answer}"),
+        }
+    }
+}
