@@ -280,19 +280,21 @@ impl Hub {
         match input {
             Input::ClientConnected { conn, agent, root, outbox } => {
                 self.clients.insert(conn, outbox);
-                self.core.client_connected(conn, agent, root);
+                self.core.client_connected(self.now_ms(), conn, agent, root);
             }
-            Input::ClientMessage { conn, text } => self.core.client_message(conn, text.as_str()),
+            Input::ClientMessage { conn, text } => {
+                self.core.client_message(self.now_ms(), conn, text.as_str())
+            }
             Input::ClientDisconnected { conn } => self.drop_client(conn),
             Input::Request { agent, command, reply } => {
                 let conn = self.next_request_conn;
                 self.next_request_conn += 1;
                 self.requests.insert(conn, reply);
-                self.core.request_connected(conn, agent);
-                self.core.client_message(conn, &command);
+                self.core.request_connected(self.now_ms(), conn, agent);
+                self.core.client_message(self.now_ms(), conn, &command);
             }
             Input::Handover { agent, reason, reply } => {
-                let id = self.core.request_handover(&agent, &reason);
+                let id = self.core.request_handover(self.now_ms(), &agent, &reason);
                 self.handovers.insert(id, reply);
             }
             Input::ExtensionHello { socket, hello, outbox, accepted } => {
@@ -303,7 +305,7 @@ impl Hub {
                 // The same install's newer socket replaces its older one (a restarted service
                 // worker reconnects before the old socket's close is noticed).
                 if self.extension.take().is_some() {
-                    self.core.extension_disconnected();
+                    self.core.extension_disconnected(self.now_ms());
                 }
                 let instance = hello.instance_id.clone();
                 let version = hello.extension_version.clone();
@@ -314,7 +316,7 @@ impl Hub {
                         self.welcome.daemon_version
                     );
                 }
-                match self.core.extension_connected(hello) {
+                match self.core.extension_connected(self.now_ms(), hello) {
                     Ok(()) => {
                         self.extension =
                             Some(Extension { socket, outbox, instance, version, largest_message: 0 });
@@ -338,15 +340,15 @@ impl Hub {
             Input::ExtensionClosed { socket } => {
                 if self.is_current(socket) {
                     self.extension = None;
-                    self.core.extension_disconnected();
+                    self.core.extension_disconnected(self.now_ms());
                 }
             }
-            Input::SetPolicy(policy) => self.core.set_policy(policy),
+            Input::SetPolicy(policy) => self.core.set_policy(self.now_ms(), policy),
             Input::Credentials { registered, revoked } => {
-                self.core.set_registered_agents(registered);
+                self.core.set_registered_agents(self.now_ms(), registered);
                 for agent in revoked {
                     tracing::warn!(agent, "the agent's token was revoked; its connections are closed");
-                    self.core.cut_off_agent(&AgentId::new(&agent));
+                    self.core.cut_off_agent(self.now_ms(), &AgentId::new(&agent));
                 }
                 self.send_agent_credentials();
             }
@@ -361,7 +363,7 @@ impl Hub {
                 let id = self.next_navigation;
                 self.next_navigation += 1;
                 self.navigations.insert(id, reply);
-                self.core.navigation_requested(id, &agent, tab, &url);
+                self.core.navigation_requested(self.now_ms(), id, &agent, tab, &url);
             }
             Input::Snapshot { agent, reply } => {
                 let snapshot = Snapshot {
@@ -384,28 +386,29 @@ impl Hub {
             Some(Hot::CommandResult { id, result }) => {
                 if shares_bytes(result.len(), largest_message) {
                     let shared = Bytes::from(message.clone()).slice_ref(result.as_bytes());
-                    self.core.extension_result(id, Ok(ResultText::shared(result, &shared)))
+                    self.core.extension_result(self.now_ms(), id, Ok(ResultText::shared(result, &shared)))
                 } else {
-                    self.core.extension_result(id, Ok(ResultText::borrowed(result)))
+                    self.core.extension_result(self.now_ms(), id, Ok(ResultText::borrowed(result)))
                 }
             }
-            Some(Hot::Event { tab_id, child_session_id, method, params }) => {
-                self.core.extension_event(TabEvent {
-                    tab_id,
-                    child_session_id: child_session_id.as_deref(),
-                    method: &method,
-                    params,
-                })
-            }
+            Some(Hot::Event { tab_id, child_session_id, method, params }) => self.core.extension_event(
+                self.now_ms(),
+                TabEvent { tab_id, child_session_id: child_session_id.as_deref(), method: &method, params },
+            ),
             None => match serde_json::from_str::<FromExtension>(text) {
                 Ok(FromExtension::AgentToken(op)) => self.agent_token(op),
-                Ok(frame) => self.core.extension_frame(frame),
+                Ok(frame) => self.core.extension_frame(self.now_ms(), frame),
                 Err(e) => tracing::warn!(
                     "ignoring a malformed frame from the extension ({e}): {}",
                     text.chars().take(200).collect::<String>()
                 ),
             },
         }
+    }
+
+    /// The core's clock: ms since the hub started.
+    fn now_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
     }
 
     fn tick(&mut self) {
@@ -441,9 +444,9 @@ impl Hub {
             self.handovers.iter().filter(|(_, r)| r.is_closed()).map(|(id, _)| *id).collect();
         for id in abandoned {
             self.handovers.remove(&id);
-            self.core.withdraw_handover(id);
+            self.core.withdraw_handover(self.now_ms(), id);
         }
-        self.core.tick(self.started.elapsed().as_millis() as u64);
+        self.core.handle_timeout(self.now_ms());
         if self.audit_dropped > 0 {
             tracing::warn!(
                 records = self.audit_dropped,
@@ -530,7 +533,7 @@ impl Hub {
     fn drop_client(&mut self, conn: ConnId) {
         // Dropping the outbox ends the client's writer, which closes its socket.
         self.clients.remove(&conn);
-        self.core.client_disconnected(conn);
+        self.core.client_disconnected(self.now_ms(), conn);
     }
 
     /// Hands every output to its socket's outbox without ever waiting.
@@ -563,7 +566,7 @@ impl Hub {
                     // disconnected by the human) still gets one.
                     if let Some(reply) = self.requests.remove(&conn) {
                         let _ = reply.send(REQUEST_CLOSED.to_owned());
-                        self.core.client_disconnected(conn);
+                        self.core.client_disconnected(self.now_ms(), conn);
                     }
                 }
                 Output::HandoverAnswered { id, tab } => {
@@ -597,7 +600,7 @@ impl Hub {
         let frame = frame.into_text();
         if frame.starts_with("{\"id\":") || frame.starts_with("{\"error\":") {
             let _ = reply.send(frame);
-            self.core.client_disconnected(conn);
+            self.core.client_disconnected(self.now_ms(), conn);
         } else {
             self.requests.insert(conn, reply);
         }
@@ -608,7 +611,7 @@ impl Hub {
         if extension.outbox.try_send(frame.to_json().into()).is_err() {
             tracing::warn!("the extension is not reading its socket; dropping it");
             self.extension = None;
-            self.core.extension_disconnected();
+            self.core.extension_disconnected(self.now_ms());
         }
     }
 }
