@@ -4,8 +4,9 @@
 //! is [`DEFAULT_AGENT`]). An agent sees only its own tabs. This module keeps, per agent, what
 //! the emulation needs beyond its tabs: how many connections it has (its presence), what it did
 //! last (for the side panel), since when it has been gone (its grace period), and the limits.
-//! Time is an input: the shell calls [`crate::Core::tick`] with the time now.
+//! Time comes with every input; grace periods end at [`crate::Core::handle_timeout`].
 
+use crate::deadline::Deadline;
 use crate::{AgentId, Core, Output};
 use std::collections::BTreeMap;
 use tabtunnel_wire::{AgentStatus, BrowserOp, TabsFate, ToExtension};
@@ -61,7 +62,16 @@ pub(crate) struct Agents {
     registered: std::collections::BTreeSet<String>,
     /// What the side panel was last told, to send only changes.
     last_sent: Option<Vec<AgentStatus>>,
+    /// When an agent's grace period may end, or an agent may have nothing left.
+    grace_due: Deadline,
+    /// When the side panel is next told what changed, and when it last was.
+    report_due: Deadline,
+    reported_at_ms: Option<u64>,
 }
+
+/// The side panel hears about agents at most this often: reporting compares every agent's
+/// status, too much for every frame of a busy client.
+pub(crate) const REPORT_EVERY_MS: u64 = 250;
 
 impl Agents {
     pub fn get(&self, agent: &AgentId) -> Option<&AgentRecord> {
@@ -143,6 +153,38 @@ impl Agents {
     pub fn forget_sent(&mut self) {
         self.last_sent = None;
     }
+
+    /// Something may have changed at `now`: the side panel hears of it now, or
+    /// [`REPORT_EVERY_MS`] after it last did.
+    pub fn report_soon(&mut self, now: u64) {
+        if self.report_due.get().is_none() {
+            self.report_due.arm(self.reported_at_ms.map_or(now, |at| now.max(at + REPORT_EVERY_MS)));
+        }
+    }
+
+    pub fn report_due(&self) -> Option<u64> {
+        self.report_due.get()
+    }
+
+    /// Whether the report is due at `now` (it is then no longer).
+    pub fn take_report_due(&mut self, now: u64) -> bool {
+        if !self.report_due.is_due(now) {
+            return false;
+        }
+        self.report_due.set(None);
+        self.reported_at_ms = Some(now);
+        true
+    }
+
+    /// Agents without a connection are looked at again at `at`
+    /// ([`Core::release_idle_agents`]).
+    pub fn look_at(&mut self, at: u64) {
+        self.grace_due.arm(at);
+    }
+
+    pub fn grace_due(&self) -> Option<u64> {
+        self.grace_due.get()
+    }
 }
 
 /// When an agent's grace period ends, if it is running.
@@ -154,14 +196,26 @@ pub(crate) fn grace_ends_at(record: &AgentRecord, limits: &Limits) -> Option<u64
 impl Core {
     /// The agents the human registered, each with its own credential (the daemon's
     /// `agents.json`); they are always let in, whatever `max_agents` says.
-    pub fn set_registered_agents(&mut self, names: impl IntoIterator<Item = String>) {
+    pub fn set_registered_agents(&mut self, now: u64, names: impl IntoIterator<Item = String>) {
+        self.advance(now);
         self.agents.registered = names.into_iter().collect();
     }
 
+    /// `agent`'s last connection closed: its grace period runs from now.
+    pub(crate) fn grace_started(&mut self, agent: &AgentId) {
+        if let Some(at) = self.agents.get(agent).and_then(|r| grace_ends_at(r, &self.config.limits)) {
+            self.agents.look_at(at);
+        }
+    }
+
     /// Agents gone past their grace period lose their tabs: those they opened close, those the
-    /// human handed them go back to the human. Agents with nothing left are forgotten.
+    /// human handed them go back to the human. Agents with nothing left are forgotten. Runs when
+    /// a grace period ends, or when an agent without a connection gained or lost a tab.
     pub(crate) fn release_idle_agents(&mut self) {
         let now = self.now_ms;
+        if !self.agents.grace_due.is_due(now) {
+            return;
+        }
         let grace = self.config.limits.agent_grace_ms;
         for agent in self.agents.names() {
             let has_tabs = self.visible_tabs(&agent).next().is_some();
@@ -182,6 +236,15 @@ impl Core {
                 self.agents.remove(&agent);
             }
         }
+        // Those past their grace period wait for a tab or a creation to end (which looks again).
+        let next = self
+            .agents
+            .iter()
+            .filter(|(_, r)| r.connections == 0)
+            .filter_map(|(_, r)| r.idle_since_ms.map(|since| since.saturating_add(grace)))
+            .filter(|at| *at > now)
+            .min();
+        self.agents.grace_due.set(next);
     }
 
     /// Lets go of an agent's tabs: `Close` closes all; `Release` closes those it opened and
@@ -207,19 +270,20 @@ impl Core {
 
     /// The human revoked the agent's token: its connections close now; its tabs wait out the
     /// grace period as after any disconnect (a new token lets it find them again).
-    pub fn cut_off_agent(&mut self, agent: &AgentId) {
+    pub fn cut_off_agent(&mut self, now: u64, agent: &AgentId) {
+        self.advance(now);
         let mut conns: Vec<_> =
             self.conns.iter().filter(|(_, c)| &c.agent == agent).map(|(id, _)| *id).collect();
         conns.sort_unstable();
         for conn in conns {
-            self.client_disconnected(conn);
+            self.client_disconnected(now, conn);
             self.out.push_back(Output::CloseClient { conn });
         }
     }
 
     /// The human disconnected an agent: its connections close now and its tabs go as asked.
-    pub fn disconnect_agent(&mut self, agent: &AgentId, fate: TabsFate) {
-        self.cut_off_agent(agent);
+    pub fn disconnect_agent(&mut self, now: u64, agent: &AgentId, fate: TabsFate) {
+        self.cut_off_agent(now, agent);
         if let Some(record) = self.agents.get_mut(agent) {
             record.released = true;
         }
@@ -397,7 +461,7 @@ mod tests {
     fn after_its_grace_period_an_agents_tabs_close_or_go_back_to_the_human() {
         let limits = CoreLimits { agent_grace_ms: 1000, ..CoreLimits::default() };
         let mut h = Harness::with_limits(limits);
-        h.core.extension_connected(hello(&[])).unwrap();
+        h.core.extension_connected(h.now, hello(&[])).unwrap();
         h.tick(0);
         h.ext(FromExtension::TabShared(agent_tab(1, "a", true)));
         h.ext(FromExtension::TabShared(agent_tab(2, "a", false)));
@@ -406,12 +470,12 @@ mod tests {
         h.connect_as(1, "a");
         h.connect(2);
         h.tick(10);
-        h.core.client_disconnected(1);
+        h.core.client_disconnected(h.now, 1);
         h.tick(500);
         h.connect_as(1, "a"); // back within the grace period
         assert!(h.tick(5000).browser_ops().is_empty());
-        h.core.client_disconnected(1);
-        h.core.client_disconnected(2);
+        h.core.client_disconnected(h.now, 1);
+        h.core.client_disconnected(h.now, 2);
         assert!(h.tick(5999).browser_ops().is_empty());
         let step = h.tick(6000);
         let ops: Vec<&BrowserOp> = step.browser_ops().into_iter().map(|(_, op)| op).collect();
@@ -434,10 +498,51 @@ mod tests {
     }
 
     #[test]
+    fn a_grace_period_ends_at_the_deadline_the_disconnect_set() {
+        let limits = CoreLimits { agent_grace_ms: 1000, ..CoreLimits::default() };
+        let mut h = Harness::with_tabs_and_limits(&[], limits);
+        h.ext(FromExtension::TabShared(agent_tab(1, "a", true)));
+        h.connect_as(1, "a");
+        h.tick(100);
+        h.now = 1234;
+        h.core.client_disconnected(h.now, 1);
+        assert_eq!(h.next_deadline(), Some(2234));
+        assert!(h.tick(2233).browser_ops().is_empty(), "not yet");
+        assert_eq!(h.tick(2234).browser_ops()[0].1, &BrowserOp::CloseTab { tab_id: 1 });
+        let close_times_out = 2234 + CoreLimits::default().command_timeout_ms;
+        assert_eq!(h.next_deadline(), Some(close_times_out), "released: it waits for its tab to go");
+        h.ext(FromExtension::TabUnshared { tab_id: 1, reason: UnshareReason::Closed });
+        assert_eq!(h.core.poll_timeout(), Some(2234), "looked at again at once");
+        h.tick(2234);
+        assert!(h.core.agent_statuses().iter().all(|s| s.name != "a"), "forgotten");
+    }
+
+    #[test]
+    fn a_popup_past_the_limit_closes_at_the_deadline_its_arrival_set() {
+        let limits = CoreLimits { max_tabs_per_agent: 1, ..CoreLimits::default() };
+        let mut h = Harness::with_tabs_and_limits(&[], limits);
+        h.connect_as(1, "a");
+        h.ext(FromExtension::TabShared(agent_tab(1, "a", true)));
+        h.tick(100);
+        h.now = 1234;
+        let blank = TabInfo {
+            url: "about:blank".into(),
+            opener_target_id: Some("PAGE1".into()),
+            ..agent_tab(2, "a", true)
+        };
+        assert!(h.ext(FromExtension::TabShared(blank)).browser_ops().is_empty());
+        assert_eq!(h.next_deadline(), Some(2234));
+        assert!(h.tick(2233).browser_ops().is_empty(), "not yet");
+        assert_eq!(h.tick(2234).browser_ops()[0].1, &BrowserOp::CloseTab { tab_id: 2 });
+        let close_times_out = 2234 + CoreLimits::default().command_timeout_ms;
+        assert_eq!(h.next_deadline(), Some(close_times_out), "only the close's answer is waited for");
+    }
+
+    #[test]
     fn agents_over_the_limit_are_refused_with_a_cdp_error() {
         let limits = CoreLimits { max_agents: 2, ..CoreLimits::default() };
         let mut h = Harness::with_limits(limits);
-        h.core.extension_connected(hello(&[])).unwrap();
+        h.core.extension_connected(h.now, hello(&[])).unwrap();
         h.connect_as(1, "a");
         h.connect_as(2, "b");
         h.connect_as(3, "c");
@@ -447,7 +552,7 @@ mod tests {
         assert!(error.contains("at most 2 agents") && error.contains("'c'"), "{error}");
         let step = h.send(4, json!({"id": 1, "method": "Browser.getVersion"}));
         assert!(step.only_reply(4)["result"].is_object(), "a known agent's second connection is fine");
-        h.core.client_disconnected(3);
+        h.core.client_disconnected(h.now, 3);
         assert_eq!(h.core.agent_statuses().len(), 2, "the refused one never counted");
     }
 
@@ -455,8 +560,8 @@ mod tests {
     fn made_up_names_cannot_lock_out_registered_agents_or_the_plain_endpoint() {
         let limits = CoreLimits { max_agents: 2, ..CoreLimits::default() };
         let mut h = Harness::with_limits(limits);
-        h.core.extension_connected(hello(&[])).unwrap();
-        h.core.set_registered_agents(["alice".to_owned()]);
+        h.core.extension_connected(h.now, hello(&[])).unwrap();
+        h.core.set_registered_agents(h.now, ["alice".to_owned()]);
         for (conn, name) in [(1, "x1"), (2, "x2"), (3, "x3")] {
             h.connect_as(conn, name);
         }
@@ -520,8 +625,9 @@ mod tests {
     }
 
     #[test]
-    fn the_side_panel_hears_of_agents_when_they_change() {
+    fn the_side_panel_hears_of_agents_when_they_change_at_most_every_250_ms() {
         let mut h = two_agents();
+        assert_eq!(h.core.poll_timeout(), Some(0), "at once after a quiet time");
         let step = h.tick(100);
         let [ToExtension::Agents { now_ms: 100, agents }] = &step.extension[..] else {
             panic!("{:?}", step.extension)
@@ -529,34 +635,41 @@ mod tests {
         let summary: Vec<(&str, u32, &[TabId])> =
             agents.iter().map(|a| (a.name.as_str(), a.connections, a.tabs.as_slice())).collect();
         assert_eq!(summary, [("a", 1, &[1][..]), ("b", 1, &[2][..]), (DEFAULT_AGENT, 0, &[3][..])]);
+        let grace = CoreLimits::default().agent_grace_ms;
+        assert_eq!(h.core.poll_timeout(), Some(100 + grace), "no report to wait for: only a grace period");
         assert!(h.tick(200).extension.is_empty(), "nothing changed");
+        h.now = 230;
         h.send(1, json!({"id": 1, "method": "Target.getTargets"}));
-        let step = h.tick(300);
+        assert_eq!(h.core.poll_timeout(), Some(100 + REPORT_EVERY_MS));
+        assert!(h.tick(349).extension.is_empty(), "not yet");
+        let step = h.tick(350);
         let [ToExtension::Agents { agents, .. }] = &step.extension[..] else { panic!() };
         assert_eq!(agents[0].last_action.as_deref(), Some("Target.getTargets"));
-        assert_eq!(agents[0].last_action_at_ms, Some(200));
-        h.core.client_disconnected(2);
+        assert_eq!(agents[0].last_action_at_ms, Some(230), "the time the command came");
+        h.now = 400;
+        h.core.client_disconnected(h.now, 2);
         h.drain(); // the prepared tabs' list
-        let step = h.tick(400);
+        assert_eq!(h.core.poll_timeout(), Some(350 + REPORT_EVERY_MS));
+        let step = h.tick(600);
         let [ToExtension::Agents { agents, .. }] = &step.extension[..] else { panic!() };
         assert_eq!(agents[1].connections, 0);
-        assert_eq!(agents[1].releases_at_ms, Some(300 + CoreLimits::default().agent_grace_ms));
+        assert_eq!(agents[1].releases_at_ms, Some(400 + grace));
     }
 
     #[test]
     fn one_shot_requests_do_not_keep_an_agent_present() {
         let limits = CoreLimits { agent_grace_ms: 1000, ..CoreLimits::default() };
         let mut h = Harness::with_limits(limits);
-        h.core.extension_connected(hello(&[])).unwrap();
+        h.core.extension_connected(h.now, hello(&[])).unwrap();
         h.tick(0);
-        h.core.request_connected(9, AgentId::new("a"));
+        h.core.request_connected(h.now, 9, AgentId::new("a"));
         let step =
             h.send(9, json!({"id": 1, "method": "Target.createTarget", "params": {"url": "http://x/"}}));
         let (id, _) = step.browser_ops()[0];
         h.ext(FromExtension::TabShared(agent_tab(1, "a", true)));
         let step = h.answer(id, serde_json::to_value(agent_tab(1, "a", true)).unwrap());
         assert_eq!(step.only_reply(9)["result"]["targetId"], "PAGE1");
-        h.core.client_disconnected(9);
+        h.core.client_disconnected(h.now, 9);
         h.tick(500);
         let step = h.tick(1600);
         assert_eq!(step.browser_ops()[0].1, &BrowserOp::CloseTab { tab_id: 1 }, "nobody came for it");

@@ -340,7 +340,7 @@ mod wiring {
     /// Agent `baker` (cookies hidden) on tab 1 and `free` on tab 2, each with Network on.
     fn two_agents() -> (Harness, String, String) {
         let mut h = Harness::with_tabs(&[]);
-        h.core.set_policy(Some(policy()));
+        h.core.set_policy(h.now, Some(policy()));
         h.ext(FromExtension::TabShared(agent_tab(1, "baker", true)));
         h.ext(FromExtension::TabShared(agent_tab(2, "free", true)));
         h.connect_as(1, "baker");
@@ -425,7 +425,7 @@ mod wiring {
         }))
         .unwrap();
         let mut h = Harness::with_tabs(&[]);
-        h.core.set_policy(Some(PolicySet::compile(&file).unwrap()));
+        h.core.set_policy(h.now, Some(PolicySet::compile(&file).unwrap()));
         h.ext(FromExtension::TabShared(agent_tab(1, "scout", true)));
         h.connect_as(1, "scout");
         let session = h.playwright_attach(1)[0].clone();
@@ -463,7 +463,7 @@ mod wiring {
         assert_eq!((audited[0].agent.as_str(), audited[0].tab), ("baker", Some(1)));
         assert!(matches!(&audited[0].outcome, Outcome::Denied { rule } if rule.contains("cookie")));
         // (Too deep for the test harness's parser too: read as text.)
-        h.core.extension_frame(event(2, None, "Network.responseReceivedExtraInfo", &deep));
+        h.core.extension_frame(h.now, event(2, None, "Network.responseReceivedExtraInfo", &deep));
         let mut delivered = Vec::new();
         while let Some(output) = h.core.poll_output() {
             if let Output::ToClient { conn, frame } = output {

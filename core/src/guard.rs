@@ -33,11 +33,20 @@ struct Asked {
     timeout_ms: Option<u64>,
 }
 
+impl Asked {
+    /// When it is a refusal, `ask_timeout_ms` being the policy's.
+    fn expires_at(&self, ask_timeout_ms: u64) -> u64 {
+        self.asked_at_ms.saturating_add(self.timeout_ms.unwrap_or(ask_timeout_ms))
+    }
+}
+
 /// The guard's state in the core.
 #[derive(Debug, Default)]
 pub(crate) struct Guard {
     policy: Option<Arc<PolicySet>>,
     asked: BTreeMap<u64, Asked>,
+    /// When the first question in `asked` is a refusal.
+    asked_due: crate::deadline::Deadline,
     next_id: u64,
     /// "Always for this agent": methods, and origins (`scheme://host:port`).
     always: HashMap<AgentId, (HashSet<String>, HashSet<String>)>,
@@ -69,8 +78,11 @@ fn destination(cmd: &ClientCommand, kind: SessionKind, page_target: Option<&str>
 impl Core {
     /// Replaces the policy (`None`: everything allowed). Every connection's agent gets its
     /// policy at once, and the browser its origin rules.
-    pub fn set_policy(&mut self, policy: Option<PolicySet>) {
+    pub fn set_policy(&mut self, now: u64, policy: Option<PolicySet>) {
+        self.advance(now);
         self.guard.policy = policy.map(Arc::new);
+        // The questions' time to wait may have changed.
+        self.guard.asked_due.set(self.next_question_expiry());
         let agents: Vec<(ConnId, AgentId)> =
             self.conns.iter().map(|(id, c)| (*id, c.agent.clone())).collect();
         for (conn, agent) in agents {
@@ -367,7 +379,29 @@ impl Core {
                 self.redactor.approval(request.clone()),
             )));
         }
-        self.guard.asked.insert(id, Asked { request, waiting, asked_at_ms: self.now_ms, timeout_ms });
+        let asked = Asked { request, waiting, asked_at_ms: self.now_ms, timeout_ms };
+        self.guard.asked_due.arm(asked.expires_at(self.ask_timeout_ms()));
+        self.guard.asked.insert(id, asked);
+    }
+
+    /// The policy's time to wait for an answer. Questions outlive a policy taken away while
+    /// they wait: they still time out.
+    fn ask_timeout_ms(&self) -> u64 {
+        self.guard
+            .policy
+            .as_ref()
+            .map_or(crate::policy::PolicySet::DEFAULT_ASK_TIMEOUT_MS, |p| p.ask_timeout_ms)
+    }
+
+    fn next_question_expiry(&self) -> Option<u64> {
+        let timeout = self.ask_timeout_ms();
+        self.guard.asked.values().map(|a| a.expires_at(timeout)).min()
+    }
+
+    /// When the first question nobody answers becomes a refusal (a lower bound: see
+    /// `deadline.rs`).
+    pub(crate) fn questions_due(&self) -> Option<u64> {
+        self.guard.asked_due.get()
     }
 
     /// The policy in force, if any.
@@ -489,7 +523,8 @@ impl Core {
     /// A navigation the page started reached the daemon's navigation endpoint (the browser's
     /// rules sent it there: its origin is not allowed, or asked). The answer comes as
     /// [`Output::NavigationDecided`] with `id`.
-    pub fn navigation_requested(&mut self, id: u64, agent: &AgentId, tab: TabId, url: &str) {
+    pub fn navigation_requested(&mut self, now: u64, id: u64, agent: &AgentId, tab: TabId, url: &str) {
+        self.advance(now);
         let owned = self.tabs.get(&tab).is_some_and(|s| s.tab.visible_to(agent));
         if !owned || self.guard.kill_switch {
             return self.out.push_back(Output::NavigationDecided { id, go: false });
@@ -566,18 +601,16 @@ impl Core {
 
     /// Questions nobody answered in time are refusals.
     pub(crate) fn expire_questions(&mut self) {
-        // Questions outlive a policy taken away while they wait: they still time out.
-        let timeout = self
-            .guard
-            .policy
-            .as_ref()
-            .map_or(crate::policy::PolicySet::DEFAULT_ASK_TIMEOUT_MS, |p| p.ask_timeout_ms);
         let now = self.now_ms;
+        if !self.guard.asked_due.is_due(now) {
+            return;
+        }
+        let timeout = self.ask_timeout_ms();
         let expired: Vec<u64> = self
             .guard
             .asked
             .iter()
-            .filter(|(_, a)| now.saturating_sub(a.asked_at_ms) >= a.timeout_ms.unwrap_or(timeout))
+            .filter(|(_, a)| a.expires_at(timeout) <= now)
             .map(|(id, _)| *id)
             .collect();
         for id in expired {
@@ -587,6 +620,7 @@ impl Core {
             }
             self.settle_asked(asked, false, false, "not answered in time");
         }
+        self.guard.asked_due.set(self.next_question_expiry());
     }
 
     /// A connection went: its held commands are no longer asked about.
@@ -626,7 +660,8 @@ impl Core {
 
     /// The human's kill switch: engaged, every client connection closes at once and new ones are
     /// refused (the extension detaches every tab itself); released, agents may come back.
-    pub fn set_kill_switch(&mut self, engaged: bool) {
+    pub fn set_kill_switch(&mut self, now: u64, engaged: bool) {
+        self.advance(now);
         if self.guard.kill_switch == engaged {
             return;
         }
@@ -638,7 +673,7 @@ impl Core {
         let mut conns: Vec<ConnId> = self.conns.keys().copied().collect();
         conns.sort_unstable();
         for conn in conns {
-            self.client_disconnected(conn);
+            self.client_disconnected(now, conn);
             self.out.push_back(Output::CloseClient { conn });
         }
         let asked = std::mem::take(&mut self.guard.asked);
@@ -709,7 +744,7 @@ mod tests {
 
     fn guarded(agent: &str) -> (Harness, String) {
         let mut h = Harness::with_tabs(&[]);
-        h.core.set_policy(Some(example()));
+        h.core.set_policy(h.now, Some(example()));
         h.ext(FromExtension::TabShared(agent_tab(1, agent, true)));
         h.connect_as(1, agent);
         let page = h.playwright_attach(1)[0].clone();
@@ -765,6 +800,34 @@ mod tests {
             json!({"id": 4, "method": "Target.createTarget", "params": {"url": "http://127.0.0.1:9/x"}}),
         );
         assert!(matches!(step.browser_ops()[0].1, BrowserOp::CreateTab { allow_once: false, .. }));
+    }
+
+    #[test]
+    fn an_unanswered_question_is_a_refusal_at_the_deadline_its_own_arrival_set() {
+        let (mut h, page) = guarded("a");
+        h.now = 1234;
+        let step =
+            h.send(1, json!({"id": 1, "sessionId": page, "method": "Emulation.setGeolocationOverride"}));
+        assert_eq!(approvals(&step).len(), 1);
+        // The example's `ask_timeout` is 2 s.
+        assert_eq!(h.next_deadline(), Some(3234));
+        assert!(h.tick(3233).client.is_empty(), "not yet");
+        let step = h.tick(3234);
+        assert!(step.extension.iter().any(|f| matches!(f, ToExtension::ApprovalWithdrawn { .. })));
+        assert!(step.only_reply(1)["error"].is_object(), "a refusal");
+        assert!(matches!(&audits(&step)[0].outcome, Outcome::Asked { answer: "not answered in time", .. }));
+        let status = h.core.agent_statuses().into_iter().find(|s| s.name == "a").unwrap();
+        assert_eq!(status.recent.last().unwrap().at_ms, 3234, "the side panel's step has the time it came");
+        assert_eq!(h.next_deadline(), None);
+        // A new policy with a shorter wait moves the deadline of a question asked already.
+        h.now = 5000;
+        h.send(1, json!({"id": 2, "sessionId": page, "method": "Emulation.setGeolocationOverride"}));
+        assert_eq!(h.next_deadline(), Some(7000));
+        let mut shorter = example();
+        shorter.ask_timeout_ms = 500;
+        h.now = 5300;
+        h.core.set_policy(h.now, Some(shorter));
+        assert_eq!(h.next_deadline(), Some(5500));
     }
 
     #[test]
@@ -840,7 +903,7 @@ mod tests {
         let step =
             h.send(1, json!({"id": 3, "sessionId": page, "method": "Emulation.setGeolocationOverride"}));
         let id = approvals(&step)[0].id;
-        h.core.client_disconnected(1);
+        h.core.client_disconnected(h.now, 1);
         let step = h.drain();
         assert!(step
             .extension
@@ -879,13 +942,13 @@ mod tests {
                 _ => None,
             })
         };
-        h.core.navigation_requested(7, &AgentId::new("a"), 1, "https://evil.test/");
+        h.core.navigation_requested(h.now, 7, &AgentId::new("a"), 1, "https://evil.test/");
         let step = h.drain();
         assert_eq!(decided(&step), Some((7, false)));
         assert_eq!(audits(&step)[0].method, "navigation");
-        h.core.navigation_requested(8, &AgentId::new("a"), 2, "http://127.0.0.1:1/");
+        h.core.navigation_requested(h.now, 8, &AgentId::new("a"), 2, "http://127.0.0.1:1/");
         assert_eq!(decided(&h.drain()), Some((8, false)), "not a's tab");
-        h.core.navigation_requested(9, &AgentId::new("a"), 1, "https://mail.example.com/");
+        h.core.navigation_requested(h.now, 9, &AgentId::new("a"), 1, "https://mail.example.com/");
         let step = h.drain();
         let id = approvals(&step)[0].id;
         let step = h.ext(FromExtension::ApprovalAnswer { id, answer: ApprovalAnswer::Allow });
@@ -935,7 +998,7 @@ mod tests {
             h.send(1, json!({"id": 1, "sessionId": page, "method": "Network.getCookies"})).commands().len(),
             1
         );
-        h.core.set_policy(Some(example()));
+        h.core.set_policy(h.now, Some(example()));
         let step = h.drain();
         let rules = step.extension.iter().find_map(|f| match f {
             ToExtension::NavigationRules { rules, navigation_url } => {
@@ -952,7 +1015,7 @@ mod tests {
         );
         let step = h.send(1, json!({"id": 2, "sessionId": page, "method": "Network.getCookies"}));
         assert!(step.only_reply(1)["error"]["message"].as_str().unwrap().contains("policy"));
-        h.core.set_policy(None);
+        h.core.set_policy(h.now, None);
         assert_eq!(
             h.send(1, json!({"id": 3, "sessionId": page, "method": "Network.getCookies"})).commands().len(),
             1
@@ -1042,10 +1105,13 @@ mod tests {
         // Even where a policy would ask about (or allow) the extension's origin.
         let (mut h, _) = unrestricted("a");
         let origin = "chrome-extension://jmlcgbpniifikmbmclnhinffofckiihm";
-        h.core.set_policy(Some(policy(
-            json!({"default": {"ask_origins": [origin], "allow_origins": ["https://*.example.com"]}}),
-        )));
-        h.core.navigation_requested(7, &AgentId::new("a"), 1, OUR_PAGE);
+        h.core.set_policy(
+            h.now,
+            Some(policy(
+                json!({"default": {"ask_origins": [origin], "allow_origins": ["https://*.example.com"]}}),
+            )),
+        );
+        h.core.navigation_requested(h.now, 7, &AgentId::new("a"), 1, OUR_PAGE);
         let step = h.drain();
         assert!(step.other.iter().any(|o| matches!(o, Output::NavigationDecided { id: 7, go: false })));
         assert!(approvals(&step).is_empty(), "not even asked");
@@ -1106,11 +1172,11 @@ mod tests {
     #[test]
     fn a_read_only_agents_page_goes_nowhere_whatever_starts_it() {
         let (mut h, _) = guarded("reader");
-        h.core.navigation_requested(7, &AgentId::new("reader"), 1, "http://127.0.0.1:5/order");
+        h.core.navigation_requested(h.now, 7, &AgentId::new("reader"), 1, "http://127.0.0.1:5/order");
         let step = h.drain();
         assert!(step.other.iter().any(|o| matches!(o, Output::NavigationDecided { id: 7, go: false })));
         assert!(matches!(&audits(&step)[0].outcome, Outcome::Denied { rule } if rule.contains("read-only")));
-        h.core.navigation_requested(8, &AgentId::new("reader"), 1, "https://mail.example.com/");
+        h.core.navigation_requested(h.now, 8, &AgentId::new("reader"), 1, "https://mail.example.com/");
         assert!(approvals(&h.drain()).is_empty(), "nothing to ask: it stays");
     }
 

@@ -15,7 +15,8 @@ pub(crate) struct Handovers {
 impl Core {
     /// Shows the human a request from `agent` for their active tab; the answer comes as
     /// [`Output::HandoverAnswered`] with the returned id.
-    pub fn request_handover(&mut self, agent: &AgentId, reason: &str) -> u64 {
+    pub fn request_handover(&mut self, now: u64, agent: &AgentId, reason: &str) -> u64 {
+        self.advance(now);
         self.handovers.next_id += 1;
         let id = self.handovers.next_id;
         let request = HandoverRequest {
@@ -31,7 +32,8 @@ impl Core {
     }
 
     /// The request is no longer wanted (timed out, the asker went away).
-    pub fn withdraw_handover(&mut self, id: u64) {
+    pub fn withdraw_handover(&mut self, now: u64, id: u64) {
+        self.advance(now);
         if self.handovers.waiting.remove(&id).is_some() && self.extension_connected {
             self.out.push_back(Output::ToExtension(ToExtension::HandoverWithdrawn { id }));
         }
@@ -64,12 +66,12 @@ mod tests {
     #[test]
     fn a_request_waits_in_the_side_panel_until_the_human_answers() {
         let mut h = Harness::with_tabs(&[]);
-        let id = h.core.request_handover(&AgentId::new("a"), "I need your mail tab");
+        let id = h.core.request_handover(h.now, &AgentId::new("a"), "I need your mail tab");
         let step = h.drain();
         let expected = HandoverRequest { id, agent: "a".into(), reason: "I need your mail tab".into() };
         assert!(matches!(&step.extension[..], [ToExtension::HandoverRequest(r)] if *r == expected));
         // A restarted worker is told again.
-        h.core.extension_connected(hello(&[])).unwrap();
+        h.core.extension_connected(h.now, hello(&[])).unwrap();
         let step = h.drain();
         let again: Vec<u64> = step
             .extension
@@ -97,15 +99,15 @@ mod tests {
     fn refusals_withdrawals_and_tabs_of_someone_else() {
         let mut h = Harness::with_tabs(&[1]);
         let a = AgentId::new("a");
-        let refused = h.core.request_handover(&a, "");
-        let wrong_tab = h.core.request_handover(&a, "");
-        let withdrawn = h.core.request_handover(&a, "");
+        let refused = h.core.request_handover(h.now, &a, "");
+        let wrong_tab = h.core.request_handover(h.now, &a, "");
+        let withdrawn = h.core.request_handover(h.now, &a, "");
         h.drain();
         let step = h.ext(FromExtension::HandoverAnswer { id: refused, tab_id: None });
         assert!(matches!(step.other[..], [Output::HandoverAnswered { tab: None, .. }]));
         let step = h.ext(FromExtension::HandoverAnswer { id: wrong_tab, tab_id: Some(1) });
         assert!(matches!(step.other[..], [Output::HandoverAnswered { tab: None, .. }]), "tab 1 is not a's");
-        h.core.withdraw_handover(withdrawn);
+        h.core.withdraw_handover(h.now, withdrawn);
         let step = h.drain();
         assert!(matches!(step.extension[..], [ToExtension::HandoverWithdrawn { id }] if id == withdrawn));
         assert!(h.ext(FromExtension::HandoverAnswer { id: withdrawn, tab_id: None }).other.is_empty());

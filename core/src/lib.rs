@@ -10,10 +10,12 @@
 //! that goes away into `detachedFromTarget` plus `targetDestroyed`. Each connection acts for an
 //! agent, and sees only that agent's tabs.
 //!
-//! It is a plain state machine: the IO shell feeds it client frames ([`Core::client_message`]),
-//! extension frames ([`Core::extension_frame`]) and the time ([`Core::tick`]), then drains
-//! [`Output`]s with [`Core::poll_output`]. It owns no sockets, timers or threads, so every
-//! behaviour is unit tested with frames alone.
+//! It is a plain state machine: the IO shell feeds it client frames ([`Core::client_message`])
+//! and extension frames ([`Core::extension_frame`]), each with the time it arrived (every input
+//! takes `now` first, in ms on the shell's monotonic clock), then drains [`Output`]s with
+//! [`Core::poll_output`]. [`Core::poll_timeout`] says when the earliest of its deadlines falls
+//! due; the shell calls [`Core::handle_timeout`] then (or later), and at no other time. It owns
+//! no sockets, timers or threads, so every behaviour is unit tested with frames alone.
 //!
 //! Invariants enforced here:
 //! - every client command gets exactly one reply: a local answer, the tab's answer, or a CDP
@@ -35,6 +37,7 @@ mod clipboard;
 mod closing;
 mod cookie_writes;
 mod cookies;
+mod deadline;
 mod domains;
 mod emulation;
 pub mod envelope;
@@ -123,8 +126,12 @@ pub struct Core {
     prepared: prepared::PreparedTabs,
     gestures: gestures::Gestures,
     next_session: u64,
-    /// The time as of the last [`Core::tick`] (ms on the shell's clock).
+    /// The latest time an input carried (ms on the shell's clock): every stamp's.
     now_ms: u64,
+    /// When the oldest command waiting behind the in-flight limit times out (`waiting.rs`).
+    waiting_due: deadline::Deadline,
+    /// When the first popup past the tab limit is closed (`lifecycle.rs`).
+    popups_due: deadline::Deadline,
     out: VecDeque<Output>,
 }
 
@@ -146,6 +153,8 @@ impl Core {
             gestures: gestures::Gestures::default(),
             next_session: 1,
             now_ms: 0,
+            waiting_due: deadline::Deadline::default(),
+            popups_due: deadline::Deadline::default(),
             out: VecDeque::new(),
         }
     }
@@ -187,14 +196,24 @@ impl Core {
         self.tabs.values().map(|t| &t.tab).filter(move |t| !t.is_page() && t.visible_to(agent))
     }
 
+    /// An input arrived at `now`: what it stamps, it stamps with that time. The clock never
+    /// goes back, whatever the shell says.
+    fn advance(&mut self, now: u64) {
+        self.now_ms = self.now_ms.max(now);
+        // Whatever the input changed, the side panel hears of it soon.
+        self.agents.report_soon(self.now_ms);
+    }
+
     /// A client socket opened for `agent`.
-    pub fn client_connected(&mut self, conn: ConnId, agent: AgentId, root: Root) {
+    pub fn client_connected(&mut self, now: u64, conn: ConnId, agent: AgentId, root: Root) {
+        self.advance(now);
         self.connect(conn, agent, root, true);
     }
 
     /// A one-shot HTTP request (`/json/new`, `/json/close/<id>`...) acting for `agent` through
     /// one command; it does not keep the agent present.
-    pub fn request_connected(&mut self, conn: ConnId, agent: AgentId) {
+    pub fn request_connected(&mut self, now: u64, conn: ConnId, agent: AgentId) {
+        self.advance(now);
         self.connect(conn, agent, Root::Browser, false);
     }
 
@@ -226,15 +245,19 @@ impl Core {
             self.agents.connected(&agent);
         } else {
             self.agents.entry(&agent);
+            // Present or not, its grace period starts now (`release_idle_agents`).
+            self.agents.look_at(self.now_ms);
         }
         self.conns.insert(conn, connection);
         self.update_prepared_tabs();
     }
 
-    pub fn client_disconnected(&mut self, conn: ConnId) {
+    pub fn client_disconnected(&mut self, now: u64, conn: ConnId) {
+        self.advance(now);
         let Some(connection) = self.conns.remove(&conn) else { return };
         if connection.presence && connection.refused.is_none() {
             self.agents.disconnected(&connection.agent, self.now_ms);
+            self.grace_started(&connection.agent);
             self.update_prepared_tabs();
         }
         let tabs: Vec<TabId> = self.tabs.keys().copied().collect();
@@ -255,7 +278,8 @@ impl Core {
 
     /// One text frame from a client. Always produces exactly one reply for it, now or when the
     /// tab answers (or the human, when the policy asks).
-    pub fn client_message(&mut self, conn: ConnId, text: &str) {
+    pub fn client_message(&mut self, now: u64, conn: ConnId, text: &str) {
+        self.advance(now);
         if self.wait_if_busy(conn, text) {
             return;
         }
@@ -321,11 +345,12 @@ impl Core {
     }
 
     /// One frame from the extension (after its `Hello`, see [`Core::extension_connected`]).
-    pub fn extension_frame(&mut self, frame: FromExtension) {
+    pub fn extension_frame(&mut self, now: u64, frame: FromExtension) {
+        self.advance(now);
         match frame {
             FromExtension::Hello(hello) => {
                 // A second Hello on the same connection restates the tab list.
-                let _ = self.extension_connected(hello);
+                let _ = self.extension_connected(now, hello);
             }
             FromExtension::TabShared(info) => self.tab_shared(info),
             FromExtension::TabChanged(info) => self.tab_changed(info),
@@ -333,22 +358,25 @@ impl Core {
             FromExtension::CommandResult(result) => {
                 let id = result.id;
                 match result.into_outcome() {
-                    Ok(raw) => self.extension_result(id, Ok(ResultText::borrowed(raw.get()))),
-                    Err(error) => self.extension_result(id, Err(error)),
+                    Ok(raw) => self.extension_result(now, id, Ok(ResultText::borrowed(raw.get()))),
+                    Err(error) => self.extension_result(now, id, Err(error)),
                 }
             }
-            FromExtension::Event(event) => self.extension_event(TabEvent {
-                tab_id: event.tab_id,
-                child_session_id: event.child_session_id.as_deref(),
-                method: &event.method,
-                params: event.params.get(),
-            }),
+            FromExtension::Event(event) => self.extension_event(
+                now,
+                TabEvent {
+                    tab_id: event.tab_id,
+                    child_session_id: event.child_session_id.as_deref(),
+                    method: &event.method,
+                    params: event.params.get(),
+                },
+            ),
             FromExtension::DisconnectAgent { agent, tabs } => {
-                self.disconnect_agent(&AgentId::new(&agent), tabs)
+                self.disconnect_agent(now, &AgentId::new(&agent), tabs)
             }
             FromExtension::HandoverAnswer { id, tab_id } => self.handover_answered(id, tab_id),
             FromExtension::ApprovalAnswer { id, answer } => self.approval_answered(id, answer),
-            FromExtension::KillSwitch { engaged } => self.set_kill_switch(engaged),
+            FromExtension::KillSwitch { engaged } => self.set_kill_switch(now, engaged),
             // Credentials are files of the shell's; it answers these itself.
             FromExtension::AgentToken(_) | FromExtension::Heartbeat => {}
         }
@@ -356,7 +384,8 @@ impl Core {
 
     /// The extension's answer to command `id`: the result's JSON, passed on as it is, or the
     /// error. The hot path's entry, for a frame the shell read by its layout (`wire::hot`).
-    pub fn extension_result(&mut self, id: RequestId, outcome: Result<ResultText<'_>, CdpError>) {
+    pub fn extension_result(&mut self, now: u64, id: RequestId, outcome: Result<ResultText<'_>, CdpError>) {
+        self.advance(now);
         match self.pending.take(id) {
             Some(Pending::Client(to)) => {
                 let conn = to.conn;
@@ -368,21 +397,53 @@ impl Core {
         }
     }
 
-    /// The time now, on the shell's monotonic clock in ms. The shell calls this regularly (a
-    /// few times a second): commands a tab never answered time out, agents gone past their
-    /// grace period lose their tabs, and the side panel hears what changed.
-    pub fn tick(&mut self, now_ms: u64) {
-        self.now_ms = now_ms;
+    /// When the core next has something to do with no input: the earliest deadline it holds
+    /// (ms on the shell's clock), `None` for none. The shell calls [`Core::handle_timeout`] once
+    /// it is reached; it may be in the past (call at once). Cheap: no module's state is scanned.
+    pub fn poll_timeout(&self) -> Option<u64> {
+        earliest([self.next_expiry(), self.agents.report_due()])
+    }
+
+    /// The earliest deadline that changes state: everything [`Core::poll_timeout`] waits for
+    /// but the side panel's report.
+    fn next_expiry(&self) -> Option<u64> {
         let timeout = self.config.limits.command_timeout_ms;
-        for pending in self.pending.take_older_than(now_ms, timeout) {
-            self.fail_pending(pending, &errors::timed_out(timeout));
+        earliest([
+            self.pending.oldest_sent_at().map(|at| at.saturating_add(timeout)),
+            self.waiting_due.get(),
+            self.questions_due(),
+            self.agents.grace_due(),
+            self.popups_due.get(),
+        ])
+    }
+
+    /// The time is `now` (ms on the shell's monotonic clock) and a deadline of
+    /// [`Core::poll_timeout`]'s may have come: commands a tab never answered time out, questions
+    /// nobody answered are refusals, agents gone past their grace period lose their tabs,
+    /// popups past the limit close, and the side panel hears what changed. Called early, it
+    /// does nothing.
+    pub fn handle_timeout(&mut self, now: u64) {
+        self.now_ms = self.now_ms.max(now);
+        let now = self.now_ms;
+        if self.next_expiry().is_some_and(|at| at <= now) {
+            let timeout = self.config.limits.command_timeout_ms;
+            let timed_out = self.pending.take_older_than(now, timeout);
+            let freed = !timed_out.is_empty();
+            for pending in timed_out {
+                self.fail_pending(pending, &errors::timed_out(timeout));
+            }
+            if freed {
+                self.release_all_waiting();
+            }
+            self.expire_waiting();
+            self.expire_questions();
+            self.release_idle_agents();
+            self.close_overdue_popups();
+            self.agents.report_soon(now);
         }
-        self.release_all_waiting();
-        self.expire_waiting();
-        self.expire_questions();
-        self.release_idle_agents();
-        self.close_overdue_popups();
-        self.report_agents();
+        if self.agents.take_report_due(now) {
+            self.report_agents();
+        }
     }
 
     // ---- routing of client commands ----
@@ -720,6 +781,8 @@ impl Core {
         if let Some(OnSuccess::TabCreated { agent }) = &to.on_success {
             if let Some(record) = self.agents.get_mut(agent) {
                 record.creating = record.creating.saturating_sub(1);
+                // An agent gone past its grace period may now have nothing left.
+                self.agents.look_at(self.now_ms);
             }
         }
     }
@@ -785,6 +848,11 @@ impl Core {
             c.sessions.insert(id, session);
         }
     }
+}
+
+/// The earliest of some deadlines.
+fn earliest<const N: usize>(deadlines: [Option<u64>; N]) -> Option<u64> {
+    deadlines.into_iter().flatten().min()
 }
 
 #[cfg(test)]

@@ -30,12 +30,13 @@ pub struct TabEvent<'a> {
 impl Core {
     /// The extension connected and said `Hello`. Its tab list is the truth: tabs it no longer
     /// lists are gone, new ones are announced. `Err` carries the reason to reject it with.
-    pub fn extension_connected(&mut self, hello: Hello) -> Result<(), String> {
+    pub fn extension_connected(&mut self, now: u64, hello: Hello) -> Result<(), String> {
+        self.advance(now);
         Self::check_hello(&hello)?;
         self.extension_connected = true;
         self.extension_epoch += 1;
         self.browser = Some(hello.browser);
-        self.set_kill_switch(hello.kill_switch);
+        self.set_kill_switch(now, hello.kill_switch);
         let listed: Vec<TabId> = hello.tabs.iter().map(|t| t.tab_id).collect();
         let gone: Vec<TabId> = self.tabs.keys().copied().filter(|id| !listed.contains(id)).collect();
         for tab in gone {
@@ -67,7 +68,8 @@ impl Core {
 
     /// The extension's socket closed: its tabs are gone for now and nothing pending will be
     /// answered, so every waiting command gets an error.
-    pub fn extension_disconnected(&mut self) {
+    pub fn extension_disconnected(&mut self, now: u64) {
+        self.advance(now);
         self.extension_connected = false;
         for pending in self.pending.drain() {
             self.fail_pending(pending, &errors::extension_gone());
@@ -92,6 +94,7 @@ impl Core {
         if is_page {
             // The agent has something again; its grace period starts anew if it is not there.
             self.agents.entry(&tab.owner).released = false;
+            self.agents.look_at(self.now_ms);
         }
         let policy = self.policy_for(&tab.owner);
         let mut state = TabState::new(tab);
@@ -128,6 +131,7 @@ impl Core {
         self.audit(&agent, Some(tab_id), "popup", Some(&url), crate::Outcome::Denied { rule });
         let deadline = self.now_ms + POPUP_CLOSE_GRACE_MS;
         self.tabs.get_mut(&tab_id).expect("known").close_at_ms = Some(deadline);
+        self.popups_due.arm(deadline);
         if !crate::origins::is_local_document(&url) {
             self.close_overdue_popup(tab_id);
         }
@@ -143,6 +147,9 @@ impl Core {
     /// Popups past the limit that never got a document of their own go at their deadline.
     pub(crate) fn close_overdue_popups(&mut self) {
         let now = self.now_ms;
+        if !self.popups_due.is_due(now) {
+            return;
+        }
         let due: Vec<TabId> = self
             .tabs
             .iter()
@@ -152,6 +159,8 @@ impl Core {
         for tab_id in due {
             self.close_overdue_popup(tab_id);
         }
+        let next = self.tabs.values().filter_map(|s| s.close_at_ms).min();
+        self.popups_due.set(next);
     }
 
     pub(crate) fn tab_changed(&mut self, info: TabInfo) {
@@ -199,6 +208,8 @@ impl Core {
     pub(crate) fn tab_unshared(&mut self, tab_id: TabId) {
         let Some(state) = self.tabs.get_mut(&tab_id) else { return };
         state.closing = true;
+        // Its agent, if gone, may have nothing left now.
+        self.agents.look_at(self.now_ms);
         let mut conns: Vec<ConnId> = self.conns.keys().copied().collect();
         conns.sort_unstable();
         for conn in conns {
@@ -242,7 +253,7 @@ impl Core {
         sockets.sort_unstable();
         for conn in sockets {
             // Forget it the normal way: it may hold extra sessions on other tabs.
-            self.client_disconnected(conn);
+            self.client_disconnected(self.now_ms, conn);
             self.close_page_socket(conn);
         }
     }
@@ -351,7 +362,8 @@ impl Core {
     /// session attached to that target that wants it. The only events parsed are the rare child
     /// attach/detach ones, which add and remove child targets, and the execution-context ones
     /// while the target's Runtime is on.
-    pub fn extension_event(&mut self, event: TabEvent) {
+    pub fn extension_event(&mut self, now: u64, event: TabEvent) {
+        self.advance(now);
         if self.beforeunload_while_closing(&event) {
             return;
         }

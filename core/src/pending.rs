@@ -31,6 +31,11 @@ impl<T> PendingCommands<T> {
         id
     }
 
+    /// When the oldest command was sent: ids grow with time (the core's clock never goes back).
+    pub fn oldest_sent_at(&self) -> Option<u64> {
+        self.map.first_key_value().map(|(_, w)| w.sent_at_ms)
+    }
+
     pub fn take(&mut self, id: RequestId) -> Option<T> {
         self.map.remove(&id).map(|w| w.what)
     }

@@ -93,12 +93,12 @@ mod tests {
         // A second connection changes nothing; another agent joins the list.
         assert!(connected(&mut h, 2, "a").is_empty());
         assert_eq!(connected(&mut h, 3, "b"), [vec!["a".to_owned(), "b".to_owned()]]);
-        h.core.client_disconnected(1);
+        h.core.client_disconnected(h.now, 1);
         assert!(lists(&h.drain()).is_empty(), "a still has a connection");
-        h.core.client_disconnected(2);
+        h.core.client_disconnected(h.now, 2);
         assert_eq!(lists(&h.drain()), [vec!["b".to_owned()]]);
         // One-shot HTTP requests do not make an agent present.
-        h.core.request_connected(9, AgentId::new("c"));
+        h.core.request_connected(h.now, 9, AgentId::new("c"));
         assert!(lists(&h.drain()).is_empty());
     }
 
@@ -108,7 +108,7 @@ mod tests {
         assert!(connected(&mut h, 1, DEFAULT_AGENT).is_empty());
         let step = h.send(1, json!({"id": 1, "method": "Target.createTarget", "params": {}}));
         assert_eq!(lists(&step), [vec![DEFAULT_AGENT.to_owned()]]);
-        h.core.client_disconnected(1);
+        h.core.client_disconnected(h.now, 1);
         assert_eq!(lists(&h.drain()), [Vec::<String>::new()]);
         // Back: not until it opens a page again.
         assert!(connected(&mut h, 2, DEFAULT_AGENT).is_empty());
@@ -118,11 +118,11 @@ mod tests {
     fn every_new_extension_connection_gets_the_list_and_none_is_sent_without_one() {
         let mut h = Harness::with_limits(Limits::default());
         assert!(connected(&mut h, 1, "a").is_empty(), "no extension to tell");
-        h.core.extension_connected(hello(&[])).unwrap();
+        h.core.extension_connected(h.now, hello(&[])).unwrap();
         assert_eq!(lists(&h.drain()), [vec!["a".to_owned()]]);
-        h.core.extension_disconnected();
+        h.core.extension_disconnected(h.now);
         h.drain();
-        h.core.extension_connected(hello(&[])).unwrap();
+        h.core.extension_connected(h.now, hello(&[])).unwrap();
         assert_eq!(lists(&h.drain()), [vec!["a".to_owned()]]);
     }
 
@@ -132,11 +132,11 @@ mod tests {
         let file: PolicyFile =
             serde_json::from_value(json!({"agent": {"reader": {"deny_methods": ["Target.createTarget"]}}}))
                 .unwrap();
-        h.core.set_policy(Some(PolicySet::compile(&file).unwrap()));
+        h.core.set_policy(h.now, Some(PolicySet::compile(&file).unwrap()));
         h.drain();
         assert!(connected(&mut h, 1, "reader").is_empty());
         assert_eq!(connected(&mut h, 2, "writer"), [vec!["writer".to_owned()]]);
-        h.core.set_kill_switch(true);
+        h.core.set_kill_switch(h.now, true);
         assert_eq!(lists(&h.drain()), [Vec::<String>::new()]);
     }
 

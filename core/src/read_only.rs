@@ -209,7 +209,7 @@ mod wiring {
         let file: PolicyFile =
             serde_json::from_value(json!({ "agent": { "reader": { "preset": "read-only" } } })).unwrap();
         let mut h = Harness::with_tabs(&[]);
-        h.core.set_policy(Some(PolicySet::compile(&file).unwrap()));
+        h.core.set_policy(h.now, Some(PolicySet::compile(&file).unwrap()));
         h.ext(FromExtension::TabShared(agent_tab(1, "reader", true)));
         h.connect_as(1, "reader");
         let page = h.playwright_attach(1)[0].clone();

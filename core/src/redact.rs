@@ -324,11 +324,15 @@ mod tests {
                 secrets: vec![OWNER.into(), extension.clone(), KEY.into()],
                 prepare_tabs: false,
             }),
+            now: 0,
         };
-        h.core.extension_connected(hello(&[])).unwrap();
-        h.core.set_policy(Some(default_policy(
-            json!({ "allow_origins": ["https://ok.test"], "ask_origins": ["https://ask.test"] }),
-        )));
+        h.core.extension_connected(h.now, hello(&[])).unwrap();
+        h.core.set_policy(
+            h.now,
+            Some(default_policy(
+                json!({ "allow_origins": ["https://ok.test"], "ask_origins": ["https://ask.test"] }),
+            )),
+        );
         h.ext(FromExtension::TabShared(agent_tab(1, "scout", true)));
         h.connect_as(1, "scout");
         let page = h.playwright_attach(1)[0].clone();
@@ -354,11 +358,17 @@ mod tests {
         steps.push(
             h.ext(FromExtension::ApprovalAnswer { id: asked.expect("asked"), answer: ApprovalAnswer::Deny }),
         );
-        h.core.navigation_requested(7, &crate::AgentId::new("scout"), 1, &format!("https://no.test{named}"));
+        h.core.navigation_requested(
+            h.now,
+            7,
+            &crate::AgentId::new("scout"),
+            1,
+            &format!("https://no.test{named}"),
+        );
         steps.push(h.drain());
         let method = format!("Page.{agent_token}");
         steps.push(h.send(1, json!({"id": 3, "sessionId": page, "method": method, "params": {}})));
-        h.core.request_handover(&crate::AgentId::new("scout"), &format!("please, {named}"));
+        h.core.request_handover(h.now, &crate::AgentId::new("scout"), &format!("please, {named}"));
         steps.push(h.tick(1));
         let mut question = tabtunnel_wire::gestures::GestureQuestion {
             gesture: "click".into(),

@@ -191,7 +191,7 @@ mod tests {
     fn create_target_failures_and_the_tab_limit() {
         let limits = Limits { max_tabs_per_agent: 2, ..Limits::default() };
         let mut h = Harness::with_limits(limits);
-        h.core.extension_connected(hello(&[])).unwrap();
+        h.core.extension_connected(h.now, hello(&[])).unwrap();
         h.ext(FromExtension::TabShared(created_tab(1, "a")));
         h.connect_as(1, "a");
         let step =
@@ -326,10 +326,27 @@ mod tests {
     }
 
     #[test]
+    fn a_command_times_out_at_the_deadline_its_own_arrival_set() {
+        let limits = Limits { command_timeout_ms: 1000, ..Limits::default() };
+        let mut h = Harness::with_tabs_and_limits(&[1], limits);
+        h.connect(1);
+        let page = h.playwright_attach(1)[0].clone();
+        h.tick(100);
+        // It comes between two wakes of the shell: its time is its own, not the last wake's.
+        h.now = 1234;
+        h.send(1, json!({"id": 1, "sessionId": page, "method": "Runtime.evaluate"}));
+        assert_eq!(h.next_deadline(), Some(2234));
+        assert!(h.tick(2233).client.is_empty(), "not yet");
+        let step = h.tick(2234);
+        assert!(step.only_reply(1)["error"]["message"].as_str().unwrap().contains("did not answer"));
+        assert_eq!(h.next_deadline(), None, "nothing left to wait for");
+    }
+
+    #[test]
     fn a_command_the_tab_never_answers_times_out_and_frees_its_slot() {
         let limits = Limits { command_timeout_ms: 1000, ..Limits::default() };
         let mut h = Harness::with_limits(limits);
-        h.core.extension_connected(hello(&[1])).unwrap();
+        h.core.extension_connected(h.now, hello(&[1])).unwrap();
         h.drain();
         h.tick(100);
         h.connect(1);

@@ -352,7 +352,7 @@ mod tests {
         let step = h.send(2, json!({"id": 3, "sessionId": "C1", "method": "Runtime.disable"}));
         assert_eq!(step.only_reply(2)["result"], json!({}));
         assert!(step.commands().is_empty());
-        h.core.client_disconnected(1);
+        h.core.client_disconnected(h.now, 1);
         let step = h.drain();
         let methods: Vec<(&str, Option<&str>)> =
             step.commands().iter().map(|c| (c.method.as_str(), c.child_session_id.as_deref())).collect();
@@ -390,7 +390,7 @@ mod tests {
         assert_eq!(step.only_reply(1)["error"]["code"], -32001);
         // The last client leaving resets the tab; Chrome's new debugger session announces its
         // children again, so none are replayed from before.
-        h.core.client_disconnected(1);
+        h.core.client_disconnected(h.now, 1);
         h.drain();
         h.connect(2);
         let page2 = h.playwright_attach(2)[0].clone();

@@ -11,6 +11,8 @@ pub const SECRET: &str = "5ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e7
 
 pub struct Harness {
     pub core: Core,
+    /// The time the harness's inputs carry; [`Harness::tick`] moves it.
+    pub now: u64,
 }
 
 /// Agent `scout` on a tab of its own (tab 1), attached through connection 1 as Playwright
@@ -19,7 +21,7 @@ pub struct Harness {
 pub fn scout_on_its_tab(section: Option<Value>) -> (Harness, String) {
     let mut h = Harness::with_tabs(&[]);
     if let Some(section) = section {
-        h.core.set_policy(Some(default_policy(section)));
+        h.core.set_policy(h.now, Some(default_policy(section)));
     }
     h.ext(FromExtension::TabShared(agent_tab(1, "scout", true)));
     h.connect_as(1, "scout");
@@ -153,6 +155,7 @@ impl Harness {
                 secrets: vec![SECRET.into()],
                 prepare_tabs: true,
             }),
+            now: 0,
         }
     }
 
@@ -163,7 +166,7 @@ impl Harness {
 
     pub fn with_tabs_and_limits(tabs: &[TabId], limits: Limits) -> Self {
         let mut h = Harness::with_limits(limits);
-        h.core.extension_connected(hello(tabs)).unwrap();
+        h.core.extension_connected(0, hello(tabs)).unwrap();
         h.drain();
         h
     }
@@ -198,7 +201,7 @@ impl Harness {
     pub fn answer_shared(&mut self, id: RequestId, result: &str) -> Vec<(ConnId, ClientFrame)> {
         let message = bytes::Bytes::copy_from_slice(result.as_bytes());
         let text = std::str::from_utf8(&message).expect("a result is text");
-        self.core.extension_result(id, Ok(ResultText::shared(text, &message)));
+        self.core.extension_result(self.now, id, Ok(ResultText::shared(text, &message)));
         let mut frames = Vec::new();
         while let Some(output) = self.core.poll_output() {
             if let Output::ToClient { conn, frame } = output {
@@ -209,13 +212,22 @@ impl Harness {
     }
 
     pub fn ext(&mut self, frame: FromExtension) -> Step {
-        self.core.extension_frame(frame);
+        self.core.extension_frame(self.now, frame);
         self.drain()
     }
 
+    /// The time is `now_ms`, and the core is told it may be time for its deadlines.
     pub fn tick(&mut self, now_ms: u64) -> Step {
-        self.core.tick(now_ms);
+        self.now = now_ms;
+        self.core.handle_timeout(now_ms);
         self.drain()
+    }
+
+    /// The core's next deadline once the side panel heard what the inputs so far changed (a
+    /// report is due right after an input: see `agents::REPORT_EVERY_MS`).
+    pub fn next_deadline(&mut self) -> Option<u64> {
+        self.tick(self.now);
+        self.core.poll_timeout()
     }
 
     pub fn connect(&mut self, conn: ConnId) {
@@ -223,7 +235,7 @@ impl Harness {
     }
 
     pub fn connect_as(&mut self, conn: ConnId, agent: &str) {
-        self.core.client_connected(conn, AgentId::new(agent), Root::Browser);
+        self.core.client_connected(self.now, conn, AgentId::new(agent), Root::Browser);
     }
 
     pub fn send(&mut self, conn: ConnId, frame: Value) -> Step {
@@ -231,7 +243,7 @@ impl Harness {
     }
 
     pub fn send_text(&mut self, conn: ConnId, text: &str) -> Step {
-        self.core.client_message(conn, text);
+        self.core.client_message(self.now, conn, text);
         self.drain()
     }
 

@@ -13,7 +13,7 @@ fn browser_get_version_reports_the_real_browser() {
     h.connect(1);
     let early = h.send(1, json!({"id": 1, "method": "Browser.getVersion"}));
     assert_eq!(early.only_reply(1)["error"]["code"], -32000, "no browser before the extension connects");
-    h.core.extension_connected(hello(&[])).unwrap();
+    h.core.extension_connected(h.now, hello(&[])).unwrap();
     let step = h.send(1, json!({"id": 2, "method": "Browser.getVersion"}));
     let r = &step.only_reply(1)["result"];
     assert_eq!(r["product"], "Chrome/156.0.8078.73");
@@ -654,7 +654,7 @@ fn extension_loss_fails_pending_commands_and_detaches_tabs() {
     let page = h.playwright_attach(1)[0].clone();
     h.send(1, json!({"id": 30, "sessionId": page, "method": "Runtime.evaluate"}));
     h.send(1, json!({"id": 31, "sessionId": page, "method": "Runtime.evaluate"}));
-    h.core.extension_disconnected();
+    h.core.extension_disconnected(h.now);
     let step = h.drain();
     assert_eq!(step.methods(1), ["reply#30", "reply#31", "Target.detachedFromTarget"]);
     assert!(step.to(1)[0]["error"]["message"].as_str().unwrap().contains("disconnected"));
@@ -665,7 +665,7 @@ fn extension_loss_fails_pending_commands_and_detaches_tabs() {
     let step = h.send(1, json!({"id": 33, "method": "Browser.getVersion"}));
     assert!(step.only_reply(1)["error"]["message"].as_str().unwrap().contains("not connected"));
     // It comes back with the tab re-attached; the auto-attaching client gets it again.
-    h.core.extension_connected(hello(&[1])).unwrap();
+    h.core.extension_connected(h.now, hello(&[1])).unwrap();
     let step = h.drain();
     assert_eq!(step.methods(1), ["Target.attachedToTarget"]);
 }
@@ -675,14 +675,14 @@ fn hello_reconciles_the_tab_list_and_checks_the_protocol() {
     let mut h = Harness::with_tabs(&[1, 2]);
     h.connect(1);
     h.playwright_attach(1);
-    h.core.extension_connected(hello(&[2, 3])).unwrap();
+    h.core.extension_connected(h.now, hello(&[2, 3])).unwrap();
     let step = h.drain();
     assert_eq!(step.methods(1), ["Target.detachedFromTarget", "Target.attachedToTarget"]);
     assert_eq!(step.to(1)[0]["params"]["targetId"], "PAGE1");
     assert_eq!(step.to(1)[1]["params"]["targetInfo"]["targetId"], "PAGE3");
     let mut old = hello(&[]);
     old.protocol_version = 999;
-    let reason = h.core.extension_connected(old).unwrap_err();
+    let reason = h.core.extension_connected(h.now, old).unwrap_err();
     assert!(reason.contains("999"), "{reason}");
 }
 
@@ -696,7 +696,7 @@ fn a_disconnected_client_is_forgotten_and_others_carry_on() {
     h.send(1, json!({"id": 7, "sessionId": p1, "method": "Page.enable"}));
     h.send(2, json!({"id": 7, "sessionId": p2, "method": "Page.enable"}));
     let id = h.send(1, json!({"id": 1, "sessionId": p1, "method": "Runtime.evaluate"})).commands()[0].id;
-    h.core.client_disconnected(1);
+    h.core.client_disconnected(h.now, 1);
     let step = h.ext(FromExtension::CommandResult(CommandResult::ok(id, raw("{}"))));
     assert!(step.client.is_empty());
     let step = h.ext(FromExtension::Event(Event {
@@ -714,7 +714,7 @@ fn a_disconnected_client_is_forgotten_and_others_carry_on() {
 #[test]
 fn a_page_endpoint_connection_talks_to_its_tab_without_session_ids() {
     let mut h = Harness::with_tabs(&[1]);
-    h.core.client_connected(4, AgentId::new("default"), Root::Page(1));
+    h.core.client_connected(h.now, 4, AgentId::new("default"), Root::Page(1));
     let step = h.send(4, json!({"id": 1, "method": "Runtime.evaluate", "params": {"expression": "1"}}));
     let cmd = step.commands()[0];
     assert_eq!(cmd.tab_id, 1);
@@ -827,10 +827,10 @@ fn browser_methods_say_when_the_extension_is_not_connected() {
     // Detaching one's own session needs no browser.
     let step = h.send(1, json!({"id": 5, "method": "Target.attachToBrowserTarget"}));
     assert_eq!(step.only_reply(1)["error"]["code"], -32000);
-    h.core.extension_connected(hello(&[])).unwrap();
+    h.core.extension_connected(h.now, hello(&[])).unwrap();
     let step = h.send(1, json!({"id": 6, "method": "Target.attachToBrowserTarget"}));
     let session = step.to(1).last().unwrap()["result"]["sessionId"].clone();
-    h.core.extension_disconnected();
+    h.core.extension_disconnected(h.now);
     let step =
         h.send(1, json!({"id": 7, "method": "Target.detachFromTarget", "params": {"sessionId": session}}));
     assert_eq!(step.methods(1), ["Target.detachedFromTarget", "reply#7"]);
@@ -840,9 +840,9 @@ fn browser_methods_say_when_the_extension_is_not_connected() {
 #[test]
 fn page_sockets_close_when_the_extension_goes_away() {
     let mut h = Harness::with_tabs(&[3]);
-    h.core.client_connected(1, AgentId::new("default"), Root::Page(3));
-    h.core.client_connected(2, AgentId::new("default"), Root::Browser);
-    h.core.extension_disconnected();
+    h.core.client_connected(h.now, 1, AgentId::new("default"), Root::Page(3));
+    h.core.client_connected(h.now, 2, AgentId::new("default"), Root::Browser);
+    h.core.extension_disconnected(h.now);
     let step = h.drain();
     assert_eq!(step.closed, [1]);
     let step = h.send(2, json!({"id": 1, "method": "Target.getTargets"}));
@@ -857,18 +857,18 @@ fn the_last_session_leaving_a_tab_resets_its_debugger_session() {
     h.playwright_attach(1);
     h.send(2, json!({"id": 1, "method": "Target.setAutoAttach", "params": {"autoAttach": true, "flatten": true, "waitForDebuggerOnStart": true, "filter": [{"type": "page", "exclude": true}, {}]}}));
     // Connection 2 has only tab sessions, no page sessions: it holds no debugger state.
-    h.core.client_disconnected(2);
+    h.core.client_disconnected(h.now, 2);
     assert!(h.drain().extension.is_empty());
     h.connect(3);
     h.puppeteer_attach(3, 1);
-    h.core.client_disconnected(1);
+    h.core.client_disconnected(h.now, 1);
     let step = h.drain();
     assert!(
         matches!(step.extension[..], [ToExtension::ResetTab { tab_id: 2 }]),
         "tab 1 still has a client: {:?}",
         step.extension
     );
-    h.core.client_disconnected(3);
+    h.core.client_disconnected(h.now, 3);
     let step = h.drain();
     assert!(matches!(step.extension[..], [ToExtension::ResetTab { tab_id: 1 }]), "{:?}", step.extension);
 }
@@ -880,8 +880,8 @@ fn a_closed_tab_or_a_lost_extension_is_not_reset() {
     h.playwright_attach(1);
     let step = h.ext(FromExtension::TabUnshared { tab_id: 1, reason: UnshareReason::Closed });
     assert!(step.extension.is_empty());
-    h.core.extension_disconnected();
-    h.core.client_disconnected(1);
+    h.core.extension_disconnected(h.now);
+    h.core.client_disconnected(h.now, 1);
     assert!(h.drain().extension.is_empty());
 }
 
@@ -988,7 +988,7 @@ fn after_a_reset_the_tab_reports_its_own_contexts_again() {
     let p1 = h.playwright_attach(1)[0].clone();
     call(&mut h, 1, &p1, 1, "Runtime.enable");
     h.ext(runtime_event("Runtime.executionContextCreated", r#"{"context":{"id":1}}"#));
-    h.core.client_disconnected(1);
+    h.core.client_disconnected(h.now, 1);
     h.drain();
     h.connect(2);
     let p2 = h.playwright_attach(2)[0].clone();
@@ -999,8 +999,8 @@ fn after_a_reset_the_tab_reports_its_own_contexts_again() {
 #[test]
 fn a_page_socket_is_closed_when_its_tab_goes_away() {
     let mut h = Harness::with_tabs(&[1, 2]);
-    h.core.client_connected(4, AgentId::new("default"), Root::Page(1));
-    h.core.client_connected(5, AgentId::new("default"), Root::Page(2));
+    h.core.client_connected(h.now, 4, AgentId::new("default"), Root::Page(1));
+    h.core.client_connected(h.now, 5, AgentId::new("default"), Root::Page(2));
     let step = h.ext(FromExtension::TabUnshared { tab_id: 1, reason: UnshareReason::Closed });
     assert_eq!(step.methods(4), ["Inspector.detached"]);
     assert_eq!(step.closed, [4]);
@@ -1145,7 +1145,7 @@ fn child_attached(tab: TabId, source: Option<&str>, child: &str) -> FromExtensio
 #[test]
 fn a_closed_page_socket_leaves_nothing_behind_on_other_tabs() {
     let mut h = Harness::with_tabs(&[1, 2]);
-    h.core.client_connected(4, AgentId::new("default"), Root::Page(1));
+    h.core.client_connected(h.now, 4, AgentId::new("default"), Root::Page(1));
     let step = h.send(
         4,
         json!({"id": 1, "method": "Target.attachToTarget", "params": {"targetId": "PAGE2", "flatten": true}}),
@@ -1168,7 +1168,7 @@ fn a_closed_page_socket_leaves_nothing_behind_on_other_tabs() {
 #[test]
 fn a_page_socket_whose_tab_is_already_gone_closes_at_once() {
     let mut h = Harness::with_tabs(&[1]);
-    h.core.client_connected(4, AgentId::new("default"), Root::Page(9));
+    h.core.client_connected(h.now, 4, AgentId::new("default"), Root::Page(9));
     let step = h.drain();
     assert_eq!(step.methods(4), ["Inspector.detached"]);
     assert_eq!(step.closed, [4]);
@@ -1178,11 +1178,11 @@ fn a_page_socket_whose_tab_is_already_gone_closes_at_once() {
 fn a_page_socket_for_another_agents_tab_closes_at_once() {
     // Tab 1 is the default agent's: an agent that looked it up before a hand-over gets nothing.
     let mut h = Harness::with_tabs(&[1]);
-    h.core.client_connected(4, AgentId::new("other"), Root::Page(1));
+    h.core.client_connected(h.now, 4, AgentId::new("other"), Root::Page(1));
     let step = h.drain();
     assert_eq!(step.methods(4), ["Inspector.detached"]);
     assert_eq!(step.closed, [4]);
-    h.core.client_connected(5, AgentId::new("default"), Root::Page(1));
+    h.core.client_connected(h.now, 5, AgentId::new("default"), Root::Page(1));
     assert!(h.drain().closed.is_empty(), "the owner's page socket stays");
 }
 
@@ -1256,7 +1256,7 @@ fn one_reset_per_tab_however_many_sessions_a_client_had_there() {
         1,
         json!({"id": 2, "method": "Target.attachToTarget", "params": {"targetId": "PAGE1", "flatten": true}}),
     );
-    h.core.client_disconnected(1);
+    h.core.client_disconnected(h.now, 1);
     let step = h.drain();
     assert!(matches!(step.extension[..], [ToExtension::ResetTab { tab_id: 1 }]), "{:?}", step.extension);
 }
@@ -1319,7 +1319,7 @@ fn a_refused_trace_start_routes_nothing_and_a_trace_is_its_owners() {
     assert!(step.only_reply(2)["error"]["message"].as_str().unwrap().contains("another session"));
     assert!(step.extension.is_empty());
     // The tracer leaving ends its trace, so later starts can work.
-    h.core.client_disconnected(1);
+    h.core.client_disconnected(h.now, 1);
     let step = h.drain();
     let methods: Vec<&str> = step.commands().iter().map(|c| c.method.as_str()).collect();
     assert_eq!(methods, ["Tracing.end"]);

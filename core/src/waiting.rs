@@ -26,6 +26,7 @@ impl Core {
         }
         if connection.waiting.has_room_for(text) {
             connection.waiting.push(now_ms, text);
+            self.waiting_due.arm(now_ms.saturating_add(self.config.limits.command_timeout_ms));
         } else {
             let error = errors::too_many_in_flight(MAX_IN_FLIGHT_PER_CLIENT + MAX_WAITING_PER_CLIENT);
             self.fail_text(conn, text, &error);
@@ -57,24 +58,30 @@ impl Core {
 
     /// Answers commands that waited past the command timeout, as if the tab had not answered.
     pub(crate) fn expire_waiting(&mut self) {
+        let now = self.now_ms;
+        if !self.waiting_due.is_due(now) {
+            return;
+        }
         let timeout = self.config.limits.command_timeout_ms;
-        let deadline = self.now_ms.saturating_sub(timeout);
+        let late_at = |at: u64| at.saturating_add(timeout) <= now;
         let mut late: Vec<ConnId> = self
             .conns
             .iter()
-            .filter(|(_, c)| c.waiting.oldest_at().is_some_and(|at| at <= deadline))
+            .filter(|(_, c)| c.waiting.oldest_at().is_some_and(late_at))
             .map(|(id, _)| *id)
             .collect();
         late.sort_unstable();
         for conn in late {
             while let Some(at) = self.conns.get(&conn).and_then(|c| c.waiting.oldest_at()) {
-                if at > deadline {
+                if !late_at(at) {
                     break;
                 }
                 let (_, text) = self.conns.get_mut(&conn).expect("checked").waiting.pop().expect("checked");
                 self.fail_text(conn, &text, &errors::timed_out(timeout));
             }
         }
+        let next = self.conns.values().filter_map(|c| c.waiting.oldest_at()).min();
+        self.waiting_due.set(next.map(|at| at.saturating_add(timeout)));
     }
 }
 
@@ -125,8 +132,8 @@ mod tests {
         assert!(h.core.conns[&1].waiting.is_empty());
     }
 
-    #[test]
-    fn waiting_is_bounded_and_a_command_never_waits_past_the_timeout() {
+    /// A client whose commands fill its slots at 0 ms, with a command timeout of 1 s.
+    fn all_slots_taken() -> (Harness, String) {
         let mut h =
             Harness::with_tabs_and_limits(&[1], Limits { command_timeout_ms: 1000, ..Limits::default() });
         h.connect(1);
@@ -134,10 +141,34 @@ mod tests {
         for id in 0..MAX_IN_FLIGHT_PER_CLIENT as i64 {
             evaluate(&mut h, 1, &p1, id);
         }
+        (h, p1)
+    }
+
+    #[test]
+    fn a_waiting_command_times_out_at_the_deadline_its_own_arrival_set() {
+        let (mut h, p1) = all_slots_taken();
+        // One more than the slots the first ones free: the last waits on past their timeout.
+        h.now = 700;
+        for id in 0..=MAX_IN_FLIGHT_PER_CLIENT as i64 {
+            evaluate(&mut h, 1, &p1, 10_000 + id);
+        }
+        assert_eq!(h.next_deadline(), Some(1000), "those in flight first");
+        let step = h.tick(1000);
+        assert_eq!(step.to(1).len(), MAX_IN_FLIGHT_PER_CLIENT, "only those in flight time out");
+        assert_eq!(h.next_deadline(), Some(1700), "then the one still waiting");
+        assert!(h.tick(1699).client.is_empty(), "not yet");
+        let step = h.tick(1700);
+        assert_eq!(step.only_reply(1)["id"], 10_000 + MAX_IN_FLIGHT_PER_CLIENT as i64);
+        assert!(h.core.conns[&1].waiting.is_empty());
+    }
+
+    #[test]
+    fn waiting_is_bounded_and_a_command_never_waits_past_the_timeout() {
+        let (mut h, p1) = all_slots_taken();
         h.tick(500);
         for id in 0..MAX_WAITING_PER_CLIENT as i64 {
             let text = format!(r#"{{"id":{},"sessionId":"{p1}","method":"Runtime.evaluate"}}"#, 10_000 + id);
-            h.core.client_message(1, &text);
+            h.core.client_message(h.now, 1, &text);
         }
         assert!(h.drain().client.is_empty());
         let step = evaluate(&mut h, 1, &p1, 1_000_000);

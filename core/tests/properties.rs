@@ -371,7 +371,7 @@ impl World {
                 };
                 self.slots.insert(*slot, conn);
                 self.clients.insert(conn, Client { live: true, ..Client::default() });
-                self.core.client_connected(conn, AgentId::new("default"), root);
+                self.core.client_connected(self.now_ms, conn, AgentId::new("default"), root);
                 if let Some(puppeteer) = *handshake {
                     self.apply(&Op::Handshake { slot: *slot, puppeteer, id: 0 })?;
                 }
@@ -472,12 +472,22 @@ impl World {
             }
             Op::ExtensionDown => self.extension_down(),
             Op::Tick { ms } => {
-                self.now_ms += ms;
-                self.core.tick(self.now_ms);
+                let until = self.now_ms + ms;
+                // As the shell does: woken at each deadline the core names on the way.
+                while let Some(at) = self.core.poll_timeout().filter(|at| *at <= until) {
+                    self.now_ms = self.now_ms.max(at);
+                    self.core.handle_timeout(self.now_ms);
+                    let next = self.core.poll_timeout();
+                    prop_assert!(
+                        next.is_none_or(|n| n > self.now_ms),
+                        "the core names a deadline it has handled: {next:?}"
+                    );
+                }
+                self.now_ms = until;
             }
             Op::ExtensionUp { tabs } => {
                 self.extension_down();
-                self.core.extension_connected(hello(tabs)).expect("our protocol version");
+                self.core.extension_connected(self.now_ms, hello(tabs)).expect("our protocol version");
                 self.extension_up = true;
                 self.shared = tabs.iter().copied().collect();
             }
@@ -492,19 +502,19 @@ impl World {
             Some(id) => *client.owed.entry(id).or_default() += 1,
             None => client.owed_without_id += 1,
         }
-        self.core.client_message(conn, text);
+        self.core.client_message(self.now_ms, conn, text);
         self.drain()
     }
 
     fn extension(&mut self, frame: FromExtension) {
         if self.extension_up {
-            self.core.extension_frame(frame);
+            self.core.extension_frame(self.now_ms, frame);
         }
     }
 
     fn extension_down(&mut self) {
         if self.extension_up {
-            self.core.extension_disconnected();
+            self.core.extension_disconnected(self.now_ms);
             self.extension_up = false;
             self.shared.clear();
             self.pending.clear();
@@ -513,7 +523,7 @@ impl World {
 
     fn disconnect(&mut self, conn: ConnId) {
         self.clients.get_mut(&conn).expect("known").live = false;
-        self.core.client_disconnected(conn);
+        self.core.client_disconnected(self.now_ms, conn);
     }
 
     /// The frame's text, with session and target picks resolved against what `conn` knows.
@@ -685,7 +695,7 @@ proptest! {
         world.apply(&Op::ExtensionUp { tabs: vec![1] })?;
         world.apply(&Op::Connect { slot: 0, page_root: None, handshake: None })?;
         let conn = world.slots[&0];
-        world.core.client_message(conn, &text);
+        world.core.client_message(world.now_ms, conn, &text);
         let mut answers = Vec::new();
         while let Some(output) = world.core.poll_output() {
             if let Output::ToClient { frame, .. } = output {

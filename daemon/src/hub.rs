@@ -1,6 +1,8 @@
 //! The one task that owns the emulation core. Sockets talk to it through a bounded channel; it
-//! feeds the core, then hands each output to the bounded outbox of the socket it is for. It
-//! also gives the core the time, a few times a second ([`TICK`]).
+//! feeds the core, each input with the time it is handled, then hands each output to the
+//! bounded outbox of the socket it is for. It wakes the core at the deadline the core names
+//! (`Core::poll_timeout`), and checks the sockets' own queues a few times a second
+//! ([`HOUSEKEEPING`]).
 //!
 //! A client whose outbox is full, or that has stopped taking frames off it, is not reading: it
 //! is disconnected (see `outbox`) rather than allowed to stall the hub, and with it every other
@@ -27,13 +29,14 @@ pub const EXTENSION_OUTBOX: usize = 8192;
 const HUB_INBOX: usize = 1024;
 /// At most this many inputs are handled before the outputs are handed on.
 const INPUTS_PER_FLUSH: usize = 64;
-/// How often the core learns the time: the resolution of command timeouts and grace periods,
-/// and how often the side panel may hear about agents.
-const TICK: Duration = Duration::from_millis(250);
-/// After this much has gone out to clients, the first quiet tick gives freed memory back to
-/// the system (`crate::trim`): a flood's many small frames otherwise stay resident.
+/// How often the hub looks at what is its own, not the core's: clients not reading their
+/// queues, memory to give back, hand-over requests whose asker went.
+const HOUSEKEEPING: Duration = Duration::from_millis(250);
+/// After this much has gone out to clients, the first quiet round of housekeeping gives freed
+/// memory back to the system (`crate::trim`): a flood's many small frames otherwise stay
+/// resident.
 const TRIM_AFTER_BYTES: usize = 4 << 20;
-/// A tick is quiet when it sends clients less than this and less than this waits for them
+/// A round is quiet when it sends clients less than this and less than this waits for them
 /// (a queue still full holds what a trim would free once it has drained).
 const QUIET_BYTES: usize = 256 << 10;
 /// Results from this size on may be passed on as the extension's own bytes
@@ -212,13 +215,15 @@ struct Hub {
     extension: Option<Extension>,
     welcome: Welcome,
     next_request_conn: ConnId,
+    /// The core's clock: ms since this, read once per wake of the hub's task.
     started: Instant,
+    now_ms: u64,
     agent_tokens: Option<AgentTokens>,
     /// The hub's own inbox, for work done off its task that comes back to it.
     inbox: mpsc::Sender<Input>,
-    /// Bytes pushed to clients since memory was last given back, and in the current tick.
+    /// Bytes pushed to clients since memory was last given back, and in the current round.
     sent_since_trim: usize,
-    sent_this_tick: usize,
+    sent_this_round: usize,
     /// What may wait for all clients together (`outbox::Limits::max_total_bytes`).
     clients_max_total_bytes: usize,
 }
@@ -249,22 +254,43 @@ pub fn spawn(
         // Far from the ids sockets get from `next_id`.
         next_request_conn: 1 << 62,
         started: Instant::now(),
+        now_ms: 0,
         agent_tokens,
         inbox: inbox.clone(),
         sent_since_trim: 0,
-        sent_this_tick: 0,
+        sent_this_round: 0,
         clients_max_total_bytes,
     };
     let task = tokio::spawn(async move {
-        let mut tick = tokio::time::interval(TICK);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut housekeeping = tokio::time::interval(HOUSEKEEPING);
+        housekeeping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let timer = tokio::time::sleep_until(hub.started);
+        tokio::pin!(timer);
+        // The deadline the timer is set to. It is moved only to an earlier one, so a busy hub
+        // does not reset it per frame: woken before the core's real deadline, the core does
+        // nothing and names the next.
+        let mut armed: Option<u64> = None;
         loop {
             tokio::select! {
+                // A deadline passed goes before any input that comes after it; the timer and
+                // the housekeeping are seldom ready, so inputs are not starved.
+                biased;
+                () = &mut timer, if armed.is_some() => {
+                    armed = None;
+                    hub.read_clock();
+                    hub.core.handle_timeout(hub.now_ms);
+                }
+                _ = housekeeping.tick() => {
+                    hub.read_clock();
+                    hub.housekeeping()
+                }
                 input = rx.recv() => match input {
-                    Some(input) => hub.handle(input),
+                    Some(input) => {
+                        hub.read_clock();
+                        hub.handle(input)
+                    }
                     None => break,
                 },
-                _ = tick.tick() => hub.tick(),
             }
             // What else has arrived goes in before the outputs leave, so that the answers to a
             // burst leave together (each writer then writes them at once).
@@ -273,6 +299,10 @@ pub fn spawn(
                 hub.handle(input);
             }
             hub.flush();
+            if let Some(at) = hub.core.poll_timeout().filter(|at| armed.is_none_or(|a| *at < a)) {
+                armed = Some(at);
+                timer.as_mut().reset(hub.started + Duration::from_millis(at));
+            }
         }
     });
     (HubHandle { inbox, next_id: Arc::new(AtomicU64::new(1)) }, task)
@@ -283,19 +313,19 @@ impl Hub {
         match input {
             Input::ClientConnected { conn, agent, root, outbox } => {
                 self.clients.insert(conn, outbox);
-                self.core.client_connected(conn, agent, root);
+                self.core.client_connected(self.now_ms, conn, agent, root);
             }
-            Input::ClientMessage { conn, text } => self.core.client_message(conn, text.as_str()),
+            Input::ClientMessage { conn, text } => self.core.client_message(self.now_ms, conn, text.as_str()),
             Input::ClientDisconnected { conn } => self.drop_client(conn),
             Input::Request { agent, command, reply } => {
                 let conn = self.next_request_conn;
                 self.next_request_conn += 1;
                 self.requests.insert(conn, reply);
-                self.core.request_connected(conn, agent);
-                self.core.client_message(conn, &command);
+                self.core.request_connected(self.now_ms, conn, agent);
+                self.core.client_message(self.now_ms, conn, &command);
             }
             Input::Handover { agent, reason, reply } => {
-                let id = self.core.request_handover(&agent, &reason);
+                let id = self.core.request_handover(self.now_ms, &agent, &reason);
                 self.handovers.insert(id, reply);
             }
             Input::AuditTrail(problem) => {
@@ -312,7 +342,7 @@ impl Hub {
                 // The same install's newer socket replaces its older one (a restarted service
                 // worker reconnects before the old socket's close is noticed).
                 if self.extension.take().is_some() {
-                    self.core.extension_disconnected();
+                    self.core.extension_disconnected(self.now_ms);
                 }
                 let instance = hello.instance_id.clone();
                 let version = hello.extension_version.clone();
@@ -323,7 +353,7 @@ impl Hub {
                         self.welcome.daemon_version
                     );
                 }
-                match self.core.extension_connected(hello) {
+                match self.core.extension_connected(self.now_ms, hello) {
                     Ok(()) => {
                         self.extension =
                             Some(Extension { socket, outbox, instance, version, largest_message: 0 });
@@ -347,15 +377,15 @@ impl Hub {
             Input::ExtensionClosed { socket } => {
                 if self.is_current(socket) {
                     self.extension = None;
-                    self.core.extension_disconnected();
+                    self.core.extension_disconnected(self.now_ms);
                 }
             }
-            Input::SetPolicy(policy) => self.core.set_policy(policy),
+            Input::SetPolicy(policy) => self.core.set_policy(self.now_ms, policy),
             Input::Credentials { registered, revoked } => {
-                self.core.set_registered_agents(registered);
+                self.core.set_registered_agents(self.now_ms, registered);
                 for agent in revoked {
                     tracing::warn!(agent, "the agent's token was revoked; its connections are closed");
-                    self.core.cut_off_agent(&AgentId::new(&agent));
+                    self.core.cut_off_agent(self.now_ms, &AgentId::new(&agent));
                 }
                 self.send_agent_credentials();
             }
@@ -370,7 +400,7 @@ impl Hub {
                 let id = self.next_navigation;
                 self.next_navigation += 1;
                 self.navigations.insert(id, reply);
-                self.core.navigation_requested(id, &agent, tab, &url);
+                self.core.navigation_requested(self.now_ms, id, &agent, tab, &url);
             }
             Input::Snapshot { agent, reply } => {
                 let snapshot = Snapshot {
@@ -393,22 +423,18 @@ impl Hub {
             Some(Hot::CommandResult { id, result }) => {
                 if shares_bytes(result.len(), largest_message) {
                     let shared = Bytes::from(message.clone()).slice_ref(result.as_bytes());
-                    self.core.extension_result(id, Ok(ResultText::shared(result, &shared)))
+                    self.core.extension_result(self.now_ms, id, Ok(ResultText::shared(result, &shared)))
                 } else {
-                    self.core.extension_result(id, Ok(ResultText::borrowed(result)))
+                    self.core.extension_result(self.now_ms, id, Ok(ResultText::borrowed(result)))
                 }
             }
-            Some(Hot::Event { tab_id, child_session_id, method, params }) => {
-                self.core.extension_event(TabEvent {
-                    tab_id,
-                    child_session_id: child_session_id.as_deref(),
-                    method: &method,
-                    params,
-                })
-            }
+            Some(Hot::Event { tab_id, child_session_id, method, params }) => self.core.extension_event(
+                self.now_ms,
+                TabEvent { tab_id, child_session_id: child_session_id.as_deref(), method: &method, params },
+            ),
             None => match serde_json::from_str::<FromExtension>(text) {
                 Ok(FromExtension::AgentToken(op)) => self.agent_token(op),
-                Ok(frame) => self.core.extension_frame(frame),
+                Ok(frame) => self.core.extension_frame(self.now_ms, frame),
                 Err(e) => tracing::warn!(
                     "ignoring a malformed frame from the extension ({e}): {}",
                     text.chars().take(200).collect::<String>()
@@ -417,7 +443,13 @@ impl Hub {
         }
     }
 
-    fn tick(&mut self) {
+    /// The time now, for the inputs handled until the hub's task next waits.
+    fn read_clock(&mut self) {
+        self.now_ms = self.started.elapsed().as_millis() as u64;
+    }
+
+    /// The hub's own periodic checks ([`HOUSEKEEPING`]); the core's deadlines have their timer.
+    fn housekeeping(&mut self) {
         let now = Instant::now();
         let mut queued = 0;
         let mut stalled = Vec::new();
@@ -439,20 +471,19 @@ impl Hub {
             self.give_up_over_the_total(backlogs, queued);
             queued = self.clients.values().map(|o| o.backlog(now).bytes).sum();
         }
-        let quiet = self.sent_this_tick < QUIET_BYTES && queued < QUIET_BYTES;
+        let quiet = self.sent_this_round < QUIET_BYTES && queued < QUIET_BYTES;
         if self.sent_since_trim >= TRIM_AFTER_BYTES && quiet {
             crate::trim::release_free_memory_soon();
             self.sent_since_trim = 0;
         }
-        self.sent_this_tick = 0;
+        self.sent_this_round = 0;
         // Requests whose asker went away (or gave up waiting) are withdrawn from the panel.
         let abandoned: Vec<u64> =
             self.handovers.iter().filter(|(_, r)| r.is_closed()).map(|(id, _)| *id).collect();
         for id in abandoned {
             self.handovers.remove(&id);
-            self.core.withdraw_handover(id);
+            self.core.withdraw_handover(self.now_ms, id);
         }
-        self.core.tick(self.started.elapsed().as_millis() as u64);
         if self.audit_dropped > 0 {
             tracing::warn!(
                 records = self.audit_dropped,
@@ -539,7 +570,7 @@ impl Hub {
     fn drop_client(&mut self, conn: ConnId) {
         // Dropping the outbox ends the client's writer, which closes its socket.
         self.clients.remove(&conn);
-        self.core.client_disconnected(conn);
+        self.core.client_disconnected(self.now_ms, conn);
     }
 
     /// Hands every output to its socket's outbox without ever waiting.
@@ -559,7 +590,7 @@ impl Hub {
                     match outbox.push(frame) {
                         Ok(()) => {
                             self.sent_since_trim += len;
-                            self.sent_this_tick += len;
+                            self.sent_this_round += len;
                         }
                         Err(overflow) => self.drop_slow_client(conn, overflow),
                     }
@@ -572,7 +603,7 @@ impl Hub {
                     // disconnected by the human) still gets one.
                     if let Some(reply) = self.requests.remove(&conn) {
                         let _ = reply.send(REQUEST_CLOSED.to_owned());
-                        self.core.client_disconnected(conn);
+                        self.core.client_disconnected(self.now_ms, conn);
                     }
                 }
                 Output::HandoverAnswered { id, tab } => {
@@ -606,7 +637,7 @@ impl Hub {
         let frame = frame.into_text();
         if frame.starts_with("{\"id\":") || frame.starts_with("{\"error\":") {
             let _ = reply.send(frame);
-            self.core.client_disconnected(conn);
+            self.core.client_disconnected(self.now_ms, conn);
         } else {
             self.requests.insert(conn, reply);
         }
@@ -617,7 +648,7 @@ impl Hub {
         if extension.outbox.try_send(frame.to_json().into()).is_err() {
             tracing::warn!("the extension is not reading its socket; dropping it");
             self.extension = None;
-            self.core.extension_disconnected();
+            self.core.extension_disconnected(self.now_ms);
         }
     }
 }

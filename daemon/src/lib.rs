@@ -181,8 +181,9 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
         secrets,
         prepare_tabs: options.prepare_tabs,
     });
-    core.set_policy(policy);
-    core.set_registered_agents(agents.names().map(str::to_owned));
+    // The core's clock starts with the hub (`hub::spawn`).
+    core.set_policy(0, policy);
+    core.set_registered_agents(0, agents.names().map(str::to_owned));
     let agents = std::sync::Arc::new(std::sync::RwLock::new(agents));
     let (audit, audit_check) = audit::AuditLog::start(&options.data_dir, &options.config_dir)?;
     let (shutdown, shutdown_rx) = oneshot::channel::<()>();

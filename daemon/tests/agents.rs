@@ -194,6 +194,30 @@ async fn a_handover_request_waits_for_the_human() {
     assert!(matches!(next_ext(&mut ext).await, ToExtension::HandoverWithdrawn { .. }));
 }
 
+/// The daemon wakes at the core's deadlines, not on a fixed tick: with no grace period, the
+/// agent's tab closes as its last client leaves, before anything a client sends after that. On
+/// a 250 ms tick, a command sent once the leaving was seen would nearly always overtake the close.
+#[tokio::test]
+async fn a_grace_period_ends_at_its_deadline_not_at_the_next_tick() {
+    let d = daemon_with(Limits { agent_grace_ms: 0, ..Limits::default() }).await;
+    let mut ext = extension(&d, &[2]).await;
+    // Its tab comes once it is there (without it, no grace: the tab would go at once).
+    let mut a = agent_client(&d, "a").await;
+    assert!(attach_pages(&mut a).await.is_empty());
+    ext_send(&mut ext, FromExtension::TabShared(agent_tab(1, "a", true))).await;
+    let attached = next_json(&mut a).await;
+    assert_eq!(attached["method"], "Target.attachedToTarget", "{attached}");
+    let mut b = client(&d).await;
+    let page = attach_pages(&mut b).await.remove(0);
+    drop(a);
+    // The daemon handled the leaving: the tab's debugger session is reset for the next client.
+    assert!(matches!(next_ext(&mut ext).await, ToExtension::ResetTab { tab_id: 1 }));
+    send(&mut b, json!({"id": 2, "sessionId": page, "method": "Runtime.evaluate"})).await;
+    let (_, op) = next_browser_op(&mut ext).await;
+    assert_eq!(op, BrowserOp::CloseTab { tab_id: 1 }, "the grace period ended first");
+    assert!(matches!(next_ext(&mut ext).await, ToExtension::Command(c) if c.method == "Runtime.evaluate"));
+}
+
 #[tokio::test]
 async fn an_agent_gone_past_its_grace_period_loses_its_tabs_and_a_hung_tab_times_out() {
     let limits = Limits { agent_grace_ms: 300, command_timeout_ms: 1000, ..Limits::default() };

@@ -404,6 +404,23 @@ fn a_fetch_after_a_scripts_click_on_pay_is_asked_about_with_the_button() {
 }
 
 #[test]
+fn a_held_press_is_refused_at_the_deadline_its_own_question_set() {
+    let (mut h, page) = agent_page();
+    h.now = 1234;
+    let (op, _) = inspection(&h.send(1, press(&page, 10)));
+    h.now = 1300;
+    let step = h.answer(op, pay_button());
+    assert_eq!(approvals(&step).len(), 1, "asked when the page was read");
+    let deadline = 1300 + gestures::DEFAULT_GESTURE_TIMEOUT_MS;
+    assert_eq!(h.next_deadline(), Some(deadline));
+    assert!(h.tick(deadline - 1).client.is_empty(), "not yet");
+    let step = h.tick(deadline);
+    let error = step.only_reply(1)["error"]["message"].as_str().unwrap().to_owned();
+    assert!(error.contains("gesture guard"), "{error}");
+    assert!(matches!(&audits(&step)[0].outcome, Outcome::Asked { answer: "not answered in time", .. }));
+}
+
+#[test]
 fn a_write_its_url_holds_fails_at_once_and_is_sent_again_only_if_allowed() {
     let (mut h, _) = agent_page();
     // Nothing waits paused while the human reads the question (a detached debugger would let
@@ -541,7 +558,7 @@ fn a_client_that_leaves_has_what_it_was_handed_continued() {
     let step = h.send(1, json!({"id": 1, "sessionId": page, "method": "Fetch.enable", "params": {}}));
     h.answer(step.browser_ops()[0].0, json!({}));
     h.ext(paused(SEARCH_GET));
-    h.core.client_disconnected(1);
+    h.core.client_disconnected(h.now, 1);
     let step = h.drain();
     assert_eq!(fetch_commands(&step), [("Fetch.continueRequest".to_owned(), json!({"requestId": "R3"}))]);
     assert!(
@@ -578,7 +595,7 @@ fn a_reset_tab_withdraws_its_held_requests() {
     let (mut h, _) = agent_page();
     let (op, _) = inspection(&h.ext(paused(PAY_FETCH)));
     let id = approvals(&h.answer(op, json!({})))[0].id;
-    h.core.client_disconnected(1);
+    h.core.client_disconnected(h.now, 1);
     let step = h.drain();
     assert!(step.extension.iter().any(|f| matches!(f, ToExtension::ResetTab { tab_id: 1 })));
     assert!(step.extension.iter().any(|f| matches!(f, ToExtension::ApprovalWithdrawn { id: w } if *w == id)));
@@ -605,7 +622,7 @@ fn a_policy_adds_selectors_for_the_page_words_and_its_timeout() {
     }))
     .unwrap();
     let (mut h, page) = agent_page();
-    h.core.set_policy(Some(crate::policy::PolicySet::compile(&file).unwrap()));
+    h.core.set_policy(h.now, Some(crate::policy::PolicySet::compile(&file).unwrap()));
     h.drain();
     let step = h.send(1, press(&page, 1));
     let (op, selectors) = match step.browser_ops()[..] {
@@ -661,7 +678,7 @@ fn a_response_a_client_writes_sets_no_cookie_of_another_site() {
     let file: crate::policy::PolicyFile =
         serde_json::from_value(json!({ "default": { "allow_origins": ["https://shop.test"] } })).unwrap();
     let mut h = Harness::with_tabs(&[]);
-    h.core.set_policy(Some(crate::policy::PolicySet::compile(&file).unwrap()));
+    h.core.set_policy(h.now, Some(crate::policy::PolicySet::compile(&file).unwrap()));
     h.ext(FromExtension::TabShared(agent_tab(1, "a", true)));
     h.connect_as(1, "a");
     let page = h.playwright_attach(1)[0].clone();
