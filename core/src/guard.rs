@@ -183,6 +183,14 @@ impl Core {
             self.refuse(conn, cmd, kind, &errors::clipboard_refused(cmd.method));
             return false;
         }
+        // Every agent's, whatever its policy: a local file is handed a page only from a
+        // directory the agent's policy names (`local_files`).
+        if let Some(why) = self.local_file_refusal(&agent, cmd) {
+            let rule = crate::local_files::RULE.to_owned();
+            self.audit(&agent, kind.tab(), cmd.method, None, Outcome::Denied { rule });
+            self.reply_error(conn, cmd, &errors::local_file_refused(cmd.method, &why));
+            return false;
+        }
         let page_target =
             kind.tab().and_then(|t| self.tabs.get(&t)).map(|s| s.tab.page_target_id().to_owned());
         let destination = destination(cmd, kind, page_target.as_deref());
@@ -210,6 +218,21 @@ impl Core {
             self.audit(&agent, kind.tab(), cmd.method, url.as_deref(), Outcome::Allowed);
         }
         matches!(verdict, Verdict::Go)
+    }
+
+    /// Why a command that names local paths is refused for `agent`, if it is.
+    fn local_file_refusal(&self, agent: &AgentId, cmd: &ClientCommand) -> Option<String> {
+        let params = cmd.params.map(|p| p.get());
+        let private: Vec<_> = self
+            .config
+            .private_dirs
+            .iter()
+            .filter_map(|d| crate::local_paths::LocalPath::parse(d).ok())
+            .collect();
+        let none = crate::local_files::Uploads::default();
+        // The policy as written, even one that restricts nothing else (`policy_for` skips it).
+        let uploads = self.guard.policy.as_ref().map_or(&none, |p| p.for_agent(agent.as_str()).uploads());
+        crate::local_files::refusal(cmd.method, params, uploads, &private)
     }
 
     /// Refuses a command its agent's policy denies, naming the rule, and records it.
