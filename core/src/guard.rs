@@ -85,6 +85,14 @@ fn destination(cmd: &ClientCommand, kind: SessionKind, page_target: Option<&str>
     Some(Destination { url, in_frame })
 }
 
+/// The URL a client continues a paused request at, if it changes it.
+fn continued_url(cmd: &ClientCommand) -> Option<String> {
+    if !matches!(cmd.method, "Fetch.continueRequest" | "Network.continueInterceptedRequest") {
+        return None;
+    }
+    crate::emulation::params(cmd)["url"].as_str().filter(|u| !u.is_empty()).map(str::to_owned)
+}
+
 impl Core {
     /// Replaces the policy (`None`: everything allowed). Every connection's agent gets its
     /// policy at once, and the browser its origin rules.
@@ -205,6 +213,14 @@ impl Core {
             let rule = destinations::RULE.to_owned();
             self.audit(&agent, kind.tab(), cmd.method, url.as_deref(), Outcome::Denied { rule });
             self.refuse(conn, cmd, kind, &errors::not_a_web_page(cmd.method, &why));
+            return false;
+        }
+        // A paused request continued at another URL: the web only too (a `file:` one would
+        // hand the page a local file's bytes as the response).
+        if let Some(Err(why)) = continued_url(cmd).as_deref().map(destinations::check) {
+            let rule = destinations::RULE.to_owned();
+            self.audit(&agent, kind.tab(), cmd.method, None, Outcome::Denied { rule });
+            self.reply_error(conn, cmd, &errors::not_a_web_page(cmd.method, &why));
             return false;
         }
         let verdict = match self.conns[&conn].policy.clone() {
