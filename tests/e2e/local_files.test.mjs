@@ -80,6 +80,17 @@ describe('local files', { timeout: 240_000 }, () => {
     return received.slice(from);
   };
 
+  test('the side panel says file access is on, that tabtunnel does not need it, and how to turn it off', async () => {
+    // `tabtunnel launch` loads the extension unpacked: Chrome turns the switch on.
+    assert.equal(await h.sw(() => new Promise((r) => chrome.extension.isAllowedFileSchemeAccess(r))), true);
+    const panel = await h.openPanel();
+    const warning = await panel.waitForSelector('#file-access-warning:not([hidden])', { timeout: 15_000 });
+    const text = await warning.evaluate((e) => e.textContent);
+    assert.match(text, /Allow access to file URLs/);
+    assert.match(text, /does not need it/);
+    assert.match(text, /Extensions page, under tabtunnel's Details/);
+  });
+
   test('no agent without allow_file_uploads drags or uploads a local file', async () => {
     const agent = await connectAgent(h, 'mallory');
     try {

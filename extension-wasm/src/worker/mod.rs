@@ -5,6 +5,7 @@ mod agents;
 mod batching;
 mod browser_ops;
 mod daemon;
+mod file_access;
 mod gestures;
 mod kill_switch;
 mod navigation;
@@ -92,6 +93,8 @@ struct Worker {
     kill_switch: bool,
     /// The daemon's version differs from ours: what to do about it.
     version_warning: Option<String>,
+    /// Chrome lets the extension read local files: how to turn that off.
+    file_access_warning: Option<String>,
     /// This browser's clock minus the daemon's, from its first report on this connection.
     clock_offset: Option<f64>,
     /// Agents with a token of their own, as the daemon last listed them.
@@ -124,6 +127,11 @@ pub fn start() {
     wake::listen();
     workers::watch();
     spawn_local(wake::schedule());
+    spawn_local(async {
+        let warning = file_access::check().await;
+        with(|w| w.file_access_warning = warning);
+        broadcast();
+    });
     spawn_local(async {
         if let Err(e) = chrome::open_panel_on_action_click().await {
             warn!("sidePanel.setPanelBehavior failed: {e}");
@@ -255,6 +263,7 @@ fn snapshot() -> PanelState {
         agent_credentials: w.agent_credentials.clone(),
         minted_token: w.minted_token.clone(),
         version_warning: w.version_warning.clone(),
+        file_access_warning: w.file_access_warning.clone(),
     })
 }
 
