@@ -216,6 +216,9 @@ pub mod errors {
             format!("'{method}' is refused by tabtunnel: it would paste (or, for params it cannot read, might paste) the user's clipboard or selection, which no agent reads; type the text instead"),
         )
     }
+    pub fn local_file_refused(method: &str, why: &str) -> CdpError {
+        err(-32000, format!("'{method}' is refused by tabtunnel: {why} ({})", crate::local_files::RULE))
+    }
     pub fn refused_by_user(method: &str, why: &str) -> CdpError {
         err(-32000, format!("'{method}' was not allowed: tabtunnel asked, and {why}"))
     }

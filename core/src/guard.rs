@@ -75,6 +75,14 @@ fn destination(cmd: &ClientCommand, kind: SessionKind, page_target: Option<&str>
     Some(Destination { url, in_frame })
 }
 
+/// The URL a client continues a paused request at, if it changes it.
+fn continued_url(cmd: &ClientCommand) -> Option<String> {
+    if !matches!(cmd.method, "Fetch.continueRequest" | "Network.continueInterceptedRequest") {
+        return None;
+    }
+    crate::emulation::params(cmd)["url"].as_str().filter(|u| !u.is_empty()).map(str::to_owned)
+}
+
 impl Core {
     /// Replaces the policy (`None`: everything allowed). Every connection's agent gets its
     /// policy at once, and the browser its origin rules.
@@ -176,6 +184,14 @@ impl Core {
             self.refuse(conn, cmd, kind, &errors::clipboard_refused(cmd.method));
             return false;
         }
+        // Every agent's, whatever its policy: a local file is handed a page only from a
+        // directory the agent's policy names (`local_files`).
+        if let Some(why) = self.local_file_refusal(&agent, cmd) {
+            let rule = crate::local_files::RULE.to_owned();
+            self.audit(&agent, kind.tab(), cmd.method, None, Outcome::Denied { rule });
+            self.reply_error(conn, cmd, &errors::local_file_refused(cmd.method, &why));
+            return false;
+        }
         let page_target =
             kind.tab().and_then(|t| self.tabs.get(&t)).map(|s| s.tab.page_target_id().to_owned());
         let destination = destination(cmd, kind, page_target.as_deref());
@@ -192,6 +208,14 @@ impl Core {
             self.refuse(conn, cmd, kind, &errors::not_a_web_page(cmd.method, &why));
             return false;
         }
+        // A paused request continued at another URL: the web only too (a `file:` one would
+        // hand the page a local file's bytes as the response).
+        if let Some(Err(why)) = continued_url(cmd).as_deref().map(destinations::check) {
+            let rule = destinations::RULE.to_owned();
+            self.audit(&agent, kind.tab(), cmd.method, None, Outcome::Denied { rule });
+            self.reply_error(conn, cmd, &errors::not_a_web_page(cmd.method, &why));
+            return false;
+        }
         let verdict = match self.conns[&conn].policy.clone() {
             Some(policy) => {
                 self.verdict(conn, cmd, kind, text, approved, &agent, &policy, url.as_deref(), in_frame)
@@ -203,6 +227,21 @@ impl Core {
             self.audit(&agent, kind.tab(), cmd.method, url.as_deref(), Outcome::Allowed);
         }
         matches!(verdict, Verdict::Go)
+    }
+
+    /// Why a command that names local paths is refused for `agent`, if it is.
+    fn local_file_refusal(&self, agent: &AgentId, cmd: &ClientCommand) -> Option<String> {
+        let params = cmd.params.map(|p| p.get());
+        let private: Vec<_> = self
+            .config
+            .private_dirs
+            .iter()
+            .filter_map(|d| crate::local_paths::LocalPath::parse(d).ok())
+            .collect();
+        let none = crate::local_files::Uploads::default();
+        // The policy as written, even one that restricts nothing else (`policy_for` skips it).
+        let uploads = self.guard.policy.as_ref().map_or(&none, |p| p.for_agent(agent.as_str()).uploads());
+        crate::local_files::refusal(cmd.method, params, uploads, &private)
     }
 
     /// Refuses a command its agent's policy denies, naming the rule, and records it.

@@ -46,6 +46,8 @@ pub mod gestures;
 mod guard;
 mod handover;
 mod lifecycle;
+mod local_files;
+mod local_paths;
 pub use lifecycle::TabEvent;
 mod null_values;
 pub mod origins;
@@ -105,6 +107,9 @@ pub struct Config {
     pub secrets: Vec<String>,
     /// Whether agents get a tab prepared before they ask for one (`prepared.rs`).
     pub prepare_tabs: bool,
+    /// tabtunnel's own config and data directories (absolute): no agent hands a page a file
+    /// from them, whatever its policy (`local_files.rs`).
+    pub private_dirs: Vec<String>,
 }
 
 pub struct Core {

@@ -49,6 +49,9 @@ pub struct Section {
     pub gesture_selectors: Option<Vec<String>>,
     /// Origins on whose pages every gesture on something that acts, and every write, is held.
     pub gesture_origins: Option<Vec<String>>,
+    /// Directories whose files the agent may hand its pages (`DOM.setFileInputFiles`, a
+    /// dragged file): absolute, never tabtunnel's own (`local_files.rs`). None by default.
+    pub allow_file_uploads: Option<Vec<String>>,
 }
 
 /// A method pattern: `Domain.method`, `Domain.*`, `Domain.prefix*` (such as `Page.get*`),
@@ -95,6 +98,21 @@ impl MethodPattern {
     }
 }
 
+/// A section's `allow_file_uploads`: absolute directories, none a filesystem's root.
+fn upload_dirs(section: &str, list: &[String]) -> Result<crate::local_files::Uploads, String> {
+    let mut dirs = Vec::new();
+    for text in list {
+        let dir = crate::local_paths::LocalPath::parse(text).map_err(|why| {
+            format!("[{section}]: allow_file_uploads: {why}; name a directory by its absolute path")
+        })?;
+        if dir.is_root() {
+            return Err(format!("[{section}]: allow_file_uploads {text:?} would give every file; name a directory of files meant for agents"));
+        }
+        dirs.push(dir);
+    }
+    Ok(crate::local_files::Uploads { dirs, rule: format!("allow_file_uploads in [{section}]") })
+}
+
 fn patterns<T>(list: &[String], parse: impl Fn(&str) -> Result<T, String>) -> Result<Vec<T>, String> {
     list.iter().map(|t| parse(t)).collect()
 }
@@ -125,6 +143,8 @@ pub struct AgentPolicy {
     read_only: bool,
     /// A cookie getter is denied: cookie values are kept from every other route too.
     hides_cookies: bool,
+    /// The directories of `allow_file_uploads`.
+    uploads: crate::local_files::Uploads,
 }
 
 impl AgentPolicy {
@@ -140,6 +160,7 @@ impl AgentPolicy {
             allow_frame_origins: Vec::new(),
             read_only: false,
             hides_cookies: false,
+            uploads: crate::local_files::Uploads::default(),
         }
     }
 
@@ -174,6 +195,9 @@ impl AgentPolicy {
             }
             if layer.preset.is_some() {
                 preset = layer.preset.map(|p| (p, name.to_owned()));
+            }
+            if let Some(list) = &layer.allow_file_uploads {
+                policy.uploads = upload_dirs(name, list)?;
             }
         }
         if !policy.allow_frame_origins.is_empty() && policy.allow_origins.is_none() {
@@ -225,6 +249,11 @@ impl AgentPolicy {
             Some((_, rule)) => Decision::Deny(format!("{rule} (it does not list {method})")),
             None => Decision::Allow,
         }
+    }
+
+    /// The directories whose files the agent may hand its pages.
+    pub(crate) fn uploads(&self) -> &crate::local_files::Uploads {
+        &self.uploads
     }
 
     /// Whether the `read-only` preset is in force.
@@ -659,6 +688,34 @@ mod tests {
             "Browser_.x",
         ] {
             assert!(matches!(policy.method(method), Decision::Deny(_)), "{method}");
+        }
+    }
+
+    #[test]
+    fn allow_file_uploads_is_absolute_directories_replaced_per_agent() {
+        let compile = |file: serde_json::Value| {
+            PolicySet::compile(&serde_json::from_value::<PolicyFile>(file).unwrap())
+        };
+        let set = compile(serde_json::json!({
+            "default": {"allow_file_uploads": ["/home/me/agent-uploads"]},
+            "agent": {"mine": {"allow_file_uploads": ["/srv/mine/"]}, "other": {}}
+        }))
+        .unwrap();
+        let given = |agent: &str, path: &str| {
+            let private = [];
+            let params = serde_json::json!({"files": [path]}).to_string();
+            let uploads = set.for_agent(agent).uploads();
+            crate::local_files::refusal("DOM.setFileInputFiles", Some(&params), uploads, &private).is_none()
+        };
+        assert!(given("other", "/home/me/agent-uploads/a.pdf"), "[default]'s");
+        assert!(
+            given("mine", "/srv/mine/a.pdf") && !given("mine", "/home/me/agent-uploads/a.pdf"),
+            "replaced"
+        );
+        assert!(set.for_agent("other").is_open(), "naming upload dirs restricts nothing else");
+        for bad in ["agent-uploads", "~/agent-uploads", "/home/me/../../etc", "/", "C:\\"] {
+            let error = compile(serde_json::json!({"default": {"allow_file_uploads": [bad]}})).unwrap_err();
+            assert!(error.contains("allow_file_uploads"), "{bad}: {error}");
         }
     }
 }

@@ -323,6 +323,7 @@ mod tests {
                 navigation_url: format!("http://127.0.0.1:9/{KEY}/tabtunnel/navigation"),
                 secrets: vec![OWNER.into(), extension.clone(), KEY.into()],
                 prepare_tabs: false,
+                private_dirs: Vec::new(),
             }),
             now: 0,
         };

@@ -9,6 +9,9 @@ pub const NAVIGATION_URL: &str = "http://127.0.0.1:1/T/tabtunnel/navigation";
 /// A secret of the daemon's, which the audit trail must never hold.
 pub const SECRET: &str = "5ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7";
 
+/// tabtunnel's config dir, whose files no agent hands a page.
+pub const PRIVATE_DIR: &str = "/home/me/.config/tabtunnel";
+
 pub struct Harness {
     pub core: Core,
     /// The time the harness's inputs carry; [`Harness::tick`] moves it.
@@ -154,6 +157,7 @@ impl Harness {
                 navigation_url: NAVIGATION_URL.into(),
                 secrets: vec![SECRET.into()],
                 prepare_tabs: true,
+                private_dirs: vec![PRIVATE_DIR.into()],
             }),
             now: 0,
         }

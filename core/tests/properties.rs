@@ -340,6 +340,7 @@ impl World {
             navigation_url: "http://127.0.0.1:9/navigation".into(),
             secrets: Vec::new(),
             prepare_tabs: true,
+            private_dirs: Vec::new(),
         };
         World {
             core: Core::new(config),

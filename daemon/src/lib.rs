@@ -62,6 +62,30 @@ pub struct ServeOptions {
     pub prepare_tabs: bool,
 }
 
+/// tabtunnel's own directories, as given and as they resolve: the config dir (tokens, keys),
+/// the data dir (the audit trail) and the default ones (the launched browser's profile).
+/// No agent hands a page a file from them (core `local_files.rs`).
+fn private_dirs(options: &ServeOptions) -> Vec<String> {
+    let dirs = [
+        options.config_dir.clone(),
+        options.data_dir.clone(),
+        paths::default_config_dir(),
+        paths::data_dir(None),
+    ];
+    let mut out: Vec<String> = Vec::new();
+    for dir in dirs {
+        let absolute = std::path::absolute(&dir).unwrap_or(dir);
+        let resolved = std::fs::canonicalize(&absolute).ok();
+        for path in std::iter::once(absolute).chain(resolved) {
+            let text = path.to_string_lossy().into_owned();
+            if !out.contains(&text) {
+                out.push(text);
+            }
+        }
+    }
+    out
+}
+
 /// A daemon that is listening.
 pub struct Running {
     pub port: u16,
@@ -173,6 +197,7 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
         .flatten()
         .collect();
     log::keep_out(&secrets);
+    let private_dirs = private_dirs(&options);
     let mut core = Core::new(Config {
         browser_target_id: browser_target_id.clone(),
         session_id_salt: salt,
@@ -180,6 +205,7 @@ pub async fn start(options: ServeOptions) -> Result<Running, String> {
         navigation_url: url(port, Some(&navigation_key), "http", gate::NAVIGATION_PATH),
         secrets,
         prepare_tabs: options.prepare_tabs,
+        private_dirs,
     });
     // The core's clock starts with the hub (`hub::spawn`).
     core.set_policy(0, policy);

@@ -99,6 +99,10 @@ extern "C" {
     #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = update, catch)]
     async fn windows_update(window_id: WindowId, properties: &JsValue) -> Result<JsValue, JsValue>;
 
+    // chrome.extension
+    #[wasm_bindgen(js_namespace = ["chrome", "extension"], js_name = isAllowedFileSchemeAccess, catch)]
+    async fn extension_is_allowed_file_scheme_access() -> Result<JsValue, JsValue>;
+
     // chrome.runtime
     #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = getURL)]
     pub fn runtime_get_url(path: &str) -> String;
@@ -380,6 +384,11 @@ pub async fn current_window() -> Result<Window> {
 pub async fn last_focused_normal_window() -> Result<Window> {
     let options = serde_json::json!({ "windowTypes": ["normal"] });
     typed(windows_get_last_focused(&to_js(&options)).await, "window")
+}
+
+/// Whether Chrome lets the extension at file URLs ("Allow access to file URLs").
+pub async fn is_allowed_file_scheme_access() -> Result<bool> {
+    typed(extension_is_allowed_file_scheme_access().await, "file access answer")
 }
 
 pub fn manifest_version() -> String {

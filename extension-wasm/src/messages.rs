@@ -123,6 +123,9 @@ pub struct PanelState {
     /// The daemon's version is not this extension's: what to do.
     #[serde(default)]
     pub version_warning: Option<String>,
+    /// Chrome lets the extension read local files: how to turn that off.
+    #[serde(default)]
+    pub file_access_warning: Option<String>,
     /// Agents with a token of their own.
     #[serde(default)]
     pub agent_credentials: Vec<tabtunnel_wire::AgentCredential>,

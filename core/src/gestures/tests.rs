@@ -713,3 +713,29 @@ fn a_response_a_client_writes_sets_no_cookie_of_another_site() {
     let step = h.send(1, fulfil(4, "R6", json!([{"name": "Set-Cookie", "value": "a=1"}])));
     assert_eq!(fetch_commands(&step)[0].0, "Fetch.fulfillRequest");
 }
+
+/// A client's paused request continued at a `file:` URL (or a page of ours) would hand the page
+/// a local file: refused as any destination off the web (guard `continued_url`); the request
+/// stays paused, and the web goes on.
+#[test]
+fn a_paused_request_is_continued_on_the_web_only() {
+    let (mut h, page) = agent_page();
+    let step = h.send(1, json!({"id": 1, "sessionId": page, "method": "Fetch.enable", "params": {}}));
+    h.answer(step.browser_ops()[0].0, json!({}));
+    assert_eq!(h.ext(paused(SEARCH_GET)).methods(1), ["Fetch.requestPaused"]);
+    for (id, method, url) in [
+        (2, "Fetch.continueRequest", "file:///home/user/.config/tabtunnel/token"),
+        (3, "Fetch.continueRequest", "chrome-extension://jmlcgbpniifikmbmclnhinffofckiihm/sidepanel.html"),
+        (4, "Network.continueInterceptedRequest", "file:///etc/hostname"),
+    ] {
+        let params = json!({"requestId": "R3", "interceptionId": "R3", "url": url});
+        let step = h.send(1, json!({"id": id, "sessionId": page, "method": method, "params": params}));
+        let message = step.only_reply(1)["error"]["message"].as_str().unwrap().to_owned();
+        assert!(message.contains("not a web page"), "{method} {url}: {message}");
+        assert!(step.commands().is_empty(), "{method} {url}: nothing reaches the tab");
+    }
+    let params = json!({"requestId": "R3", "url": "https://shop.test/search?q=y"});
+    let step =
+        h.send(1, json!({"id": 5, "sessionId": page, "method": "Fetch.continueRequest", "params": params}));
+    assert_eq!(fetch_commands(&step), [("Fetch.continueRequest".to_owned(), params)]);
+}

@@ -20,6 +20,7 @@ pub struct View {
     status: HtmlElement,
     detail: HtmlElement,
     version_warning: HtmlElement,
+    file_access_warning: HtmlElement,
     endpoint: HtmlElement,
     pub copy: HtmlButtonElement,
     pub toggle: HtmlInputElement,
@@ -83,6 +84,7 @@ impl View {
             "Use this browser instead",
         );
         let version_warning = b.el("p", &[("id", "version-warning"), ("class", "detail")], "");
+        let file_access_warning = b.el("p", &[("id", "file-access-warning"), ("class", "detail")], "");
 
         let endpoint = b.el("code", &[("id", "client-endpoint"), ("class", "endpoint")], "");
         let copy = b.el("button", &[("id", "copy-endpoint"), ("type", "button")], "Copy");
@@ -188,6 +190,7 @@ impl View {
             &detail,
             &use_this_browser,
             &version_warning,
+            &file_access_warning,
             &kill_row,
             &approvals_section,
             &endpoint_section,
@@ -206,6 +209,7 @@ impl View {
             status: status.unchecked_into(),
             detail: detail.unchecked_into(),
             version_warning: version_warning.unchecked_into(),
+            file_access_warning: file_access_warning.unchecked_into(),
             endpoint: endpoint.unchecked_into(),
             copy: copy.unchecked_into(),
             toggle: toggle.unchecked_into(),
@@ -273,6 +277,8 @@ impl View {
         self.use_this_browser.set_hidden(daemon != DaemonState::Rejected);
         self.version_warning.set_text_content(state.version_warning.as_deref());
         self.version_warning.set_hidden(state.version_warning.is_none());
+        self.file_access_warning.set_text_content(state.file_access_warning.as_deref());
+        self.file_access_warning.set_hidden(state.file_access_warning.is_none());
 
         self.endpoint.set_text_content(Some(state.client_endpoint.as_deref().unwrap_or("—")));
         self.copy.set_disabled(state.client_endpoint.is_none());

@@ -4,6 +4,7 @@
 mod agents;
 mod browser_ops;
 mod daemon;
+mod file_access;
 mod gestures;
 mod kill_switch;
 mod link_effects;
@@ -81,6 +82,8 @@ struct Worker {
     approvals: Vec<ApprovalRequest>,
     /// The gesture guard's state in the browser.
     gestures: gestures::Gestures,
+    /// Chrome lets the extension read local files: how to turn that off.
+    file_access_warning: Option<String>,
     /// This browser's clock minus the daemon's, from its first report on this connection.
     clock_offset: Option<f64>,
     /// Agents with a token of their own, as the daemon last listed them.
@@ -110,6 +113,11 @@ pub fn start() {
     wake::listen();
     workers::watch();
     spawn_local(wake::schedule());
+    spawn_local(async {
+        let warning = file_access::check().await;
+        with(|w| w.file_access_warning = warning);
+        broadcast();
+    });
     spawn_local(async {
         if let Err(e) = chrome::open_panel_on_action_click().await {
             warn!("sidePanel.setPanelBehavior failed: {e}");
@@ -225,6 +233,7 @@ fn snapshot() -> PanelState {
         agent_credentials: w.agent_credentials.clone(),
         minted_token: w.minted_token.clone(),
         version_warning: link.version_warning,
+        file_access_warning: w.file_access_warning.clone(),
     })
 }
 
