@@ -13,6 +13,7 @@
 //! | `child` | which child, its command line, process and handshake |
 //! | `supervisor` | restart before forward |
 //! | `proxy`, `own_tools` | the MCP server itself |
+//! | `scrub` | the child's results, errors and notifications without a secret |
 //! | `http` | the same server over Streamable HTTP at `<endpoint>/mcp`, a session per agent |
 //! | `sessions` | an `/mcp` session is its opener's only (token and agent) |
 
@@ -26,6 +27,7 @@ mod own_tools;
 mod patches;
 mod proxy;
 mod rpc;
+mod scrub;
 mod sessions;
 mod supervisor;
 
