@@ -243,7 +243,8 @@ fn agent_rules(
     }
     // The endpoint itself, or the redirect would loop.
     if let Some(origin) = navigation_mac::origin(endpoint) {
-        let through = format!("^{}/[0-9a-f]{{64}}{}/", escape(origin), escape(navigation_mac::PATH));
+        // (`+`, not `{64}`: a counted repeat exceeds the rules' regex memory bound.)
+        let through = format!("^{}/[0-9a-f]+{}/", escape(origin), escape(navigation_mac::PATH));
         b.all_tabs(
             ALWAYS_THROUGH,
             allow(),
@@ -360,7 +361,7 @@ mod tests {
         assert_eq!(out[3]["action"]["responseHeaders"][0]["header"], "set-cookie");
         assert_eq!(
             out[9]["condition"]["regexFilter"],
-            "^http\\:\\/\\/127\\.0\\.0\\.1\\:9/[0-9a-f]{64}\\/tabtunnel\\/navigation/"
+            "^http\\:\\/\\/127\\.0\\.0\\.1\\:9/[0-9a-f]+\\/tabtunnel\\/navigation/"
         );
         assert!(!out.iter().any(|r| r.to_string().contains("/k/")), "no rule shows the key");
         let ids: Vec<i64> = out.iter().map(|r| r["id"].as_i64().unwrap()).collect();
