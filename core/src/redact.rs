@@ -48,9 +48,14 @@ impl Redactor {
 
     /// `text` with every secret in it replaced by [`REDACTED`].
     pub fn text<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        if !might_hold_a_piece(text.as_bytes()) {
+        if !might_hold_a_piece(text.as_bytes()) || self.plain_and_clean(text.as_bytes()) {
             return Cow::Borrowed(text);
         }
+        self.decoded_text(text)
+    }
+
+    /// [`Self::text`] read as units (percent-decoded).
+    fn decoded_text<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let units = decode(text.as_bytes());
         let hidden = self.hidden(&units);
         if hidden.is_empty() {
@@ -127,6 +132,39 @@ impl Redactor {
         if let Some(question) = question {
             self.question(question);
         }
+    }
+
+    /// Whether `text` has no `%` (nothing to decode) and nothing [`Self::hidden`] would hide: the
+    /// same reading on the bytes as they are, without the copy of the text as units (a
+    /// screenshot's megabytes of base64 have runs of hex digits, but no `%`).
+    fn plain_and_clean(&self, text: &[u8]) -> bool {
+        if text.contains(&b'%') {
+            return false;
+        }
+        let lower = |b: &u8| b.to_ascii_lowercase();
+        let mut start = 0;
+        while start < text.len() {
+            if !text[start].is_ascii_hexdigit() {
+                start += 1;
+                continue;
+            }
+            let end = start + text[start..].iter().take_while(|b| b.is_ascii_hexdigit()).count();
+            if end - start >= PIECE {
+                let agent_token = start >= 4
+                    && text[start - 4..start].iter().map(lower).eq(crate::AGENT_TOKEN_PREFIX.bytes());
+                let daemon_path = end - start >= SHORTEST_KEY
+                    && text[end..].iter().map(lower).take(DAEMON_PATH.len()).eq(DAEMON_PATH.iter().copied());
+                let known = (start..=end - PIECE).any(|i| {
+                    self.pieces
+                        .contains(&text[i..i + PIECE].iter().fold(0, |acc, b| acc << 8 | u64::from(lower(b))))
+                });
+                if agent_token || daemon_path || known {
+                    return false;
+                }
+            }
+            start = end;
+        }
+        true
     }
 
     /// The spans of units to hide, as `[from, to)` unit indices, in order, not touching.
@@ -303,6 +341,36 @@ mod tests {
             assert!(matches!(r.text(text), Cow::Borrowed(t) if t == text), "{text}");
         }
         assert_eq!(Redactor::new([""]).text(OWNER), OWNER);
+    }
+
+    /// The shortcut for texts without `%` reads them as the units would.
+    #[test]
+    fn plain_texts_read_the_same_without_the_units() {
+        let r = redactor();
+        let agent = format!("tta_{}", "0F".repeat(32));
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let alphabet = b"0123456789abcdefABCDEF+/=tT_g.";
+        for round in 0..2000 {
+            let mut text: String = (0..64)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    alphabet[(seed % alphabet.len() as u64) as usize] as char
+                })
+                .collect();
+            match round % 5 {
+                0 => text.insert_str(20, &OWNER[7..31].to_ascii_uppercase()),
+                1 => text.insert_str(10, &agent[..20]),
+                2 => text.insert_str(5, &format!("{}/TabTunnel/x", "c".repeat(32))),
+                3 => text.insert_str(30, &KEY[..PIECE]),
+                _ => {}
+            }
+            let shortcut = matches!(r.text(&text), Cow::Borrowed(_));
+            let units = matches!(r.decoded_text(&text), Cow::Borrowed(_));
+            assert_eq!(shortcut, units, "{text}");
+            assert_eq!(r.text(&text), r.decoded_text(&text), "{text}");
+        }
     }
 
     /// Through the core: a denied navigation, an asked one, a page's own navigation, a hand-over

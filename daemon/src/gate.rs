@@ -120,13 +120,16 @@ impl Gate {
             }
             return Ok(self.admitted(uri, path, Credential::Browser, String::new()));
         }
-        if path.starts_with(NAVIGATION_PATH) {
+        if path.starts_with(NAVIGATION_PATH) || rest.starts_with(NAVIGATION_PATH) {
             // The browser's own navigation rules send a page's blocked navigations here (a form
-            // post carries the page's Origin): only the key in the path counts.
-            if !matches!(prefix, Prefix::NavigationKey) {
+            // post carries the page's Origin): only the MAC of the path's agent and tab under
+            // the navigation key counts (the agent sees its own redirect URL: it speaks for that
+            // agent and tab only); every wrong one gets the same answer.
+            let key = &self.navigation_key;
+            if !first.is_some_and(|mac| tabtunnel_wire::navigation_mac::check_path(key, mac, rest)) {
                 return Err(refuse(StatusCode::FORBIDDEN, "the navigation endpoint takes its own key"));
             }
-            return Ok(self.admitted(uri, path, Credential::Browser, String::new()));
+            return Ok(self.admitted(uri, rest, Credential::Browser, String::new()));
         }
         if (origin.is_some() || from_a_browser(headers)) && !from_extension {
             return Err(refuse(StatusCode::FORBIDDEN, "requests from web pages are refused"));
@@ -431,15 +434,24 @@ mod tests {
     }
 
     #[test]
-    fn redirected_navigations_need_the_navigation_key_but_may_carry_a_page_origin() {
+    fn redirected_navigations_need_their_agent_and_tabs_mac_but_may_carry_a_page_origin() {
         let g = gate(true);
         let page = [("origin", "https://shop.example.com"), ("sec-fetch-mode", "navigate")];
-        let uri = format!("/{KEY}/tabtunnel/navigation/a/5?https://x/");
+        let mac = tabtunnel_wire::navigation_mac::sign(KEY, "a", 5);
+        let uri = format!("/{mac}/tabtunnel/navigation/a/5?https://x/");
         assert_eq!(
             check(&g, &uri, &headers(&page)),
             Ok((Some("/tabtunnel/navigation/a/5?https://x/".into()), Credential::Browser))
         );
-        for other in [format!("/{TOKEN}/tabtunnel/navigation/a/5?x"), "/tabtunnel/navigation/a/5?x".into()] {
+        // The key itself, a token, or the MAC of (a, 5) for another agent or tab: all the same.
+        for other in [
+            format!("/{KEY}/tabtunnel/navigation/a/5?x"),
+            format!("/{TOKEN}/tabtunnel/navigation/a/5?x"),
+            format!("/{mac}/tabtunnel/navigation/b/5?x"),
+            format!("/{mac}/tabtunnel/navigation/a/6?x"),
+            format!("/{mac}/tabtunnel/navigation/a/5/x"),
+            "/tabtunnel/navigation/a/5?x".into(),
+        ] {
             assert_eq!(check(&g, &other, &headers(&[])), Err(StatusCode::FORBIDDEN), "{other}");
         }
     }

@@ -18,7 +18,17 @@ fn agent_tab(tab_id: i32, agent: &str) -> TabInfo {
 /// An HTTP request to the navigation endpoint, as the browser's redirect makes it (a page's
 /// Origin included): (status, Location).
 async fn navigation(d: &Daemon, agent: &str, tab: i32, url: &str) -> (u16, String) {
-    let path = format!("/{}/tabtunnel/navigation/{agent}/{tab}?{url}", d.running.navigation_key);
+    navigation_with(d, &mac(d, agent, tab), agent, tab, url).await
+}
+
+/// The credential the extension's redirect for `agent`'s `tab` carries.
+fn mac(d: &Daemon, agent: &str, tab: i32) -> String {
+    tabtunnel_wire::navigation_mac::sign(&d.running.navigation_key, agent, tab)
+}
+
+/// The same, with `credential` in the path.
+async fn navigation_with(d: &Daemon, credential: &str, agent: &str, tab: i32, url: &str) -> (u16, String) {
+    let path = format!("/{credential}/tabtunnel/navigation/{agent}/{tab}?{url}");
     let (status, _, location) =
         get_with_location(d.running.port, &path, &[("Origin", "https://shop.example.com")]).await;
     (status, location)
@@ -36,7 +46,7 @@ async fn navigations_the_page_starts_are_blocked_let_through_or_asked() {
     // Allowed (the rules were late, say): let through once, then redirected back.
     let allowed = tokio::spawn({
         let port = d.running.port;
-        let path = format!("/{}/tabtunnel/navigation/a/4?http://127.0.0.1:1/ok", d.running.navigation_key);
+        let path = format!("/{}/tabtunnel/navigation/a/4?http://127.0.0.1:1/ok", mac(&d, "a", 4));
         async move { request(port, "GET", &path, "").await }
     });
     let (id, op) = next_browser_op(&mut ext).await;
@@ -46,8 +56,7 @@ async fn navigations_the_page_starts_are_blocked_let_through_or_asked() {
     // Asked: the side panel hears of it; a refusal leaves the tab where it was.
     let asked = tokio::spawn({
         let port = d.running.port;
-        let path =
-            format!("/{}/tabtunnel/navigation/a/4?https://mail.example.com/inbox", d.running.navigation_key);
+        let path = format!("/{}/tabtunnel/navigation/a/4?https://mail.example.com/inbox", mac(&d, "a", 4));
         async move { request(port, "GET", &path, "").await }
     });
     let question = match next_ext(&mut ext).await {
@@ -64,6 +73,49 @@ async fn navigations_the_page_starts_are_blocked_let_through_or_asked() {
     )
     .await;
     assert_eq!(asked.await.unwrap().0, 204);
+}
+
+/// The redirect URL shows in the agent's own network events: what it carries speaks for that
+/// agent and tab only. Every other agent, tab or credential gets the same 403, before the
+/// policy is asked (no 307/204 to probe with, no question in another agent's name).
+#[tokio::test]
+async fn a_redirects_credential_speaks_for_its_own_agent_and_tab_only() {
+    let d = daemon_with_policy(Limits::default(), Some(POLICY)).await;
+    let mut ext = extension(&d, &[]).await;
+    ext_send(&mut ext, FromExtension::TabShared(agent_tab(4, "alice"))).await;
+    ext_send(&mut ext, FromExtension::TabShared(agent_tab(5, "eve"))).await;
+    let eves = mac(&d, "eve", 5);
+    assert_eq!(navigation_with(&d, &eves, "eve", 5, "https://evil.test/x").await.0, 204);
+    let key = d.running.navigation_key.clone();
+    for (credential, agent, tab) in [
+        (eves.as_str(), "alice", 4),
+        (eves.as_str(), "alice", 5),
+        (eves.as_str(), "eve", 4),
+        (key.as_str(), "alice", 4),
+        (key.as_str(), "eve", 5),
+        (&eves[..63], "eve", 5),
+    ] {
+        for url in ["http://127.0.0.1:1/", "https://mail.example.com/spoofed", "https://evil.test/"] {
+            assert_eq!(navigation_with(&d, credential, agent, tab, url).await.0, 403, "{agent} {tab} {url}");
+        }
+    }
+    // No question reached the side panel: the first one it hears of is eve's own.
+    let own = tokio::spawn({
+        let port = d.running.port;
+        let path = format!("/{eves}/tabtunnel/navigation/eve/5?https://mail.example.com/own");
+        async move { request(port, "GET", &path, "").await }
+    });
+    let question = match next_ext(&mut ext).await {
+        ToExtension::Approval(request) => request,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        (question.agent.as_str(), question.url.as_deref()),
+        ("eve", Some("https://mail.example.com/own"))
+    );
+    let deny = tabtunnel_wire::ApprovalAnswer::Deny;
+    ext_send(&mut ext, FromExtension::ApprovalAnswer { id: question.id, answer: deny }).await;
+    assert_eq!(own.await.unwrap().0, 204);
 }
 
 #[tokio::test]

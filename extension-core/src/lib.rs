@@ -4,28 +4,28 @@
 //! JS, no clock, no IO: `extension-wasm` interprets the effects and turns what happens in Chrome
 //! into inputs. CDP params and results stay opaque here, as in the core.
 
+pub mod backoff;
+pub mod batching;
 pub mod early_events;
+pub mod effect;
 pub mod epochs;
 pub mod focus;
 pub mod gestures;
-pub mod placement;
-pub mod popups;
-pub mod prepared;
-pub mod sharing;
-pub mod steps;
-pub mod workers;
-pub mod backoff;
-pub mod batching;
-pub mod effect;
 pub mod input;
 pub mod kill_switch;
 pub mod link;
 pub mod machine;
 pub mod pairing;
+pub mod placement;
+pub mod popups;
+pub mod prepared;
 pub mod settings;
+pub mod sharing;
 pub mod status;
+pub mod steps;
 #[cfg(test)]
 mod testing;
+pub mod workers;
 
 pub use effect::{ChromeCall, Effect, Level, OpId, WorkerEffect};
 pub use input::{ChromeEvent, Completion, Input, PanelInput, TargetChange};

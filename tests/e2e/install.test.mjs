@@ -702,3 +702,56 @@ test('a read-only config is refused and left as it is; uninstall leaves a binary
     fs.rmSync(home2, { recursive: true, force: true });
   }
 });
+
+test("(red team 5, 7) install replaces neither the user's own tabtunnel program nor their tabtunnel entries; uninstall keeps both", { timeout: 120_000 }, () => {
+  const home3 = fs.mkdtempSync(path.join(os.tmpdir(), 'tabtunnel-install-home3-'));
+  try {
+    const env3 = { ...env, HOME: home3, PATH: systemPath, XDG_CONFIG_HOME: path.join(home3, '.config'), XDG_DATA_HOME: path.join(home3, '.local', 'share') };
+    const run = (args) => {
+      const r = spawnSync(daemonBinary(), args, { env: env3, encoding: 'utf8', timeout: 60_000 });
+      return { status: r.status, out: `${r.stdout}${r.stderr}` };
+    };
+    const usersBinary = path.join(home3, '.local', 'bin', 'tabtunnel');
+    fs.mkdirSync(path.dirname(usersBinary), { recursive: true });
+    fs.writeFileSync(usersBinary, '#!/bin/sh\necho users own\n', { mode: 0o755 });
+    const desktop = path.join(home3, '.config', 'Claude', 'claude_desktop_config.json');
+    const desktopText = JSON.stringify({ mcpServers: { tabtunnel: { command: '/opt/my/tabtunnel', args: ['mcp', '--agent', 'mine'] } } });
+    fs.mkdirSync(path.dirname(desktop), { recursive: true });
+    fs.writeFileSync(desktop, desktopText);
+    const claude = path.join(home3, '.claude.json');
+    const claudeText = JSON.stringify({ mcpServers: { tabtunnel: { type: 'stdio', command: usersBinary, args: ['mcp'], env: { TABTUNNEL_TOKEN: `tta_${'0f'.repeat(32)}` } } } });
+    fs.writeFileSync(claude, claudeText);
+    // A backup by install's name that install did not make.
+    const cursor = path.join(home3, '.cursor', 'mcp.json');
+    fs.mkdirSync(path.dirname(cursor), { recursive: true });
+    fs.writeFileSync(cursor, '{}');
+    fs.writeFileSync(`${cursor}.tabtunnel-backup`, 'mine');
+
+    // The user's own program by our name: refused before anything is written.
+    const refused = run(['install', '--mcp', 'claude-desktop,claude-code,cursor']);
+    assert.notEqual(refused.status, 0, refused.out);
+    assert.match(refused.out, /tabtunnel is not a tabtunnel binary install wrote.*--bin-dir/s, refused.out);
+    assert.equal(fs.readFileSync(usersBinary, 'utf8'), '#!/bin/sh\necho users own\n');
+    assert.ok(!fs.existsSync(path.join(home3, '.local', 'share', 'tabtunnel', 'install.json')), refused.out);
+
+    // Elsewhere: installed, but the user's own entries stay whole (args, env), without backups.
+    const installed = run(['install', '--bin-dir', path.join(home3, 'bin'), '--mcp', 'claude-desktop,claude-code,cursor']);
+    assert.equal(installed.status, 0, installed.out);
+    assert.match(installed.out, /"tabtunnel" entry install did not write/, installed.out);
+    assert.equal(fs.readFileSync(desktop, 'utf8'), desktopText);
+    assert.equal(fs.readFileSync(claude, 'utf8'), claudeText);
+    assert.ok(!fs.existsSync(`${desktop}.tabtunnel-backup`) && !fs.existsSync(`${claude}.tabtunnel-backup`));
+    assert.match(installed.out, /mcp\.json\.tabtunnel-backup is there and install did not write it/, installed.out);
+    assert.equal(fs.readFileSync(cursor, 'utf8'), '{}');
+
+    const removed = run(['uninstall']);
+    assert.equal(removed.status, 0, removed.out);
+    assert.equal(fs.readFileSync(desktop, 'utf8'), desktopText, removed.out);
+    assert.equal(fs.readFileSync(claude, 'utf8'), claudeText, removed.out);
+    assert.equal(fs.readFileSync(usersBinary, 'utf8'), '#!/bin/sh\necho users own\n', removed.out);
+    assert.ok(!fs.existsSync(path.join(home3, 'bin', 'tabtunnel')), removed.out);
+    assert.equal(fs.readFileSync(`${cursor}.tabtunnel-backup`, 'utf8'), 'mine', removed.out);
+  } finally {
+    fs.rmSync(home3, { recursive: true, force: true });
+  }
+});

@@ -5,7 +5,7 @@
 // the human made once in the browser's profile.
 
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -560,6 +560,38 @@ describe('tabtunnel mcp without a daemon', { timeout: 120_000 }, () => {
     } finally {
       await mcp.close();
       await sleep(100);
+    }
+  });
+});
+
+describe("the child's words reach the agent without a secret", { timeout: 120_000 }, () => {
+  test("(red team 2) the child's error quoting its endpoint shows no owner token", async () => {
+    // A daemon with no extension: the child's /json/version gets 503 and it quotes the URL.
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tabtunnel-scrub-'));
+    const readyFile = path.join(tmp, 'ready.json');
+    const env = { ...process.env, XDG_CONFIG_HOME: path.join(tmp, 'config'), XDG_DATA_HOME: path.join(tmp, 'data') };
+    const daemon = spawn(daemonBinary(), ['serve', '--port', '0', '--ready-file', readyFile], { env, stdio: 'ignore' });
+    let mcp;
+    try {
+      const ready = await pollFor(() => {
+        try {
+          return JSON.parse(fs.readFileSync(readyFile, 'utf8'));
+        } catch {
+          return null;
+        }
+      }, 30_000, 'ready file');
+      const token = /\/([0-9a-f]{64})$/.exec(ready.clientEndpoint)[1];
+      const h = { detail: () => '' };
+      mcp = await startTabtunnelMcp(h, 'tabtunnel mcp (no extension)', ['--endpoint', ready.clientEndpoint]);
+      const seen = recordRaw(mcp);
+      const result = await mcp.client.callTool({ name: 'list_pages', arguments: {} });
+      const everything = JSON.stringify(seen) + JSON.stringify(result);
+      assert.match(everything, /json\/version|Chrome|browser/i, everything);
+      assert.ok(!everything.includes(token.slice(0, 8)), `the owner token reached the agent: ${everything}`);
+    } finally {
+      await mcp?.close();
+      daemon.kill();
+      fs.rmSync(tmp, { recursive: true, force: true });
     }
   });
 });

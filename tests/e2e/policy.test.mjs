@@ -143,6 +143,46 @@ describe('policy, questions, audit trail and kill switch', { timeout: 600_000 },
     }
   });
 
+  test("(red team 4) the redirect an agent sees speaks for its own tab only: no other agent's tab is found or asked about", async () => {
+    // Agent a holds a tab; agent eve sends her own page to a refused origin and reads the
+    // browser's redirect to the navigation endpoint in her own network events.
+    const alice = await connectAgent('a');
+    const raw = await RawCdp.open(`${h.agentEndpoint('eve')}/cdp`.replace('http://', 'ws://'));
+    try {
+      await (await alice.newPage()).goto(h.pageUrl);
+      const created = await raw.send(1, 'Target.createTarget', { url: h.pageUrl });
+      const attached = await raw.send(2, 'Target.attachToTarget', { targetId: created.result.targetId, flatten: true });
+      const sid = attached.result.sessionId;
+      await raw.send(3, 'Network.enable', {}, sid);
+      const refused = await refusedPageNavigations();
+      await raw.send(4, 'Runtime.evaluate', { expression: `location.href = ${JSON.stringify(elsewhereUrl)}` }, sid);
+      await oneMoreRefused(refused, "eve's location.href");
+      const seen = await raw.next((m) => m.method === 'Network.requestWillBeSent' && m.params.request.url.includes('/tabtunnel/navigation/'), 'the redirect', WAIT_MS);
+      const [, credential, eveTab] = /^http:\/\/127\.0\.0\.1:\d+\/([^/]+)\/tabtunnel\/navigation\/eve\/(\d+)\?/.exec(seen.params.request.url);
+      const ask = (agent, tab, url, cred = credential) =>
+        fetch(`http://127.0.0.1:${h.port}/${cred}/tabtunnel/navigation/${agent}/${tab}?${url}`, { redirect: 'manual' });
+      // It still works for eve's own tab (an allowed URL goes through)...
+      assert.equal((await ask('eve', eveTab, h.pageUrl)).status, 307);
+      // ...and for nothing else: every other agent and tab gets one and the same answer, so
+      // a's tab is neither found (307 vs 204) nor asked about in a's name.
+      const answers = new Set();
+      for (let tab = Number(eveTab) - 10; tab <= Number(eveTab) + 10; tab++) {
+        for (const agent of ['a', 'eve']) {
+          if (agent === 'eve' && tab === Number(eveTab)) continue;
+          answers.add((await ask(agent, tab, h.pageUrl)).status);
+          answers.add((await ask(agent, tab, `${askedOrigin}/spoofed-by-eve`)).status);
+        }
+      }
+      assert.deepEqual([...answers], [403]);
+      assert.equal((await ask('eve', eveTab, h.pageUrl, credential.replace(/^./, (c) => (c === '0' ? '1' : '0')))).status, 403);
+      const trail = await auditLines();
+      assert.ok(!trail.some((l) => l.url?.includes('spoofed-by-eve')), 'a question reached the trail');
+    } finally {
+      raw.close();
+      await alice.disconnect();
+    }
+  });
+
   test('an asked navigation waits for the human: allow once lets it through, deny and silence refuse it', async () => {
     const panel = await h.openPanel();
     const browser = await connectAgent('a');

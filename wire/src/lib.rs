@@ -16,6 +16,7 @@ pub use serde_json::value::RawValue;
 pub mod destinations;
 pub mod gestures;
 pub mod hot;
+pub mod navigation_mac;
 
 /// Chrome's tab id (`chrome.tabs.Tab.id`).
 pub type TabId = i32;

@@ -13,11 +13,15 @@ type Object = IndexMap<String, Box<RawValue>>;
 /// Our server's name in every client.
 pub const SERVER_NAME: &str = "tabtunnel";
 
-/// `text` with `servers_key.tabtunnel` set to `entry`; `None` when it is already that.
+/// `text` with `servers_key.tabtunnel` set to `entry`; `None` when it is already that. An entry
+/// by our name that is neither `entry` nor `ours` (what install wrote there before, from its
+/// record) is the user's own, perhaps with its own agent, `args` or `env` (an agent's token):
+/// it is refused, never replaced.
 pub fn with_entry(
     text: &str,
     servers_key: &str,
     entry: &serde_json::Value,
+    ours: Option<&serde_json::Value>,
 ) -> Result<Option<String>, String> {
     let mut top = parse_object(text)?;
     let mut servers = match top.get(servers_key) {
@@ -25,13 +29,19 @@ pub fn with_entry(
             .map_err(|_| format!("its \"{servers_key}\" is not a JSON object"))?,
         None => Object::new(),
     };
-    if servers.get(SERVER_NAME).is_some_and(|current| same(current, entry)) {
-        return Ok(None);
+    match servers.get(SERVER_NAME) {
+        Some(current) if same(current, entry) => return Ok(None),
+        Some(current) if !ours.is_some_and(|ours| same(current, ours)) => return Err(FOREIGN.to_owned()),
+        _ => {}
     }
     servers.insert(SERVER_NAME.to_owned(), raw(entry));
     top.insert(servers_key.to_owned(), raw_pretty(&servers));
     Ok(Some(render(&top)))
 }
+
+/// Why an entry by our name install did not write is left alone.
+pub const FOREIGN: &str = "it has a \"tabtunnel\" entry install did not write (your own, kept as it is); \
+     to have install's, rename or remove that entry and run install again";
 
 /// What [`without_entry`] found.
 #[derive(Debug, PartialEq)]
@@ -144,13 +154,15 @@ pub fn update_file(
     Ok(Some(Written { backup: Some(backup) }))
 }
 
-/// Adds (or updates) our entry in `file`; see [`update_file`].
+/// Adds (or updates, from `ours`: what install wrote before) our entry in `file`; see
+/// [`update_file`] and [`with_entry`].
 pub fn add_to_file(
     file: &Path,
     servers_key: &str,
     entry: &serde_json::Value,
+    ours: Option<&serde_json::Value>,
 ) -> Result<Option<Written>, String> {
-    update_file(file, |text| with_entry(text, servers_key, entry))
+    update_file(file, |text| with_entry(text, servers_key, entry, ours))
 }
 
 /// Takes our entry out of `file` if it is still `expected` (what install wrote); see
@@ -194,7 +206,7 @@ mod tests {
     #[test]
     fn adds_beside_the_other_servers_keeping_every_key_in_order() {
         let entry = json!({ "command": "/bin/tabtunnel", "args": ["mcp"] });
-        let merged = with_entry(CLAUDE, "mcpServers", &entry).unwrap().unwrap();
+        let merged = with_entry(CLAUDE, "mcpServers", &entry, None).unwrap().unwrap();
         let value: serde_json::Value = serde_json::from_str(&merged).unwrap();
         assert_eq!(value["mcpServers"]["tabtunnel"], entry);
         assert_eq!(value["mcpServers"]["github"]["env"]["T"], "1");
@@ -205,10 +217,11 @@ mod tests {
         assert!(order.windows(2).all(|w| w[0] < w[1]), "{merged}");
         assert!(merged.find("github").unwrap() < merged.find("tabtunnel").unwrap());
         // Twice: nothing more.
-        assert_eq!(with_entry(&merged, "mcpServers", &entry).unwrap(), None);
-        // A changed binary path replaces our entry only.
+        assert_eq!(with_entry(&merged, "mcpServers", &entry, None).unwrap(), None);
+        // A changed binary path replaces our entry only, the one install wrote.
         let moved = json!({ "command": "/other/tabtunnel", "args": ["mcp"] });
-        let again = with_entry(&merged, "mcpServers", &moved).unwrap().unwrap();
+        assert_eq!(with_entry(&merged, "mcpServers", &moved, None).unwrap_err(), FOREIGN);
+        let again = with_entry(&merged, "mcpServers", &moved, Some(&entry)).unwrap().unwrap();
         let value: serde_json::Value = serde_json::from_str(&again).unwrap();
         assert_eq!(value["mcpServers"]["tabtunnel"]["command"], "/other/tabtunnel");
         // Out again, only while it is the entry expected: the others stay.
@@ -224,16 +237,41 @@ mod tests {
     }
 
     #[test]
+    fn the_users_own_entry_by_our_name_is_kept_whole() {
+        let entry =
+            json!({ "type": "stdio", "command": "/home/u/.local/bin/tabtunnel", "args": ["mcp"], "env": {} });
+        let theirs = [
+            json!({ "command": "/opt/my/tabtunnel", "args": ["mcp", "--agent", "mine"] }),
+            json!({ "type": "stdio", "command": "/home/u/.local/bin/tabtunnel", "args": ["mcp"], "env": { "TABTUNNEL_TOKEN": "tta_00" } }),
+        ];
+        for own in theirs {
+            let text = serde_json::to_string(&json!({ "mcpServers": { "tabtunnel": own } })).unwrap();
+            assert_eq!(with_entry(&text, "mcpServers", &entry, None).unwrap_err(), FOREIGN);
+            // Even where install wrote another entry before: this is not it.
+            let before = json!({ "command": "/old/tabtunnel", "args": ["mcp"] });
+            assert_eq!(with_entry(&text, "mcpServers", &entry, Some(&before)).unwrap_err(), FOREIGN);
+            assert_eq!(without_entry(&text, "mcpServers", &entry).unwrap(), Removal::Changed);
+            // And in a file: nothing written, no backup.
+            let dir = tempfile::tempdir().unwrap();
+            let file = dir.path().join("c.json");
+            std::fs::write(&file, &text).unwrap();
+            assert!(add_to_file(&file, "mcpServers", &entry, None).unwrap_err().contains(FOREIGN));
+            assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+            assert!(!backup_path(&file).exists());
+        }
+    }
+
+    #[test]
     fn empty_or_missing_files_get_a_servers_map_and_bad_ones_are_left_alone() {
         let entry = json!({ "type": "stdio", "command": "/t", "args": ["mcp"] });
-        let made = with_entry("", "servers", &entry).unwrap().unwrap();
+        let made = with_entry("", "servers", &entry, None).unwrap().unwrap();
         assert_eq!(
             serde_json::from_str::<serde_json::Value>(&made).unwrap(),
             json!({ "servers": { "tabtunnel": entry } })
         );
-        assert!(with_entry("{ // comment\n}", "servers", &entry).is_err());
-        assert!(with_entry(r#"{"servers": []}"#, "servers", &entry).is_err());
-        assert!(with_entry("[1]", "servers", &entry).is_err());
+        assert!(with_entry("{ // comment\n}", "servers", &entry, None).is_err());
+        assert!(with_entry(r#"{"servers": []}"#, "servers", &entry, None).is_err());
+        assert!(with_entry("[1]", "servers", &entry, None).is_err());
     }
 
     #[test]
@@ -242,11 +280,11 @@ mod tests {
         let file = dir.path().join("mcp.json");
         std::fs::write(&file, CLAUDE).unwrap();
         let entry = json!({ "command": "/t", "args": ["mcp"] });
-        let written = add_to_file(&file, "mcpServers", &entry).unwrap().unwrap();
+        let written = add_to_file(&file, "mcpServers", &entry, None).unwrap().unwrap();
         assert_eq!(written.backup.as_deref(), Some(backup_path(&file).as_path()));
         assert_eq!(std::fs::read_to_string(backup_path(&file)).unwrap(), CLAUDE);
         let after = std::fs::read_to_string(&file).unwrap();
-        assert!(add_to_file(&file, "mcpServers", &entry).unwrap().is_none());
+        assert!(add_to_file(&file, "mcpServers", &entry, None).unwrap().is_none());
         assert_eq!(std::fs::read_to_string(&file).unwrap(), after);
         assert!(matches!(remove_from_file(&file, "mcpServers", &entry).unwrap(), Removal::Removed(_)));
         let none = dir.path().join("none.json");
@@ -278,7 +316,7 @@ mod tests {
         std::fs::write(backup_path(&file), "old").unwrap();
         set_mode(&backup_path(&file), 0o644);
         let entry = json!({ "command": "/t", "args": ["mcp"] });
-        add_to_file(&file, "mcpServers", &entry).unwrap().unwrap();
+        add_to_file(&file, "mcpServers", &entry, None).unwrap().unwrap();
         assert_eq!(mode(&file), 0o600);
         assert_eq!(mode(&backup_path(&file)), 0o600);
         assert_eq!(std::fs::read_to_string(backup_path(&file)).unwrap(), CLAUDE);
@@ -287,7 +325,7 @@ mod tests {
         assert_eq!(mode(&backup_path(&file)), 0o600);
         // A new file is the owner's only too.
         let fresh = dir.path().join("new/mcp.json");
-        add_to_file(&fresh, "mcpServers", &entry).unwrap();
+        add_to_file(&fresh, "mcpServers", &entry, None).unwrap();
         assert_eq!(mode(&fresh), 0o600);
     }
 
@@ -299,7 +337,7 @@ mod tests {
         std::fs::write(&file, CLAUDE).unwrap();
         set_mode(&file, 0o444);
         let entry = json!({ "command": "/t", "args": ["mcp"] });
-        let refused = add_to_file(&file, "mcpServers", &entry).unwrap_err();
+        let refused = add_to_file(&file, "mcpServers", &entry, None).unwrap_err();
         assert!(refused.contains("read-only") && refused.contains(".claude.json"), "{refused}");
         assert_eq!(std::fs::read_to_string(&file).unwrap(), CLAUDE);
         assert_eq!(mode(&file), 0o444);
@@ -319,7 +357,7 @@ mod tests {
         let link = dir.path().join(".claude.json");
         std::os::unix::fs::symlink("dotfiles/claude.json", &link).unwrap();
         let entry = json!({ "command": "/t", "args": ["mcp"] });
-        add_to_file(&link, "mcpServers", &entry).unwrap().unwrap();
+        add_to_file(&link, "mcpServers", &entry, None).unwrap().unwrap();
         assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
         assert_eq!(std::fs::read_link(&link).unwrap(), Path::new("dotfiles/claude.json"));
         let value: serde_json::Value =

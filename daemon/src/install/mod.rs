@@ -116,6 +116,21 @@ impl Record {
             .is_some_and(|hash| std::fs::read(path).is_ok_and(|bytes| &sha256_hex(&bytes) == hash))
     }
 
+    /// Refuses to replace a file at `path` install did not write, unless it is a tabtunnel
+    /// binary (an older one, installed by hand): the user's own program or script by that
+    /// name is theirs (and `uninstall` would then remove it).
+    fn may_replace(&self, path: &Path, contents: &[u8]) -> Result<(), String> {
+        let Ok(old) = std::fs::read(path) else { return Ok(()) };
+        if old == contents || self.still_ours(path) || is_tabtunnel_binary(&old) {
+            return Ok(());
+        }
+        Err(format!(
+            "{} is not a tabtunnel binary install wrote: it is left as it is, and nothing was installed. \
+             Move it away (or pass --bin-dir DIR for another place on your PATH) and run install again",
+            path.display()
+        ))
+    }
+
     /// Creates `dir` and its missing parents, remembering which were missing.
     fn create_dir(&mut self, dir: &Path) -> Result<(), String> {
         let missing: Vec<PathBuf> =
@@ -124,6 +139,15 @@ impl Record {
         self.created_dirs.extend(missing);
         Ok(())
     }
+}
+
+/// Whether `bytes` are a tabtunnel executable: a native binary (ELF, Mach-O or PE) that holds
+/// our native host's name.
+fn is_tabtunnel_binary(bytes: &[u8]) -> bool {
+    const MAGICS: [&[u8]; 5] =
+        [b"\x7fELF", b"MZ", b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe", b"\xca\xfe\xba\xbe"];
+    let marker = crate::native_host::HOST_NAME.as_bytes();
+    MAGICS.iter().any(|m| bytes.starts_with(m)) && bytes.windows(marker.len()).any(|w| w == marker)
 }
 
 /// Writes `contents` to `path` (atomically, keeping an old file's mode and owner) unless it
@@ -217,6 +241,8 @@ pub fn install(args: InstallArgs) -> Result<(), String> {
     let binary = bin_dir.join(places.binary_name());
     let this = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
     let bytes = std::fs::read(&this).map_err(|e| format!("cannot read {}: {e}", this.display()))?;
+    // Before anything else is written: the host manifests name this path.
+    record.may_replace(&binary, &bytes)?;
     if record.write_owned(&binary, &bytes)? {
         crate::platform::set_public_mode(&binary, true).map_err(|e| e.to_string())?;
         println!("installed {}", binary.display());
@@ -291,7 +317,18 @@ pub fn install(args: InstallArgs) -> Result<(), String> {
     for client in wanted {
         let file = client.config_file(&places);
         let entry = client.entry(&binary);
-        match mcp_config::add_to_file(&file, client.servers_key(), &entry) {
+        let backup = mcp_config::backup_path(&file);
+        if std::fs::symlink_metadata(&backup).is_ok() && !record.backups.contains(&backup) {
+            // Not install's to overwrite (nor uninstall's to remove).
+            println!(
+                "left {} as it is: {} is there and install did not write it; move it away and run install again",
+                file.display(),
+                backup.display()
+            );
+            continue;
+        }
+        let ours = record.mcp_entries.iter().find(|e| e.file == file).map(|e| &e.entry);
+        match mcp_config::add_to_file(&file, client.servers_key(), &entry, ours) {
             Ok(written) => {
                 match written {
                     Some(written) => {
@@ -600,6 +637,27 @@ mod tests {
     }
 
     #[test]
+    fn install_replaces_no_program_of_the_users_by_our_name() {
+        let home = tempfile::tempdir().unwrap();
+        let path = home.path().join("tabtunnel");
+        let ours = b"\x7fELF... dev.tabtunnel.host ...new".to_vec();
+        let mut record = Record::default();
+        assert_eq!(record.may_replace(&path, &ours), Ok(()), "nothing there");
+        std::fs::write(&path, "#!/bin/sh\necho users own\n").unwrap();
+        let refused = record.may_replace(&path, &ours).unwrap_err();
+        assert!(refused.contains("not a tabtunnel binary") && refused.contains("--bin-dir"), "{refused}");
+        // Not even an executable that merely names us, nor our name in a script.
+        std::fs::write(&path, "#!/bin/sh\n# dev.tabtunnel.host\n").unwrap();
+        assert!(record.may_replace(&path, &ours).is_err());
+        // An older tabtunnel binary, or the one install wrote (recorded), is replaced.
+        std::fs::write(&path, b"\x7fELF... dev.tabtunnel.host ...old").unwrap();
+        assert_eq!(record.may_replace(&path, &ours), Ok(()));
+        record.write_owned(&path, b"installed, then stripped").unwrap();
+        assert_eq!(record.may_replace(&path, &ours), Ok(()));
+        assert_eq!(record.may_replace(&path, b"installed, then stripped"), Ok(()));
+    }
+
+    #[test]
     fn uninstall_takes_out_only_what_install_wrote_and_still_is_so() {
         let home = tempfile::tempdir().unwrap();
         let places = places_in(home.path());
@@ -630,7 +688,8 @@ mod tests {
         let entry = |client: McpClient| client.entry(&binary);
         for client in [McpClient::Cursor, McpClient::ClaudeCode] {
             let file = client.config_file(&places);
-            let written = mcp_config::add_to_file(&file, "mcpServers", &entry(client)).unwrap().unwrap();
+            let written =
+                mcp_config::add_to_file(&file, "mcpServers", &entry(client), None).unwrap().unwrap();
             record.backups.extend(written.backup);
             record.mcp_entries.push(McpEntry {
                 file,
@@ -646,7 +705,7 @@ mod tests {
         edited["mcpServers"]["tabtunnel"] = changed.clone();
         std::fs::write(&claude, edited.to_string()).unwrap();
         let desktop = McpClient::ClaudeDesktop.config_file(&places);
-        mcp_config::add_to_file(&desktop, "mcpServers", &entry(McpClient::ClaudeDesktop)).unwrap();
+        mcp_config::add_to_file(&desktop, "mcpServers", &entry(McpClient::ClaudeDesktop), None).unwrap();
 
         take_out(&places, &record);
 

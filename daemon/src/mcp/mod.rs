@@ -13,6 +13,7 @@
 //! | `child` | which child, its command line, process and handshake |
 //! | `supervisor` | restart before forward |
 //! | `proxy`, `own_tools` | the MCP server itself (knows nothing of HTTP) |
+//! | `scrub` | the child's results, errors and notifications without a secret |
 //! | `http` | the same server over Streamable HTTP at `<endpoint>/mcp`, a session per agent; reads what the request names |
 //! | `slots` | sessions over HTTP at once, per agent and in all |
 //! | `sessions` | an `/mcp` session is its opener's only (token and agent) |
@@ -27,6 +28,7 @@ mod own_tools;
 mod patches;
 mod proxy;
 mod rpc;
+mod scrub;
 mod sessions;
 mod slots;
 mod supervisor;

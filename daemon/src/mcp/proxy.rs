@@ -36,6 +36,8 @@ pub struct RealBackend {
     kind: OnceLock<ToolKind>,
     daemon: OnceLock<Daemon>,
     protocol_version: OnceLock<String>,
+    /// Hides the tokens of the endpoints the child knows from all it says (`super::scrub`).
+    redactor: OnceLock<tabtunnel_core::redact::Redactor>,
     /// Set when the daemon is this user's own: one that stopped is started again.
     on_demand: Option<crate::on_demand::StartOptions>,
     /// Set when the daemon was found through `daemon.json`: it proves it is ours before each
@@ -51,6 +53,7 @@ impl RealBackend {
             kind: OnceLock::new(),
             daemon: OnceLock::new(),
             protocol_version: OnceLock::new(),
+            redactor: OnceLock::new(),
             on_demand: None,
             proof: None,
         }
@@ -70,6 +73,20 @@ impl RealBackend {
 
     pub fn daemon(&self) -> Result<&Daemon, String> {
         self.daemon.get().ok_or_else(|| "the MCP client has not initialized yet".into())
+    }
+
+    /// The child's words with no secret of its endpoint (nothing is known before `initialize`).
+    fn scrub(&self, value: &mut Value) {
+        if let Some(redactor) = self.redactor.get() {
+            super::scrub::value(redactor, value);
+        }
+    }
+
+    fn scrub_text(&self, text: String) -> String {
+        match self.redactor.get() {
+            Some(redactor) => super::scrub::text(redactor, text),
+            None => text,
+        }
     }
 
     pub fn kind(&self) -> ToolKind {
@@ -186,6 +203,8 @@ impl Proxy {
             Some(prefix) => backend.endpoint.with_token_prefix(prefix),
             None => backend.endpoint.clone(),
         };
+        let redactor = super::scrub::redactor([backend.endpoint.as_str(), endpoint.as_str()]);
+        let _ = backend.redactor.set(redactor.clone());
         if backend.daemon.set(Daemon::new(endpoint, agent.clone(), backend.proof.clone())).is_ok() {
             tracing::info!(
                 "agent {agent} (client {client_name:?}) on {}; tools: {}",
@@ -194,7 +213,7 @@ impl Proxy {
             );
         }
         if let Some(notifications) = self.notifications.lock().unwrap().take() {
-            tokio::spawn(relay(notifications, peer));
+            tokio::spawn(relay(notifications, peer, redactor));
         }
         self.supervisor.warm_up();
     }
@@ -203,8 +222,13 @@ impl Proxy {
     async fn list_tools_raw(&self, params: Option<PaginatedRequestParams>) -> Result<Value, McpError> {
         let cursor = params.and_then(|p| p.cursor);
         let first_page = cursor.is_none();
-        let mut page =
-            self.supervisor.list_tools(cursor).await.map_err(|e| McpError::internal_error(e, None))?;
+        let backend = self.supervisor.backend();
+        let mut page = self
+            .supervisor
+            .list_tools(cursor)
+            .await
+            .map_err(|e| McpError::internal_error(backend.scrub_text(e), None))?;
+        backend.scrub(&mut page);
         if first_page {
             let own = self.tool_router.list_all();
             let mut tools: Vec<Value> =
@@ -238,20 +262,27 @@ impl Proxy {
             // rmcp keeps the request's _meta (a progress token) beside the params.
             raw["_meta"] = serde_json::to_value(&context.meta).unwrap_or(Value::Null);
         }
+        let backend = self.supervisor.backend();
         match self.supervisor.call_tool(raw, &context.ct).await {
-            Ok(result) => Ok(result),
-            Err(CallError::Remote { code, message, data }) => {
-                Err(McpError::new(ErrorCode(code as i32), message, data))
+            Ok(mut result) => {
+                backend.scrub(&mut result);
+                Ok(result)
+            }
+            Err(CallError::Remote { code, message, mut data }) => {
+                if let Some(data) = &mut data {
+                    backend.scrub(data);
+                }
+                Err(McpError::new(ErrorCode(code as i32), backend.scrub_text(message), data))
             }
             Err(CallError::Cancelled) => Err(McpError::new(ErrorCode(-32800), "cancelled", None)),
             Err(CallError::Unavailable(why)) => {
-                Ok(tool_error(&format!("{} was not run: {why}", params.name)))
+                Ok(tool_error(&backend.scrub_text(format!("{} was not run: {why}", params.name))))
             }
-            Err(CallError::Lost(why)) => Ok(tool_error(&format!(
+            Err(CallError::Lost(why)) => Ok(tool_error(&backend.scrub_text(format!(
                 "the browser tool server stopped during {} ({why}): it may or may not have taken effect, and \
                  was not retried. The next browser tool call restarts the tool server.",
                 params.name
-            ))),
+            )))),
         }
     }
 }
@@ -262,9 +293,15 @@ pub fn tool_error(text: &str) -> Value {
 }
 
 /// Relays the child's notifications to the client: tool list changes and progress. Its log
-/// messages go to our log. Ends when the supervisor and its children are gone.
-async fn relay(mut notifications: mpsc::Receiver<Notification>, peer: rmcp::Peer<RoleServer>) {
-    while let Some(Notification { method, params }) = notifications.recv().await {
+/// messages go to our log; none keeps a secret of the child's endpoint. Ends when the
+/// supervisor and its children are gone.
+async fn relay(
+    mut notifications: mpsc::Receiver<Notification>,
+    peer: rmcp::Peer<RoleServer>,
+    redactor: tabtunnel_core::redact::Redactor,
+) {
+    while let Some(Notification { method, mut params }) = notifications.recv().await {
+        super::scrub::value(&redactor, &mut params);
         match method.as_str() {
             "notifications/tools/list_changed" => {
                 let _ = peer.notify_tool_list_changed().await;

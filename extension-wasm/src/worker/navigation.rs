@@ -18,7 +18,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Value};
-use tabtunnel_wire::{NavigationRules, OriginRules, TabId};
+use tabtunnel_wire::{navigation_mac, NavigationRules, OriginRules, TabId};
 use wasm_bindgen_futures::spawn_local;
 
 use super::with;
@@ -242,8 +242,15 @@ fn agent_rules(
         b.all_tabs(READ_ONLY, block(), json!({ "resourceTypes": ["websocket", "webtransport"] }));
     }
     // The endpoint itself, or the redirect would loop.
-    let endpoint_condition = json!({ "urlFilter": format!("|{endpoint}/"), "resourceTypes": ["main_frame"] });
-    b.all_tabs(ALWAYS_THROUGH, allow(), endpoint_condition);
+    if let Some(origin) = navigation_mac::origin(endpoint) {
+        // (`+`, not `{64}`: a counted repeat exceeds the rules' regex memory bound.)
+        let through = format!("^{}/[0-9a-f]+{}/", escape(origin), escape(navigation_mac::PATH));
+        b.all_tabs(
+            ALWAYS_THROUGH,
+            allow(),
+            json!({ "regexFilter": through, "resourceTypes": ["main_frame"] }),
+        );
+    }
     b.out
 }
 
@@ -271,12 +278,15 @@ impl Rules<'_> {
     }
 
     /// Top-level requests matching `regex` go to the navigation endpoint, which decides them. A
-    /// redirect names its tab (the endpoint learns the tab from the URL): one rule per tab.
+    /// redirect names its tab (the endpoint learns the tab from the URL) and carries the MAC of
+    /// agent and tab, never the key (the agent sees the URL in its own network events): one
+    /// rule per tab.
     fn redirect_each_tab(&mut self, priority: i32, regex: &str) {
         for &tab in self.tabs {
+            let Some(base) = navigation_mac::redirect_base(self.endpoint, self.agent, tab) else { continue };
             let action = json!({
                 "type": "redirect",
-                "redirect": { "regexSubstitution": format!("{}/{}/{tab}?\\0", self.endpoint, self.agent) },
+                "redirect": { "regexSubstitution": format!("{base}?\\0") },
             });
             let condition = json!({ "regexFilter": regex, "resourceTypes": ["main_frame"], "tabIds": [tab] });
             self.push(priority, action, condition);
@@ -341,13 +351,19 @@ mod tests {
                 (5, "allow", vec!["main_frame"], 2),
             ]
         );
+        // The redirect carries the MAC of (bot, 6), never the key.
+        let mac = navigation_mac::sign("k", "bot", 6);
         assert_eq!(
             out[1]["action"]["redirect"]["regexSubstitution"],
-            "http://127.0.0.1:9/k/tabtunnel/navigation/bot/6?\\0"
+            format!("http://127.0.0.1:9/{mac}/tabtunnel/navigation/bot/6?\\0")
         );
         assert_eq!(out[3]["action"]["requestHeaders"][0]["header"], "cookie");
         assert_eq!(out[3]["action"]["responseHeaders"][0]["header"], "set-cookie");
-        assert_eq!(out[9]["condition"]["urlFilter"], "|http://127.0.0.1:9/k/tabtunnel/navigation/");
+        assert_eq!(
+            out[9]["condition"]["regexFilter"],
+            "^http\\:\\/\\/127\\.0\\.0\\.1\\:9/[0-9a-f]+\\/tabtunnel\\/navigation/"
+        );
+        assert!(!out.iter().any(|r| r.to_string().contains("/k/")), "no rule shows the key");
         let ids: Vec<i64> = out.iter().map(|r| r["id"].as_i64().unwrap()).collect();
         assert_eq!(ids, (1..=10).collect::<Vec<_>>());
         // Only asked origins: no catch-all, frames and cookies as they are.

@@ -3,9 +3,9 @@
 //! worker restarts.
 
 use serde::Deserialize;
+use tabtunnel_extension_core::settings::Startup;
 pub use tabtunnel_extension_core::sharing::Owner;
 use tabtunnel_extension_core::sharing::{Detached, Reattached, Share, StoredTab};
-use tabtunnel_extension_core::settings::Startup;
 use tabtunnel_extension_core::TargetChange;
 use tabtunnel_wire::{TabId, TabInfo, UnshareReason, WindowId, DEFAULT_AGENT};
 use wasm_bindgen::prelude::*;
