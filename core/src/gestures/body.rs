@@ -26,6 +26,8 @@ pub struct Fields {
     /// Each name with its value, where the value is a string (in JSON, a member whose value is
     /// a string; in forms, every field).
     pub pairs: Vec<(String, String)>,
+    /// It was read as JSON.
+    pub json: bool,
 }
 
 /// The fields of a body, read as its content type says (a body that looks like JSON is read as
@@ -35,6 +37,7 @@ pub fn fields(body: &str, content_type: &str) -> Fields {
     let lower = content_type.to_ascii_lowercase();
     let trimmed = body.trim_start_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
     if trimmed.starts_with('{') || trimmed.starts_with('[') || lower.contains("json") {
+        out.json = true;
         json(trimmed, &mut out);
     } else if lower.contains("multipart/") {
         // The boundary is case-sensitive.
@@ -66,7 +69,9 @@ const ACTION_FIELDS: &[&str] =
 
 /// What a body asks its server to do, as names (`DropDatabase`, `dropDatabase`, `unlink`,
 /// `delete-post`), at most 32: see the module's documentation. A GraphQL query that is no
-/// mutation names nothing (its `operationName` is a read's).
+/// mutation names nothing (its `operationName` is a read's). Action fields are a form's
+/// (`action=delete-post`); in JSON an `action` member is as often an analytics event's
+/// (`{"action":"share_click"}`), so only GraphQL and JSON-RPC name operations there.
 pub fn operations(fields: &Fields) -> Vec<String> {
     let mut out = Vec::new();
     let (mut queries, mut operation_names, mut methods, mut json_rpc) = (0, Vec::new(), Vec::new(), false);
@@ -80,6 +85,7 @@ pub fn operations(fields: &Fields) -> Vec<String> {
             "operationname" => operation_names.push(value.clone()),
             "jsonrpc" => json_rpc = true,
             "method" => methods.push(value.clone()),
+            _ if fields.json => {}
             _ if ACTION_FIELDS.contains(&lower.as_str()) => out.push(value.clone()),
             _ => out.extend(lower.strip_prefix("_action_").map(str::to_owned)),
         }
@@ -457,6 +463,8 @@ mod tests {
         assert_eq!(ops("_task=mail&_action=send&_to=a%40b"), ["send"]);
         assert_eq!(ops("appNames=x&_action_terminate=Terminate"), ["terminate"]);
         assert!(ops("q=delete&name=drop").is_empty());
+        let analytics = r#"{"event":"click","action":"share_click","op":"delete"}"#;
+        assert!(ops(analytics).is_empty(), "a JSON body's action is an analytics event's");
         let pairs = fields(r#"{"a":{"b":"c"},"d":1,"e":"f","g":["h"]}"#, "").pairs;
         assert_eq!(pairs, [("b".to_owned(), "c".to_owned()), ("e".to_owned(), "f".to_owned())]);
     }

@@ -1043,6 +1043,12 @@ const LEAVING: &[&str] = &[
     "follow",
     "following",
     "subscription",
+    "subscriptions",
+    "starred",
+    "stars",
+    "notification",
+    "notifications",
+    "dismiss",
 ];
 
 /// Everything the built-in vocabulary and `extra` words (a policy's) find in `text`.
@@ -1580,6 +1586,8 @@ mod tests {
         }
         assert!(deletes_no_data(" users sign out "));
         assert!(deletes_no_data(" cart items 3 "));
+        assert!(deletes_no_data(" user starred acme rocket "));
+        assert!(deletes_no_data(" api notifications 5 "));
         assert!(!deletes_no_data(" api v1 volumes vol 99 "));
     }
 
