@@ -18,8 +18,9 @@ import { REPO_ROOT, connectAgent, sleep, startHarness, withTimeout } from './har
 const FIXTURES = path.join(REPO_ROOT, 'tests', 'fixtures', 'gestures');
 const HELDOUT = path.join(REPO_ROOT, 'tests', 'fixtures', 'gestures-heldout');
 const QUESTION = '#approvals li.gesture[data-request-id]';
-/** How long after a gesture settles a question about the request it sent may still come. */
-const LATE_QUESTION_MS = 700;
+/** How long after a gesture settles a question about the request it sent may still come (a
+ * script's write is answered, read and asked about after the click returned). */
+const LATE_QUESTION_MS = 1_200;
 
 /** A folder's fixtures as page routes under `prefix`, and the files. */
 function fixtureRoutes(dir, prefix) {
