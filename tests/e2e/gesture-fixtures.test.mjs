@@ -69,6 +69,8 @@ function figures(name, results) {
   lines.push(`#   ${'all'.padEnd(11)} sensitive held ${sensitive.filter((r) => r.held).length}/${sensitive.length}, ` +
     `harmless passed ${harmless.filter((r) => !r.held).length}/${harmless.length}; ` +
     `named with their kind ${sensitive.filter((r) => r.held && r.shown.split(' ').includes(r.kind)).length}/${sensitive.filter((r) => r.held).length}`);
+  const misnamed = sensitive.filter((r) => r.held && !r.shown.split(' ').includes(r.kind));
+  for (const r of misnamed) lines.push(`#   asked as "${r.shown}": ${r.page} "${r.label}" (${r.kind})`);
   console.log(lines.join('\n'));
 }
 

@@ -73,6 +73,11 @@ pub const LANGUAGES: &[Language] = &[
             "transfer funds",
             "wire transfer",
             "donate",
+            "place bid",
+            "place your bid",
+            "confirm bid",
+            "submit bid",
+            "bid now",
         ],
         deleting: &[
             "delete",
@@ -965,13 +970,24 @@ const URL_WORDS: &[(Kind, &[&str])] = &[
             "withdrawals",
             "withdraw",
             "donations",
+            "bids",
         ],
     ),
     (Kind::Deleting, &["terminate", "unlink", "drop", "trash empty", "empty"]),
     (Kind::Secrets, &["tokens", "keys", "credentials", "secrets", "authorize", "recovery", "webauthn"]),
     (
         Kind::Sending,
-        &["send", "publish", "statuses", "tweet", "tweets", "message post", "post message", "sendmail"],
+        &[
+            "send",
+            "publish",
+            "reply",
+            "statuses",
+            "tweet",
+            "tweets",
+            "message post",
+            "post message",
+            "sendmail",
+        ],
     ),
     (
         Kind::Sharing,
@@ -1109,7 +1125,9 @@ fn find_with(text: &str, extra: &[String], writes: bool, priced: bool) -> Vec<Fo
         } else if let Some(noun) = longest(language.secret_nouns).filter(|_| writes) {
             push(Kind::Secrets, noun.to_owned());
         }
-        if !not_sent {
+        // In a URL, `post` and `reply` are nouns (`/post_actions`): there the paths' own words
+        // say sending and sharing.
+        if !not_sent && !writes {
             if let Some(entry) = longest(language.sending) {
                 push(Kind::Sending, entry.to_owned());
             }
@@ -1577,6 +1595,9 @@ mod tests {
         assert_eq!(url(" docs 7 share "), SHARE);
         assert_eq!(url(" repo visibility "), SHARE);
         assert_eq!(url(" org invitations "), SHARE);
+        assert_eq!(url(" threads 4 reply "), SEND);
+        assert_eq!(url(" auction 9 bids "), PAY);
+        assert_eq!(url(" post actions "), NOTHING, "a post is a noun in a path");
         assert_eq!(url(" oauth authorize "), SECRET);
         // Reactions, drafts and reading are no sending; a cart emptied is no deletion.
         for harmless in
