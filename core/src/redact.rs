@@ -92,6 +92,7 @@ impl Redactor {
             amounts,
             fields,
             reasons,
+            kinds: _,
             rect: _,
         } = question;
         for text in [gesture, origin, element, role, form, request] {

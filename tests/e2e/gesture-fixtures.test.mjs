@@ -1,8 +1,11 @@
 // The gesture guard's false-positive survey: an agent (puppeteer, through its own endpoint)
 // acts on every element of the pages in tests/fixtures/gestures/ (written after real sites, in
 // the vocabulary's languages) and on the e2e sites, and each one marked `data-expect="pass"`
-// must go through without a question while each marked `data-expect="held"` must be held. The
-// figures (how many of each, and any mistake) are printed for BENCHMARKS.md.
+// must go through without a question while each marked `data-expect="held"` must be held, and
+// what a denied one would have written never reaches the server. The held-out pages
+// (tests/fixtures/gestures-heldout/, after apps the rule was not tuned on) are surveyed the same
+// way; their figures are reported, not asserted, except that nothing denied reaches a server.
+// The figures (per kind, and any mistake) are printed for BENCHMARKS.md.
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -13,30 +16,62 @@ import { gestureSites } from './gesture-sites.mjs';
 import { REPO_ROOT, connectAgent, sleep, startHarness, withTimeout } from './harness.mjs';
 
 const FIXTURES = path.join(REPO_ROOT, 'tests', 'fixtures', 'gestures');
+const HELDOUT = path.join(REPO_ROOT, 'tests', 'fixtures', 'gestures-heldout');
 const QUESTION = '#approvals li.gesture[data-request-id]';
-/** How long after a gesture settles a question about the request it sent may still come. */
-const LATE_QUESTION_MS = 700;
+/** How long after a gesture settles a question about the request it sent may still come (a
+ * script's write is answered, read and asked about after the click returned). */
+const LATE_QUESTION_MS = 1_200;
 
-/** The fixtures as page routes, and every `/fx/...` path they link or post to. */
-function fixtureRoutes(writes) {
-  const html = (body, type = 'text/html; charset=utf-8') => (req, res) => {
+/** A folder's fixtures as page routes under `prefix`, and the files. */
+function fixtureRoutes(dir, prefix) {
+  const routes = {};
+  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.html'));
+  for (const file of [...files, 'style.css']) {
+    const body = fs.readFileSync(path.join(dir, file), 'utf8');
+    const type = file.endsWith('.css') ? 'text/css' : 'text/html; charset=utf-8';
+    routes[`${prefix}/${file}`] = (req, res) => {
+      res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' });
+      res.end(body);
+    };
+  }
+  return { routes, files };
+}
+
+/**
+ * The routes, with every `/fx/...` path (what the fixtures link, post and fetch to, built by
+ * their scripts too) answered by one handler that counts each write.
+ */
+function withFx(routes, writes) {
+  const fx = (req, res) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       writes.push(`${req.method} ${new URL(req.url, 'http://x').pathname}`);
       req.resume();
     }
-    res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' });
-    res.end(body);
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+    res.end('<!doctype html><title>done</title><p>done</p>');
   };
-  const routes = {};
-  const files = fs.readdirSync(FIXTURES).filter((f) => f.endsWith('.html'));
-  for (const file of [...files, 'style.css']) {
-    const body = fs.readFileSync(path.join(FIXTURES, file), 'utf8');
-    routes[`/fixtures/${file}`] = html(body, file.endsWith('.css') ? 'text/css' : undefined);
-    for (const [, target] of body.matchAll(/(?:href|action)="(\/fx\/[^"?#]*)/g)) {
-      routes[target] = html('<!doctype html><title>done</title><p>done</p>');
-    }
+  return new Proxy(routes, { get: (target, key) => (typeof key === 'string' && key.startsWith('/fx/') ? fx : target[key]) });
+}
+
+/** Held and passed per kind, as BENCHMARKS.md shows them. */
+function figures(name, results) {
+  const kinds = [...new Set(results.map((r) => r.kind))].sort();
+  const lines = [`# ${name}: ${results.length} gestures on ${new Set(results.map((r) => r.page)).size} pages`];
+  for (const kind of kinds) {
+    const of = results.filter((r) => r.kind === kind);
+    const sensitive = of.filter((r) => r.expect === 'held');
+    const harmless = of.filter((r) => r.expect === 'pass');
+    lines.push(`#   ${kind.padEnd(11)} sensitive held ${sensitive.filter((r) => r.held).length}/${sensitive.length}, ` +
+      `harmless passed ${harmless.filter((r) => !r.held).length}/${harmless.length}`);
   }
-  return { routes, files };
+  const sensitive = results.filter((r) => r.expect === 'held');
+  const harmless = results.filter((r) => r.expect === 'pass');
+  lines.push(`#   ${'all'.padEnd(11)} sensitive held ${sensitive.filter((r) => r.held).length}/${sensitive.length}, ` +
+    `harmless passed ${harmless.filter((r) => !r.held).length}/${harmless.length}; ` +
+    `named with their kind ${sensitive.filter((r) => r.held && r.shown.split(' ').includes(r.kind)).length}/${sensitive.filter((r) => r.held).length}`);
+  const misnamed = sensitive.filter((r) => r.held && !r.shown.split(' ').includes(r.kind));
+  for (const r of misnamed) lines.push(`#   asked as "${r.shown}": ${r.page} "${r.label}" (${r.kind})`);
+  console.log(lines.join('\n'));
 }
 
 describe('the gesture guard on pages written after real sites', { timeout: 900_000 }, () => {
@@ -45,11 +80,15 @@ describe('the gesture guard on pages written after real sites', { timeout: 900_0
   let files;
   const writes = [];
 
+  let heldout;
+
   before(async () => {
-    const fixtures = fixtureRoutes(writes);
+    const fixtures = fixtureRoutes(FIXTURES, '/fixtures');
+    heldout = fixtureRoutes(HELDOUT, '/heldout');
     files = fixtures.files;
     const sites = gestureSites();
-    h = await startHarness({ name: 'gesture-fixtures', share: false, extraPages: { ...sites.pages, ...fixtures.routes } });
+    const extraPages = withFx({ ...sites.pages, ...fixtures.routes, ...heldout.routes }, writes);
+    h = await startHarness({ name: 'gesture-fixtures', share: false, extraPages });
     panel = await h.openPanel();
   });
 
@@ -61,16 +100,25 @@ describe('the gesture guard on pages written after real sites', { timeout: 900_0
   async function survey(page, url, index) {
     await page.goto(url);
     const handle = (await page.$$('[data-expect]'))[index];
-    const how = await handle.evaluate((el) => ({ expect: el.dataset.expect, gesture: el.dataset.gesture ?? 'click', label: el.getAttribute('aria-label') || el.textContent.trim() || el.name }));
+    const how = await handle.evaluate((el) => ({
+      expect: el.dataset.expect,
+      kind: el.dataset.kind ?? 'none',
+      gesture: el.dataset.gesture ?? 'click',
+      label: el.getAttribute('aria-label') || el.title || el.textContent.trim() || el.name || el.getAttribute('data-bs-original-title') || el.outerHTML.slice(0, 60),
+    }));
+    const wrote = writes.length;
     const acting = (how.gesture === 'enter' ? handle.focus().then(() => page.keyboard.press('Enter')) : handle.click()).then(
       () => 'done',
       (e) => e.message,
     );
     let held = false;
+    const shown = new Set();
     // Denies the question shown, if any (the panel may redraw under a click: then again).
     const deny = async () => {
-      const id = await panel.$eval(QUESTION, (li) => li.dataset.requestId).catch(() => null);
-      if (!id) return false;
+      const q = await panel.$eval(QUESTION, (li) => ({ id: li.dataset.requestId, kinds: li.querySelector('.kinds')?.dataset.kinds ?? '' })).catch(() => null);
+      if (!q) return false;
+      const { id } = q;
+      for (const k of q.kinds.split(' ').filter(Boolean)) shown.add(k);
       const item = `#approvals li[data-request-id="${id}"]`;
       for (let attempt = 0; attempt < 10; attempt += 1) {
         await panel.click(`${item} button[data-answer="deny"]`).catch(() => {});
@@ -90,15 +138,15 @@ describe('the gesture guard on pages written after real sites', { timeout: 900_0
     }
     // A gesture refused moments ago (Enter in the same form, say) is refused at once, unasked.
     const outcome = await withTimeout(acting, 10_000, `${url} #${index}`);
-    return { ...how, held: held || /gesture guard/.test(outcome) };
+    return { ...how, held: held || /gesture guard/.test(outcome), shown: [...shown].join(' '), reached: writes.slice(wrote) };
   }
 
-  test('harmless gestures pass at once and sensitive ones are held, in every language', async () => {
-    const browser = await connectAgent(h, 'surveyor', 60_000);
+  /** Surveys every marked element of the pages. */
+  async function surveyAll(name, pages) {
+    const browser = await connectAgent(h, name, 60_000);
     const results = [];
     try {
       const page = await browser.newPage();
-      const pages = [...files.map((f) => `/fixtures/${f}`), '/shop/checkout', '/acme/rocket/settings', '/account/security'];
       for (const p of pages) {
         const url = `${h.pageServerUrl}${p}`;
         await page.goto(url);
@@ -108,6 +156,16 @@ describe('the gesture guard on pages written after real sites', { timeout: 900_0
     } finally {
       await browser.disconnect();
     }
+    return results;
+  }
+
+  const show = (list) => list.map((r) => `${r.page} ${r.gesture} "${r.label}" (${r.kind}${r.shown ? `, asked as ${r.shown}` : ''})`).join('\n');
+  /** What a held (and denied) gesture let reach the server. */
+  const leaks = (results) => results.filter((r) => r.held && r.reached.length).map((r) => `${r.page} "${r.label}": ${r.reached.join(', ')}`);
+
+  test('harmless gestures pass at once and sensitive ones are held, in every language and kind', async () => {
+    const pages = [...files.map((f) => `/fixtures/${f}`), '/shop/checkout', '/acme/rocket/settings', '/account/security', '/social/home'];
+    const results = await surveyAll('surveyor', pages);
     const harmless = results.filter((r) => r.expect === 'pass');
     const sensitive = results.filter((r) => r.expect === 'held');
     const falsePositives = harmless.filter((r) => r.held);
@@ -117,8 +175,19 @@ describe('the gesture guard on pages written after real sites', { timeout: 900_0
         `${falsePositives.length} of ${harmless.length} harmless ones held (false positives), ` +
         `${falseNegatives.length} of ${sensitive.length} sensitive ones not held (false negatives)`,
     );
-    const show = (list) => list.map((r) => `${r.page} ${r.gesture} "${r.label}"`).join('\n');
+    figures('fixtures (tuned on)', results);
     assert.deepEqual(falsePositives, [], `harmless gestures held:\n${show(falsePositives)}`);
     assert.deepEqual(falseNegatives, [], `sensitive gestures not held:\n${show(falseNegatives)}`);
+    assert.deepEqual(leaks(results), [], 'nothing denied reaches the server');
+  });
+
+  test('the held-out pages: figures per kind, and nothing denied reaches a server', async () => {
+    const results = await surveyAll('heldout', heldout.files.map((f) => `/heldout/${f}`));
+    figures('held-out (never tuned on)', results);
+    const missed = results.filter((r) => r.expect === 'held' && !r.held);
+    const asked = results.filter((r) => r.expect === 'pass' && r.held);
+    if (missed.length) console.log(`# held-out sensitive not held:\n${show(missed)}`);
+    if (asked.length) console.log(`# held-out harmless held:\n${show(asked)}`);
+    assert.deepEqual(leaks(results), [], 'nothing denied reaches the server');
   });
 });

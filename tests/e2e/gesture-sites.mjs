@@ -27,11 +27,11 @@ export const SHOP = page('Checkout – Rocket Shop', `
 <p>Order total: <strong id="total">€1,240.00</strong></p>
 <form id="pay-form" method="post" action="/shop/pay">
   <h2>Payment</h2>
-  <label>Card number <input id="card" name="cardnumber" autocomplete="cc-number" inputmode="numeric" data-expect="held" data-gesture="enter"></label>
+  <label>Card number <input id="card" name="cardnumber" autocomplete="cc-number" inputmode="numeric" data-expect="held" data-kind="paying" data-gesture="enter"></label>
   <label>CVC <input id="cvc" name="cvc" autocomplete="cc-csc" size="4"></label>
-  <button id="pay" class="pay" type="submit" data-expect="held">Pay €1,240.00</button>
+  <button id="pay" class="pay" type="submit" data-expect="held" data-kind="paying">Pay €1,240.00</button>
 </form>
-<button id="pay-js" type="button" class="pay" data-expect="held">Pay with saved card</button>
+<button id="pay-js" type="button" class="pay" data-expect="held" data-kind="paying">Pay with saved card</button>
 <script>
   document.getElementById('pay-js').addEventListener('click', () => {
     fetch('/shop/api/pay', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amount: 124000, currency: 'EUR' }) });
@@ -46,18 +46,52 @@ export const REPO = page('Settings · acme/rocket', `
 </form>
 <section id="danger-zone"><h2>Danger Zone</h2>
 <form id="delete-form" method="post" action="/acme/rocket/settings/delete">
-  <label>Type <b>acme/rocket</b> to confirm <input id="verify" name="verify" data-expect="held" data-gesture="enter"></label>
-  <button id="delete" class="danger" type="submit" data-expect="held">Delete this repository</button>
+  <label>Type <b>acme/rocket</b> to confirm <input id="verify" name="verify" data-expect="held" data-kind="deleting" data-gesture="enter"></label>
+  <button id="delete" class="danger" type="submit" data-expect="held" data-kind="deleting">Delete this repository</button>
 </form></section>`);
 
 export const ACCOUNT = page('Account security', `
 <h1>Account security</h1>
 <form id="password-form" method="post" action="/account/password">
   <label>Current password <input id="current" type="password" name="current_password" autocomplete="current-password"></label>
-  <label>New password <input id="new" type="password" name="new_password" autocomplete="new-password" data-expect="held" data-gesture="enter"></label>
-  <button id="change" type="submit" data-expect="held">Change password</button>
+  <label>New password <input id="new" type="password" name="new_password" autocomplete="new-password" data-expect="held" data-kind="secrets" data-gesture="enter"></label>
+  <button id="change" type="submit" data-expect="held" data-kind="secrets">Change password</button>
 </form>
 <form id="search" method="get" action="/account/search"><input id="q" name="q" type="search" aria-label="Search settings" data-expect="pass" data-gesture="enter"><button id="search-go" data-expect="pass">Search</button></form>`);
+
+// The kinds of issue 28 and the signals that do not depend on a fixture's wording: sending a
+// message, sharing with anyone with the link (a button whose handler writes), making a
+// repository public (an action field), money sent next to its amount, an instance terminated
+// (its path), a database dropped by a GraphQL mutation behind a "Remove" button, an icon
+// button's DELETE, an icon whose name is in its tooltip library's attribute, a sign-in; beside a
+// favourite and a preview that must pass.
+export const KINDS = page('Home – Social', `
+<form id="compose" method="post" action="/social/compose"><textarea name="body" aria-label="Message">hello</textarea>
+  <button id="send" data-expect="held" data-kind="sending">Send message</button></form>
+<button id="share" type="button" data-expect="held" data-kind="sharing">Share</button>
+<form id="visibility" method="post" action="/social/repo/settings"><input type="hidden" name="action" value="visibility">
+  <button id="public" data-expect="held" data-kind="sharing">Make public</button></form>
+<button id="p2p" type="button" data-expect="held" data-kind="paying">Send $25.00</button>
+<span id="terminate" role="menuitem" tabindex="-1" data-expect="held" data-kind="deleting">Terminate</span>
+<button id="drop" type="button" data-expect="held" data-kind="deleting">Remove</button>
+<button id="volume" type="button" data-expect="held" data-kind="deleting"><svg width="12" height="12"><title>Detach</title><rect width="12" height="12"/></svg></button>
+<button id="tip" type="button" data-bs-original-title="Delete comment" data-expect="held" data-kind="deleting"><i class="icon-trash"></i></button>
+<form id="signin" method="post" action="/social/session"><input name="user" aria-label="User" value="ann">
+  <input id="password" type="password" name="password" aria-label="Password" autocomplete="current-password"><button id="login" data-expect="held" data-kind="signing-in">Sign in</button></form>
+<button id="like" type="button" aria-label="Favourite" data-expect="pass" data-kind="none">☆</button>
+<button id="preview" type="button" data-expect="pass" data-kind="sending">Preview</button>
+<script>
+  const post = (path, body, method = 'POST') => fetch(path, { method, headers: { 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
+  const on = (id, f) => document.getElementById(id).addEventListener('click', f);
+  on('share', () => post('/social/api/docs/7/share', { scope: 'anyone_with_link' }));
+  on('p2p', () => post('/social/api/p2p/transfers', { to: 'sam', cents: 2500 }));
+  on('terminate', () => post('/social/api/instances/i-1/terminate', {}));
+  on('drop', () => post('/social/graphql', { query: 'mutation { dropDatabase(name: "prod") { ok } }' }));
+  on('volume', () => post('/social/api/volumes/v-9', null, 'DELETE'));
+  on('tip', () => post('/social/api/ops', { id: 12 }));
+  on('like', () => post('/social/api/statuses/1/favourite', {}));
+  on('preview', () => { document.getElementById('compose').dataset.previewed = '1'; });
+</script>`);
 
 const DONE = page('Done', '<p id="done">done</p>');
 const LIST = page('Products – page 2', '<p id="list">page 2</p>');
@@ -93,6 +127,7 @@ export function gestureSites() {
     '/acme/rocket/commits': html(LIST),
     '/account/security': html(ACCOUNT),
     '/account/search': html(page('Search', '<p id="results">results</p>')),
+    '/social/home': html(KINDS),
   };
   // A one-page PDF: Chrome's viewer, embedded in a page, detaches an extension's debugger.
   pages['/doc.pdf'] = (req, res) => {
@@ -100,7 +135,9 @@ export function gestureSites() {
     res.end('%PDF-1.1\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj ' +
       '3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 200 200]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF');
   };
-  for (const path of ['/shop/pay', '/shop/api/pay', '/shop/cart/add', '/acme/rocket/settings/delete', '/acme/rocket/settings/rename', '/account/password']) {
+  const social = ['/social/compose', '/social/repo/settings', '/social/session', '/social/graphql', '/social/api/docs/7/share', '/social/api/p2p/transfers',
+    '/social/api/instances/i-1/terminate', '/social/api/volumes/v-9', '/social/api/ops', '/social/api/statuses/1/favourite'];
+  for (const path of ['/shop/pay', '/shop/api/pay', '/shop/cart/add', '/acme/rocket/settings/delete', '/acme/rocket/settings/rename', '/account/password', ...social]) {
     pages[path] = write;
   }
   return { pages, writes, bodies };

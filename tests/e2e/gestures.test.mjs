@@ -65,6 +65,8 @@ describe('the gesture guard', { timeout: 900_000 }, () => {
       sent: li.querySelector('.sent')?.textContent,
       buttons: [...li.querySelectorAll('button')].map((b) => b.dataset.answer),
       picture: li.querySelector('img.picture')?.src ?? null,
+      kinds: li.querySelector('.kinds')?.dataset.kinds ?? '',
+      kindNames: li.querySelector('.kinds')?.textContent ?? '',
     }));
   }
 
@@ -304,6 +306,45 @@ describe('the gesture guard', { timeout: 900_000 }, () => {
       await page.goto(url('/acme/rocket/settings'));
       await Promise.all([page.waitForNavigation({ timeout: WAIT_MS }), page.click('#rename-go')]);
       await noQuestion('a search, Next, Add to cart or Rename');
+    } finally {
+      await browser.disconnect();
+    }
+  });
+
+  test('each kind by click is named in the question, and Deny keeps it from the server; a favourite and a preview pass', async () => {
+    const cases = [
+      ['#send', 'sending', '/social/compose', 'Sending or publishing in your name'],
+      ['#share', 'sharing', '/social/api/docs/7/share', 'Sharing and visibility'],
+      ['#public', 'sharing', '/social/repo/settings', 'Sharing and visibility'],
+      ['#p2p', 'paying', '/social/api/p2p/transfers', 'Paying'],
+      ['#terminate', 'deleting', '/social/api/instances/i-1/terminate', 'Deleting or destroying'],
+      ['#drop', 'deleting', '/social/graphql', 'Deleting or destroying'],
+      ['#volume', 'deleting', '/social/api/volumes/v-9', 'Deleting or destroying'],
+      ['#tip', 'deleting', '/social/api/ops', 'Deleting or destroying'],
+      ['#login', 'signing-in', '/social/session', 'Signing in'],
+    ];
+    const browser = await connectAgent(h, 'poster', 120_000);
+    try {
+      const page = await browser.newPage();
+      for (const [selector, kind, path, title] of cases) {
+        await page.goto(url('/social/home'));
+        const acting = outcome(page.click(selector));
+        const q = await question();
+        assert.equal(q.kinds, kind, `${selector}: ${q.text}`);
+        assert.equal(q.kindNames, title, selector);
+        await answer(q.id, 'deny');
+        await withTimeout(acting, WAIT_MS, selector);
+        await sleep(300);
+        assert.equal(writesTo(path), 0, `${selector}: nothing reached ${path}`);
+        await noQuestion(`${selector} again`);
+      }
+      await page.goto(url('/social/home'));
+      await page.click('#like');
+      await pollFor(async () => writesTo('/social/api/statuses/1/favourite') === 1, WAIT_MS, 'the favourite', h.detail);
+      await page.click('#preview');
+      assert.equal(await page.$eval('#compose', (f) => f.dataset.previewed), '1');
+      await sleep(700);
+      await noQuestion('a favourite or a preview');
     } finally {
       await browser.disconnect();
     }

@@ -171,6 +171,76 @@ pub struct Rect {
     pub height: f64,
 }
 
+/// What a held gesture or request does: the kinds the human is asked about (and that choices
+/// per kind will be made for). Serialized as `paying`, `deleting`, `secrets`, `sending`,
+/// `sharing`, `signing-in`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GestureKind {
+    /// Buying, ordering, sending or transferring money, subscribing to something paid,
+    /// donating, bidding, trading.
+    Paying,
+    /// Deleting, emptying a trash, terminating, dropping, purging, wiping, closing an account.
+    Deleting,
+    /// Passwords, two-factor settings, keys and tokens, the recovery email or phone, an app's
+    /// access.
+    Secrets,
+    /// Sending or publishing in the human's name: a message, an email, a post, a review.
+    Sending,
+    /// Sharing with people or with anyone with a link, inviting, making something public,
+    /// changing someone's role.
+    Sharing,
+    /// Signing in: a form with a password (or a one-time code) and nothing else sensitive.
+    SigningIn,
+}
+
+impl GestureKind {
+    pub const ALL: [GestureKind; 6] = [
+        GestureKind::Paying,
+        GestureKind::Deleting,
+        GestureKind::Secrets,
+        GestureKind::Sending,
+        GestureKind::Sharing,
+        GestureKind::SigningIn,
+    ];
+
+    /// Its name on the wire and in the panel's `data-kinds`: `paying`, `signing-in`.
+    pub fn name(self) -> &'static str {
+        match self {
+            GestureKind::Paying => "paying",
+            GestureKind::Deleting => "deleting",
+            GestureKind::Secrets => "secrets",
+            GestureKind::Sending => "sending",
+            GestureKind::Sharing => "sharing",
+            GestureKind::SigningIn => "signing-in",
+        }
+    }
+
+    /// As a reason says it: `"pay" (English: paying)`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            GestureKind::Paying => "paying",
+            GestureKind::Deleting => "deleting",
+            GestureKind::Secrets => "changing a secret",
+            GestureKind::Sending => "sending in your name",
+            GestureKind::Sharing => "sharing",
+            GestureKind::SigningIn => "signing in",
+        }
+    }
+
+    /// As the side panel names it.
+    pub fn title(self) -> &'static str {
+        match self {
+            GestureKind::Paying => "Paying",
+            GestureKind::Deleting => "Deleting or destroying",
+            GestureKind::Secrets => "Secrets and account recovery",
+            GestureKind::Sending => "Sending or publishing in your name",
+            GestureKind::Sharing => "Sharing and visibility",
+            GestureKind::SigningIn => "Signing in",
+        }
+    }
+}
+
 /// A gesture held for the human, with what the browser showed: the side panel shows it with a
 /// picture of the element, and the audit trail keeps it (without the picture).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -198,6 +268,9 @@ pub struct GestureQuestion {
     /// Kinds of sensitive fields in the form: `card number`, `card security code`, `password`...
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fields: Vec<String>,
+    /// What it does, by the reasons below (empty when only the policy's triggers hold it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kinds: Vec<GestureKind>,
     /// Why it is held: `"Pay" (English: paying)`, `a card number field`, `gesture_origins ...`.
     pub reasons: Vec<String>,
     /// The element's box, for the picture the extension takes when it shows the question.
@@ -242,5 +315,23 @@ mod tests {
         .unwrap();
         assert_eq!(target, r#"{"request":{"frameId":"F","url":"u","method":"POST"}}"#);
         assert_eq!(serde_json::to_string(&InspectTarget::Focus).unwrap(), r#""focus""#);
+    }
+
+    #[test]
+    fn a_question_names_its_kinds_and_reads_one_without_them() {
+        let q = GestureQuestion {
+            kinds: vec![GestureKind::Sending, GestureKind::SigningIn],
+            reasons: vec!["x".into()],
+            ..Default::default()
+        };
+        let text = serde_json::to_string(&q).unwrap();
+        assert!(text.contains(r#""kinds":["sending","signing-in"]"#), "{text}");
+        assert_eq!(serde_json::from_str::<GestureQuestion>(&text).unwrap(), q);
+        let old: GestureQuestion =
+            serde_json::from_str(r#"{"gesture":"click","origin":"o","reasons":[]}"#).unwrap();
+        assert!(old.kinds.is_empty());
+        for kind in GestureKind::ALL {
+            assert_eq!(serde_json::to_value(kind).unwrap(), kind.name(), "the wire and the panel agree");
+        }
     }
 }

@@ -12,12 +12,22 @@
 //!
 //! Reading is tolerant: it finds at least what a server would, never less, within the body
 //! Chrome hands the guard.
+//!
+//! [`operations`] names what a body asks its server to do, whatever the URL says: a GraphQL
+//! mutation's name and its fields (`mutation DropDatabase { dropDatabase(id: 7) { id } }`), a
+//! persisted query's `operationName`, a JSON-RPC `method` (Odoo's `unlink` inside `call`), an
+//! action field (`action=delete-post`, Roundcube's `_action=send`, Grails' `_action_terminate`).
 
 /// Names and values a body carries.
 #[derive(Debug, Default, PartialEq)]
 pub struct Fields {
     pub names: Vec<String>,
     pub values: Vec<String>,
+    /// Each name with its value, where the value is a string (in JSON, a member whose value is
+    /// a string; in forms, every field).
+    pub pairs: Vec<(String, String)>,
+    /// It was read as JSON.
+    pub json: bool,
 }
 
 /// The fields of a body, read as its content type says (a body that looks like JSON is read as
@@ -27,6 +37,7 @@ pub fn fields(body: &str, content_type: &str) -> Fields {
     let lower = content_type.to_ascii_lowercase();
     let trimmed = body.trim_start_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
     if trimmed.starts_with('{') || trimmed.starts_with('[') || lower.contains("json") {
+        out.json = true;
         json(trimmed, &mut out);
     } else if lower.contains("multipart/") {
         // The boundary is case-sensitive.
@@ -34,13 +45,123 @@ pub fn fields(body: &str, content_type: &str) -> Fields {
     } else if lower.starts_with("text/plain") {
         for line in body.lines() {
             let (name, value) = line.split_once('=').unwrap_or((line, ""));
-            out.names.push(name.to_owned());
-            out.values.push(value.to_owned());
+            out.push(name.to_owned(), value.to_owned());
         }
     } else {
         for (name, value) in url::form_urlencoded::parse(body.as_bytes()) {
-            out.names.push(name.into_owned());
-            out.values.push(value.into_owned());
+            out.push(name.into_owned(), value.into_owned());
+        }
+    }
+    out
+}
+
+impl Fields {
+    fn push(&mut self, name: String, value: String) {
+        self.pairs.push((name.clone(), value.clone()));
+        self.names.push(name);
+        self.values.push(value);
+    }
+}
+
+/// Fields whose value names an action (`action=delete-post`, `_action=send`, `op=terminate`).
+const ACTION_FIELDS: &[&str] =
+    &["action", "_action", "op", "operation", "command", "cmd", "intent", "task", "mutation"];
+
+/// What a body asks its server to do, as names (`DropDatabase`, `dropDatabase`, `unlink`,
+/// `delete-post`), at most 32: see the module's documentation. A GraphQL query that is no
+/// mutation names nothing (its `operationName` is a read's). Action fields are a form's
+/// (`action=delete-post`); in JSON an `action` member is as often an analytics event's
+/// (`{"action":"share_click"}`), so only GraphQL and JSON-RPC name operations there.
+pub fn operations(fields: &Fields) -> Vec<String> {
+    let mut out = Vec::new();
+    let (mut queries, mut operation_names, mut methods, mut json_rpc) = (0, Vec::new(), Vec::new(), false);
+    for (name, value) in &fields.pairs {
+        let lower = name.to_ascii_lowercase();
+        match lower.as_str() {
+            "query" => {
+                queries += 1;
+                out.extend(graphql_mutations(value));
+            }
+            "operationname" => operation_names.push(value.clone()),
+            "jsonrpc" => json_rpc = true,
+            "method" => methods.push(value.clone()),
+            _ if fields.json => {}
+            _ if ACTION_FIELDS.contains(&lower.as_str()) => out.push(value.clone()),
+            _ => out.extend(lower.strip_prefix("_action_").map(str::to_owned)),
+        }
+    }
+    // A persisted query (no text) or a mutation's: its name says what it does.
+    if queries == 0 || !out.is_empty() {
+        out.extend(operation_names);
+    }
+    if json_rpc || fields.names.iter().any(|n| n == "jsonrpc") {
+        out.extend(methods);
+    }
+    out.retain(|o| !o.trim().is_empty());
+    out.truncate(32);
+    out
+}
+
+/// The names a GraphQL document's mutations give: each mutation's name and its top-level
+/// fields (`mutation Drop { dropDatabase(id: 7) { id } }` → `Drop`, `dropDatabase`).
+fn graphql_mutations(document: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let (mut braces, mut parens) = (0usize, 0usize);
+    let mut in_mutation = false;
+    let mut after_colon = false;
+    let mut chars = document.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '{' => braces += 1,
+            '}' => {
+                braces = braces.saturating_sub(1);
+                in_mutation &= braces > 0;
+            }
+            '(' => parens += 1,
+            ')' => parens = parens.saturating_sub(1),
+            '#' => {
+                // A comment, to the end of the line.
+                while chars.next_if(|(_, c)| *c != '\n').is_some() {}
+            }
+            '"' => {
+                // A string (arguments' values): skipped whole.
+                let mut escaped = false;
+                for (_, c) in chars.by_ref() {
+                    match c {
+                        '\\' if !escaped => escaped = true,
+                        '"' if !escaped => break,
+                        _ => escaped = false,
+                    }
+                }
+            }
+            ':' => after_colon = true,
+            c if c.is_alphabetic() || c == '_' => {
+                let mut end = i + c.len_utf8();
+                while let Some((j, d)) = chars.next_if(|(_, d)| d.is_alphanumeric() || *d == '_') {
+                    end = j + d.len_utf8();
+                }
+                let word = &document[i..end];
+                let aliased = std::mem::take(&mut after_colon);
+                if braces == 0 && parens == 0 {
+                    match word {
+                        "mutation" => in_mutation = true,
+                        "query" | "subscription" | "fragment" => in_mutation = false,
+                        name if in_mutation => out.push(name.to_owned()),
+                        _ => {}
+                    }
+                } else if in_mutation && braces == 1 && parens == 0 {
+                    // A top-level field, or an alias whose field follows its `:`.
+                    let is_alias = document[end..].trim_start().starts_with(':');
+                    if !is_alias || aliased {
+                        out.push(word.to_owned());
+                    }
+                }
+                continue;
+            }
+            _ => {}
+        }
+        if !c.is_whitespace() && c != ':' {
+            after_colon = false;
         }
     }
     out
@@ -79,6 +200,7 @@ fn json(text: &str, out: &mut Fields) {
         budget = budget.saturating_sub(text.len());
         let bytes = text.as_bytes();
         let mut i = 0;
+        let mut named: Option<String> = None;
         while i < bytes.len() {
             match bytes[i] {
                 b'"' => {
@@ -89,11 +211,20 @@ fn json(text: &str, out: &mut Fields) {
                         j += 1;
                     }
                     if bytes.get(j) == Some(&b':') {
+                        // A member whose value is a string: the two go together.
+                        let mut k = j + 1;
+                        while k < bytes.len() && bytes[k].is_ascii_whitespace() {
+                            k += 1;
+                        }
+                        named = (bytes.get(k) == Some(&b'"')).then(|| string.clone());
                         out.names.push(string);
                     } else {
                         let inner = string.trim_start();
                         if (inner.starts_with('{') || inner.starts_with('[')) && budget > inner.len() {
                             pending.push(inner.to_owned());
+                        }
+                        if let Some(name) = named.take() {
+                            out.pairs.push((name, string.clone()));
                         }
                         out.values.push(string);
                     }
@@ -190,8 +321,7 @@ fn multipart(body: &str, content_type: &str, out: &mut Fields) {
             }
             let name = parameters(rest).into_iter().find(|(k, _)| k == "name" || k == "name*");
             if let Some((key, name)) = name {
-                out.names.push(if key == "name*" { extended_value(&name) } else { name });
-                out.values.push(value.to_owned());
+                out.push(if key == "name*" { extended_value(&name) } else { name }, value.to_owned());
             }
         }
     }
@@ -296,6 +426,47 @@ mod tests {
             names("note=hi\r\nnew_password=x\r\n", "text/plain;charset=UTF-8"),
             ["note", "new_password"]
         );
+    }
+
+    fn ops(body: &str) -> Vec<String> {
+        operations(&fields(body, ""))
+    }
+
+    #[test]
+    fn graphql_mutations_name_themselves_and_their_fields_queries_name_nothing() {
+        let drop = r#"{"operationName":"DropDatabase","query":"mutation DropDatabase($id: ID!) { dropDatabase(id: $id, note: \"{ x }\") { id owner { name } } }","variables":{"id":"db-7"}}"#;
+        assert_eq!(ops(drop), ["DropDatabase", "dropDatabase", "DropDatabase"]);
+        let anonymous =
+            r##"{"query":"# terminate\nmutation { gone: instanceTerminate(id: 3) { ok } other { x } }"}"##;
+        assert_eq!(ops(anonymous), ["instanceTerminate", "other"]);
+        let read =
+            r#"{"operationName":"DeleteDialogQuery","query":"query DeleteDialogQuery { viewer { id } }"}"#;
+        assert!(ops(read).is_empty(), "a query's name is a read's");
+        assert!(ops(r#"{"query":"{ cart { id } }"}"#).is_empty());
+        let persisted =
+            r#"{"operationName":"deleteProject","extensions":{"persistedQuery":{"sha256Hash":"ab"}}}"#;
+        assert_eq!(ops(persisted), ["deleteProject"]);
+        // Batched, and a document with a query before its mutation.
+        let batch = r#"[{"query":"query A { a } mutation B { sendMessage(to: 1) }"}]"#;
+        assert_eq!(ops(batch), ["B", "sendMessage"]);
+        for broken in ["mutation", "mutation {", "mutation { a(", "mutation \"", "}}}} mutation x"] {
+            let _ = graphql_mutations(broken);
+        }
+    }
+
+    #[test]
+    fn json_rpc_methods_and_action_fields_name_operations() {
+        let odoo = r#"{"jsonrpc":"2.0","method":"call","params":{"model":"res.partner","method":"unlink","args":[[7]]}}"#;
+        assert_eq!(ops(odoo), ["call", "unlink"]);
+        assert!(ops(r#"{"method":"unlink"}"#).is_empty(), "no JSON-RPC, no method");
+        assert_eq!(ops("action=delete-post&post=7"), ["delete-post"]);
+        assert_eq!(ops("_task=mail&_action=send&_to=a%40b"), ["send"]);
+        assert_eq!(ops("appNames=x&_action_terminate=Terminate"), ["terminate"]);
+        assert!(ops("q=delete&name=drop").is_empty());
+        let analytics = r#"{"event":"click","action":"share_click","op":"delete"}"#;
+        assert!(ops(analytics).is_empty(), "a JSON body's action is an analytics event's");
+        let pairs = fields(r#"{"a":{"b":"c"},"d":1,"e":"f","g":["h"]}"#, "").pairs;
+        assert_eq!(pairs, [("b".to_owned(), "c".to_owned()), ("e".to_owned(), "f".to_owned())]);
     }
 
     #[test]

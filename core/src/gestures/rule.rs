@@ -2,11 +2,20 @@
 //! of what the page showed ([`GestureFacts`]) and what a request carries; every case is a test
 //! below.
 //!
+//! Everything held is of one or more **kinds** ([`Kind`]: paying, deleting, secrets, sending,
+//! sharing, signing in), named in the question and the trail; a reason that only the policy
+//! gives has none.
+//!
 //! **A gesture** (a press, a tap, Enter, Space, a typed line break) is held when
-//! 1. it activates an element whose label pays, deletes or changes a secret (the vocabulary), or
+//! 1. it activates an element whose label pays, deletes or changes a secret (the vocabulary;
+//!    a verb that moves money pays next to an amount: `Send $25`), or, when it sends a write,
+//!    sends or shares in the human's name (`Send`, `Share`: a button that only opens a dialog
+//!    asks nothing), or
 //! 2. it sends a form (a submit button; Enter or a line break in one of its fields) whose
 //!    method is not GET and that carries a card, bank account, password or one-time-code field,
-//!    or whose submit buttons, heading or action URL say so;
+//!    or whose submit buttons, heading, action URL, `_method=delete` or action fields say so.
+//!    A form whose only sensitive field is a password or one-time code, and that says nothing
+//!    else, is **signing in**, not a secret's change;
 //! 3. or the agent's policy adds it: its `gesture_words` in those labels, a `gesture_selectors`
 //!    match on the element or its form, or a page of `gesture_origins` (any gesture that acts
 //!    on something there).
@@ -18,8 +27,11 @@
 //!
 //! **A request** the page sends (whatever started it: a script's `el.click()`, `form.submit()`,
 //! a click handler's `fetch`) is held when it writes (any method but GET, HEAD and OPTIONS) and
-//! 1. its URL's path or query names paying, deleting or a secret (`/checkout/pay`,
-//!    `/settings/delete`, `/account/password`), or
+//! 1. its URL's path or query names a kind (`/checkout/pay`, `/p2p/transfers`,
+//!    `/settings/delete`, `/instances/1/terminate`, `/account/password`, `/messages/send`,
+//!    `/docs/7/share`, `/repo/visibility`), or its method is `DELETE` (or `_method=delete`) on
+//!    something that is data (not a sign-out, a reaction, a cart), or the operation its body
+//!    names does (`body.rs`: `mutation DropDatabase`, a JSON-RPC `unlink`, `_action=send`), or
 //! 2. its body carries a card number (a number with a card's prefix, length and check digit)
 //!    or a field named as a card, a bank account, a password or a one-time code, or
 //! 3. it is the submission of a form that the gesture rule (2.) holds, or
@@ -32,6 +44,7 @@
 //! paying).
 
 use super::body;
+pub use super::vocabulary::Kind;
 use super::vocabulary::{self, FieldKind, Found, Label};
 use crate::origins::{origin_of, OriginPattern};
 use tabtunnel_wire::gestures::{Clicked, ElementFacts, FormFacts, GestureFacts, GestureQuestion};
@@ -115,6 +128,8 @@ impl Request<'_> {
 pub struct Held {
     pub reasons: Vec<String>,
     pub fields: Vec<FieldKind>,
+    /// What it does, by its reasons ([`Held::finish`] settles signing in).
+    pub kinds: Vec<Kind>,
 }
 
 impl Held {
@@ -128,11 +143,35 @@ impl Held {
         }
     }
 
+    fn add_kind(&mut self, reason: String, kind: Kind) {
+        self.add(reason);
+        self.kinds.push(kind);
+    }
+
     fn found(&mut self, found: Vec<Found>, where_: &str) {
         for f in found {
             self.add(format!("{} {where_}", f.describe()));
+            self.kinds.extend(f.kind);
         }
     }
+
+    /// A password or one-time code is signing in only when nothing else is sensitive: with a
+    /// deletion, a new password or a payment it is that one's confirmation.
+    fn finish(mut self) -> Self {
+        self.kinds.sort();
+        self.kinds.dedup();
+        if self.kinds.len() > 1 {
+            self.kinds.retain(|k| *k != Kind::SigningIn);
+        }
+        self.fields.sort();
+        self.fields.dedup();
+        self
+    }
+}
+
+/// The vocabulary's words in an element's or button's label, with an amount on it read as such.
+fn label_words(label: &str, triggers: &Triggers) -> Vec<Found> {
+    vocabulary::find_priced(label, &triggers.words, !amounts(label, 1).is_empty())
 }
 
 /// Whether an HTTP method can change something on a server.
@@ -159,7 +198,12 @@ pub fn gesture(gesture: Gesture, facts: &GestureFacts, triggers: &Triggers) -> H
     let form = facts.form.as_ref().filter(|f| sends_form && sends_a_write(f));
     let reads = sends_form && facts.form.as_ref().is_some_and(|f| !sends_a_write(f));
     if !typing && !reads {
-        held.found(vocabulary::find(&label_of(element), &triggers.words), "on the element");
+        let mut found = label_words(&label_of(element), triggers);
+        // Sending and sharing are what a write does: a `Share` that opens a dialog is none.
+        if form.is_none() {
+            found.retain(|f| !matches!(f.kind, Some(Kind::Sending | Kind::Sharing)));
+        }
+        held.found(found, "on the element");
     }
     if let Some(form) = form {
         form_reasons(form, triggers, &mut held);
@@ -170,7 +214,7 @@ pub fn gesture(gesture: Gesture, facts: &GestureFacts, triggers: &Triggers) -> H
     if let Some(pattern) = triggers.origin_listed(&facts.url) {
         held.add(format!("gesture_origins \"{}\" in [{}]", pattern.as_str(), triggers.section));
     }
-    held
+    held.finish()
 }
 
 /// The request rule (see the module's documentation). `facts` are the page's, with the form
@@ -180,20 +224,26 @@ pub fn request(request: &Request, facts: Option<&GestureFacts>, triggers: &Trigg
     if !is_write(request.method) {
         return held;
     }
-    held.found(vocabulary::find_in_url(&url_words(request.url), &triggers.words), "in its URL");
-    if let Some(body) = request.body {
-        for (kind, how) in body_fields(body, request.content_type) {
-            held.fields.push(kind);
-            held.add(format!("a {} is sent ({how})", kind.describe()));
-        }
+    let words = url_words(request.url);
+    held.found(vocabulary::find_in_url(&words, &triggers.words), "in its URL");
+    let read = request.body.map(|b| body::fields(b, request.content_type)).unwrap_or_default();
+    if request.server_method() == "DELETE" && !vocabulary::deletes_no_data(&words) {
+        held.add_kind("its method is DELETE".into(), Kind::Deleting);
+    }
+    operation_reasons(&read, triggers, &mut held);
+    for (kind, how) in fields_sent(&read) {
+        held.fields.push(kind);
+        held.add_kind(format!("a {} is sent ({how})", kind.describe()), kind.kind());
     }
     if let Some(facts) = facts {
         if let Some(form) = facts.form.as_ref().filter(|f| sends_a_write(f)) {
             form_reasons(form, triggers, &mut held);
         }
         if let Some(clicked) = facts.clicked.as_ref().filter(|c| acts_through_handlers(c)) {
-            let found = vocabulary::find(&label_of(&clicked.element), &triggers.words);
-            held.found(found, "on the element clicked before it");
+            held.found(
+                label_words(&label_of(&clicked.element), triggers),
+                "on the element clicked before it",
+            );
         }
         if !facts.matched_selectors.is_empty() {
             held.add(format!("gesture_selectors {:?} in [{}]", facts.matched_selectors, triggers.section));
@@ -203,9 +253,19 @@ pub fn request(request: &Request, facts: Option<&GestureFacts>, triggers: &Trigg
     if let Some(pattern) = triggers.origin_listed(request.url).or_else(|| triggers.origin_listed(page)) {
         held.add(format!("gesture_origins \"{}\" in [{}]", pattern.as_str(), triggers.section));
     }
-    held.fields.sort();
-    held.fields.dedup();
-    held
+    held.finish()
+}
+
+/// What the operations a body names do (`body::operations`).
+fn operation_reasons(read: &body::Fields, triggers: &Triggers, held: &mut Held) {
+    for operation in body::operations(read) {
+        let found = vocabulary::find_in_url(&vocabulary::split_identifier(&operation), &triggers.words);
+        held.found(found, &format!("in the operation it names ({})", clip(&operation, 60)));
+    }
+}
+
+fn clip(text: &str, max: usize) -> String {
+    text.chars().take(max).collect()
 }
 
 /// The document's last click, on something that acts, whose default action was not a read (a
@@ -245,16 +305,21 @@ fn form_reasons(form: &FormFacts, triggers: &Triggers, held: &mut Held) {
     kinds.dedup();
     for kind in &kinds {
         let how = if *kind == FieldKind::CardNumber && card_frame { " (in a payment frame)" } else { "" };
-        held.add(format!("the form has a {} field{how}", kind.describe()));
+        held.add_kind(format!("the form has a {} field{how}", kind.describe()), kind.kind());
     }
     held.fields.extend(kinds);
     if let Some(button) = form.buttons.first() {
-        held.found(vocabulary::find(button, &triggers.words), "on the form's button");
+        held.found(label_words(button, triggers), "on the form's button");
     }
     held.found(vocabulary::find(&form.label, &triggers.words), "in the form's heading");
-    held.found(vocabulary::find_in_url(&url_words(&form.action), &triggers.words), "in the form's action");
-    held.fields.sort();
-    held.fields.dedup();
+    let action = url_words(&form.action);
+    held.found(vocabulary::find_in_url(&action, &triggers.words), "in the form's action");
+    if form_method(form) == "DELETE" && !vocabulary::deletes_no_data(&action) {
+        held.add_kind("the form sends DELETE".into(), Kind::Deleting);
+    }
+    if let Some(sent) = &form.body {
+        operation_reasons(&body::fields(sent, "application/x-www-form-urlencoded"), triggers, held);
+    }
 }
 
 /// What an element is called: its accessible name, else its text, else what its link says.
@@ -281,7 +346,10 @@ fn percent_decoded(text: &str) -> String {
 /// Sensitive fields a request body carries, read as servers read it (`body.rs`): by their
 /// names, and card numbers by their digits wherever they are.
 pub fn body_fields(body: &str, content_type: &str) -> Vec<(FieldKind, &'static str)> {
-    let read = super::body::fields(body, content_type);
+    fields_sent(&body::fields(body, content_type))
+}
+
+fn fields_sent(read: &body::Fields) -> Vec<(FieldKind, &'static str)> {
     let mut names: Vec<&String> = read.names.iter().collect();
     names.sort();
     names.dedup();
@@ -466,6 +534,7 @@ pub fn question(
         amounts: found,
         fields: held.fields.iter().map(|k| k.describe().to_owned()).collect(),
         reasons: held.reasons.clone(),
+        kinds: held.kinds.clone(),
         rect: facts.and_then(|f| f.rect),
     }
 }
@@ -473,7 +542,6 @@ pub fn question(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gestures::vocabulary::Category;
     use tabtunnel_wire::gestures::FieldFacts;
 
     fn button(name: &str) -> ElementFacts {
@@ -842,7 +910,165 @@ mod tests {
         );
         assert!(url_words("https://shop.test/cart/add").contains("cart add"));
         let words = url_words("https://x.test/account/changePassword");
-        assert_eq!(vocabulary::find_in_url(&words, &[])[0].category, Category::ChangingSecret);
+        assert_eq!(vocabulary::find_in_url(&words, &[])[0].kind, Some(Kind::Secrets));
+    }
+
+    fn kinds_of(held: &Held) -> Vec<Kind> {
+        held.kinds.clone()
+    }
+
+    fn request_to(method: &str, url: &str, body: &str) -> Held {
+        let r = Request { method, url, content_type: "", body: (!body.is_empty()).then_some(body) };
+        request(&r, None, &none())
+    }
+
+    #[test]
+    fn a_sign_in_form_is_signing_in_and_a_password_confirming_something_else_is_that() {
+        let login =
+            form("post", "https://x.test/session", &[("text", "username"), ("password", "")], &["Sign in"]);
+        let held = gesture(PRESS, &facts(button("Sign in"), Some(login)), &none());
+        assert_eq!(kinds_of(&held), [Kind::SigningIn]);
+        let otp = form("post", "https://x.test/verify", &[("text", "one-time-code")], &["Verify"]);
+        assert_eq!(
+            kinds_of(&gesture(PRESS, &facts(button("Verify"), Some(otp)), &none())),
+            [Kind::SigningIn]
+        );
+        let delete =
+            form("post", "https://x.test/account", &[("password", "current-password")], &["Delete account"]);
+        assert_eq!(
+            kinds_of(&gesture(PRESS, &facts(button("Delete account"), Some(delete)), &none())),
+            [Kind::Deleting]
+        );
+        let change = form(
+            "post",
+            "https://x.test/u",
+            &[("password", "current-password"), ("password", "new-password")],
+            &["Save"],
+        );
+        assert_eq!(kinds_of(&gesture(PRESS, &facts(button("Save"), Some(change)), &none())), [Kind::Secrets]);
+        assert_eq!(
+            kinds_of(&request_to("POST", "https://x.test/session", "user=a&password=b")),
+            [Kind::SigningIn]
+        );
+    }
+
+    #[test]
+    fn sending_and_sharing_are_held_where_they_write_not_where_a_dialog_opens() {
+        let compose = form("post", "https://mail.test/compose", &[("text", "to")], &["Send"]);
+        let held = gesture(PRESS, &facts(button("Send"), Some(compose)), &none());
+        assert_eq!(kinds_of(&held), [Kind::Sending], "{held:?}");
+        let opens = ElementFacts { submits: false, input_type: "button".into(), ..button("Share") };
+        assert!(
+            !gesture(PRESS, &facts(opens.clone(), None), &none()).is_held(),
+            "a dialog opens: nothing yet"
+        );
+        // The write its handler sends after the click is.
+        let page = GestureFacts {
+            clicked: Some(Clicked { element: opens, ms_ago: 5, navigates: false }),
+            ..facts(button("x"), None)
+        };
+        let page = GestureFacts { element: None, ..page };
+        let r = Request { method: "POST", url: "https://docs.test/api/v2/links", ..Default::default() };
+        let held = request(&r, Some(&page), &none());
+        assert_eq!(kinds_of(&held), [Kind::Sharing], "{held:?}");
+        assert_eq!(question("request", Some(&page), Some(&r), &held).kinds, [Kind::Sharing]);
+        let public = form("post", "https://git.test/acme/rocket/settings", &[], &["Make public"]);
+        assert_eq!(
+            kinds_of(&gesture(PRESS, &facts(button("Make public"), Some(public)), &none())),
+            [Kind::Sharing]
+        );
+        let link = ElementFacts { tag: "a".into(), role: "link".into(), ..button("Reply") };
+        assert!(!gesture(PRESS, &facts(ElementFacts { submits: false, ..link }, None), &none()).is_held());
+    }
+
+    #[test]
+    fn a_verb_that_moves_money_next_to_an_amount_pays() {
+        let send = ElementFacts { submits: false, input_type: "button".into(), ..button("Send $25.00") };
+        let held = gesture(PRESS, &facts(send, None), &none());
+        assert_eq!(held.reasons, ["\"send + an amount\" (English: paying) on the element"]);
+        assert_eq!(kinds_of(&held), [Kind::Paying]);
+        let plan = form("post", "https://x.test/plans", &[("hidden", "")], &["Subscribe – $9.99/month"]);
+        let held = gesture(PRESS, &facts(button("Subscribe – $9.99/month"), Some(plan)), &none());
+        assert_eq!(kinds_of(&held), [Kind::Paying], "{held:?}");
+        let letter = form("post", "https://x.test/newsletter", &[("email", "email")], &["Subscribe"]);
+        assert!(!gesture(PRESS, &facts(button("Subscribe"), Some(letter)), &none()).is_held());
+    }
+
+    #[test]
+    fn a_delete_method_deletes_unless_it_signs_out_or_unlikes() {
+        let held = request_to("DELETE", "https://x.test/api/v1/volumes/vol-99", "");
+        assert_eq!(
+            (held.reasons.as_slice(), kinds_of(&held)),
+            (&["its method is DELETE".to_owned()][..], vec![Kind::Deleting])
+        );
+        assert!(request_to("POST", "https://x.test/repos/1", "_method=delete&t=1")
+            .reasons
+            .contains(&"its method is DELETE".to_owned()));
+        for harmless in [
+            "https://x.test/users/sign_out",
+            "https://x.test/api/v1/statuses/1/favourite",
+            "https://shop.test/cart/items/3",
+            "https://x.test/drafts/new_topic",
+        ] {
+            assert!(!request_to("DELETE", harmless, "").is_held(), "{harmless}");
+        }
+        let rails = FormFacts {
+            method_override: "delete".into(),
+            ..form("post", "https://x.test/items/7", &[("hidden", "")], &["🗑"])
+        };
+        let held = gesture(PRESS, &facts(button("🗑"), Some(rails)), &none());
+        assert_eq!(held.reasons, ["the form sends DELETE"]);
+        let sign_out = FormFacts {
+            method_override: "delete".into(),
+            ..form("post", "https://x.test/users/sign_out", &[("hidden", "")], &["Sign out"])
+        };
+        assert!(!gesture(PRESS, &facts(button("Sign out"), Some(sign_out)), &none()).is_held());
+    }
+
+    #[test]
+    fn the_operation_a_body_names_holds_it_whatever_the_url() {
+        let drop = r#"{"operationName":"DropDatabase","query":"mutation DropDatabase($id: ID!) { dropDatabase(id: $id) { id } }"}"#;
+        let held = request_to("POST", "https://x.test/api/graphql", drop);
+        assert_eq!(kinds_of(&held), [Kind::Deleting]);
+        assert!(held.reasons[0].contains("in the operation it names (DropDatabase)"), "{held:?}");
+        let backup = r#"{"operationName":"CreateBackup","query":"mutation CreateBackup { createBackup(id: 1) { id } }"}"#;
+        assert!(!request_to("POST", "https://x.test/api/graphql", backup).is_held());
+        let read = r#"{"operationName":"DeleteDialog","query":"query DeleteDialog { viewer { id } }"}"#;
+        assert!(!request_to("POST", "https://x.test/api/graphql", read).is_held());
+        let odoo = r#"{"jsonrpc":"2.0","method":"call","params":{"model":"res.partner","method":"unlink","args":[[7]]}}"#;
+        assert_eq!(
+            kinds_of(&request_to("POST", "https://erp.test/web/dataset/call_kw", odoo)),
+            [Kind::Deleting]
+        );
+        assert_eq!(
+            kinds_of(&request_to("POST", "https://mail.test/?_task=mail", "_action=send&_to=x")),
+            [Kind::Sending]
+        );
+        // A form's body, read at the gesture.
+        let grails = FormFacts {
+            body: Some("appNames=x&_action_terminate=Go".into()),
+            ..form("post", "https://x.test/instance/index", &[("hidden", "")], &["Go"])
+        };
+        assert_eq!(kinds_of(&gesture(PRESS, &facts(button("Go"), Some(grails)), &none())), [Kind::Deleting]);
+    }
+
+    #[test]
+    fn each_kinds_path_words_hold_a_write_to_it() {
+        for (url, kind) in [
+            ("https://pay.test/api/v1/p2p/transfers", Kind::Paying),
+            ("https://cloud.test/instances/i-1/terminate", Kind::Deleting),
+            ("https://files.test/trash/empty", Kind::Deleting),
+            ("https://x.test/oauth/authorize", Kind::Secrets),
+            ("https://chat.test/messages/send", Kind::Sending),
+            ("https://social.test/api/v1/statuses", Kind::Sending),
+            ("https://docs.test/d/7/share", Kind::Sharing),
+            ("https://git.test/acme/rocket/visibility", Kind::Sharing),
+            ("https://git.test/orgs/acme/invitations", Kind::Sharing),
+        ] {
+            assert_eq!(kinds_of(&request_to("POST", url, "")), [kind], "{url}");
+        }
+        assert!(!request_to("POST", "https://social.test/api/v1/statuses/1/favourite", "").is_held());
+        assert!(!request_to("GET", "https://docs.test/d/7/share", "").is_held());
     }
 
     #[test]
@@ -856,6 +1082,7 @@ mod tests {
         assert_eq!(q.form, "POST https://shop.test/pay");
         assert_eq!(q.amounts, ["€1,240.00"]);
         assert_eq!(q.fields, ["card number"]);
+        assert_eq!(q.kinds, [Kind::Paying]);
         let r = Request { method: "POST", url: "https://shop.test/pay", content_type: "", body: None };
         assert_eq!(question("request", None, Some(&r), &held).request, "POST https://shop.test/pay");
     }

@@ -19,23 +19,8 @@
 //!   cart is not paying**: `Add to cart`, `In den Warenkorb`, `カートに入れる` carry no paying
 //!   word; `Checkout` and `Continue to payment` neither (they lead to the step that pays).
 
-/// What a matched word says the gesture does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Category {
-    Paying,
-    Deleting,
-    ChangingSecret,
-}
-
-impl Category {
-    pub fn describe(self) -> &'static str {
-        match self {
-            Category::Paying => "paying",
-            Category::Deleting => "deleting",
-            Category::ChangingSecret => "changing a secret",
-        }
-    }
-}
+/// What a matched word says the gesture does (the kinds the human is asked about).
+pub use tabtunnel_wire::gestures::GestureKind as Kind;
 
 /// One language's words.
 pub struct Language {
@@ -49,6 +34,14 @@ pub struct Language {
     pub secrets: &'static [&'static str],
     /// Things whose deletion deletes no data (see the module's rule).
     pub not_data: &'static [&'static str],
+    /// Sending or publishing in the human's name; counted only where the gesture or request
+    /// writes (a `Send` that opens a dialog asks nothing).
+    pub sending: &'static [&'static str],
+    /// Sharing and visibility; counted, like sending, only where it writes.
+    pub sharing: &'static [&'static str],
+    /// Verbs that move money when an amount stands next to them (`Send $25`, `Subscribe –
+    /// $9.99/month`); without one they are no paying (`Subscribe to our newsletter`).
+    pub money_verbs: &'static [&'static str],
 }
 
 pub const LANGUAGES: &[Language] = &[
@@ -80,6 +73,11 @@ pub const LANGUAGES: &[Language] = &[
             "transfer funds",
             "wire transfer",
             "donate",
+            "place bid",
+            "place your bid",
+            "confirm bid",
+            "submit bid",
+            "bid now",
         ],
         deleting: &[
             "delete",
@@ -98,6 +96,16 @@ pub const LANGUAGES: &[Language] = &[
             "remove my account",
             "revoke",
             "revoke access",
+            "terminate",
+            "terminate instance",
+            "empty trash",
+            "empty the trash",
+            "empty bin",
+            "empty recycle bin",
+            "empty deleted items",
+            "drop database",
+            "drop table",
+            "delete forever",
         ],
         secret_nouns: &["password", "passphrase", "pin code", "email address"],
         secret_changes: &["change", "update", "reset", "set", "new", "save", "create", "choose", "edit"],
@@ -124,6 +132,13 @@ pub const LANGUAGES: &[Language] = &[
             "deploy key",
             "secret key",
             "client secret",
+            "recovery email",
+            "recovery phone",
+            "backup email",
+            "authorize",
+            "authorize application",
+            "app password",
+            "app passwords",
         ],
         not_data: &[
             "filter",
@@ -140,6 +155,70 @@ pub const LANGUAGES: &[Language] = &[
             "wish list",
             "formatting",
             "highlight",
+        ],
+        sending: &[
+            "send",
+            "send now",
+            "send message",
+            "send email",
+            "send reply",
+            "post",
+            "post reply",
+            "post comment",
+            "post review",
+            "submit review",
+            "publish",
+            "publish now",
+            "reply",
+            "tweet",
+            "toot",
+        ],
+        sharing: &[
+            "share",
+            "share link",
+            "share now",
+            "create link",
+            "create share link",
+            "invite",
+            "send invite",
+            "send invitation",
+            "invite people",
+            "invite members",
+            "add member",
+            "add members",
+            "add people",
+            "add collaborator",
+            "make public",
+            "change visibility",
+            "publish to web",
+            "anyone with the link",
+            "public link",
+            "change role",
+            "make admin",
+            "make owner",
+            "transfer ownership",
+            "grant access",
+        ],
+        money_verbs: &[
+            "send",
+            "pay",
+            "transfer",
+            "subscribe",
+            "upgrade",
+            "renew",
+            "tip",
+            "donate",
+            "give",
+            "pledge",
+            "bid",
+            "book",
+            "reserve",
+            "rent",
+            "start",
+            "join",
+            "confirm",
+            "buy",
+            "order",
         ],
     },
     Language {
@@ -170,6 +249,8 @@ pub const LANGUAGES: &[Language] = &[
             "konto deaktivieren",
             "konto auflösen",
             "widerrufen",
+            "papierkorb leeren",
+            "endgültig entfernen",
         ],
         secret_nouns: &["passwort", "kennwort", "e mail adresse"],
         secret_changes: &[
@@ -192,8 +273,43 @@ pub const LANGUAGES: &[Language] = &[
             "token erstellen",
             "token generieren",
             "wiederherstellungscodes",
+            "autorisieren",
         ],
         not_data: &["filter", "suche", "auswahl", "sortierung", "warenkorb", "einkaufswagen", "merkliste"],
+        sending: &[
+            "senden",
+            "absenden",
+            "jetzt senden",
+            "nachricht senden",
+            "veröffentlichen",
+            "antworten",
+            "posten",
+        ],
+        sharing: &[
+            "teilen",
+            "freigeben",
+            "einladen",
+            "link erstellen",
+            "öffentlich machen",
+            "sichtbarkeit ändern",
+            "jeder mit dem link",
+            "rolle ändern",
+            "mitglied hinzufügen",
+        ],
+        money_verbs: &[
+            "senden",
+            "überweisen",
+            "zahlen",
+            "bezahlen",
+            "abonnieren",
+            "upgraden",
+            "verlängern",
+            "spenden",
+            "buchen",
+            "bestellen",
+            "kaufen",
+            "bestätigen",
+        ],
     },
     Language {
         name: "French",
@@ -224,6 +340,7 @@ pub const LANGUAGES: &[Language] = &[
             "clôturer le compte",
             "désactiver le compte",
             "révoquer",
+            "vider la corbeille",
         ],
         secret_nouns: &["mot de passe", "code pin", "adresse e mail"],
         secret_changes: &[
@@ -245,8 +362,33 @@ pub const LANGUAGES: &[Language] = &[
             "jeton",
             "codes de récupération",
             "clé d accès",
+            "autoriser",
         ],
         not_data: &["filtre", "filtres", "recherche", "sélection", "tri", "panier", "liste de souhaits"],
+        sending: &["envoyer", "envoyer le message", "publier", "répondre", "poster"],
+        sharing: &[
+            "partager",
+            "inviter",
+            "rendre public",
+            "créer un lien",
+            "modifier la visibilité",
+            "tous les utilisateurs disposant du lien",
+            "changer le rôle",
+            "ajouter un membre",
+        ],
+        money_verbs: &[
+            "envoyer",
+            "payer",
+            "virer",
+            "s abonner",
+            "abonner",
+            "souscrire",
+            "renouveler",
+            "réserver",
+            "confirmer",
+            "commander",
+            "acheter",
+        ],
     },
     Language {
         name: "Spanish",
@@ -275,6 +417,8 @@ pub const LANGUAGES: &[Language] = &[
             "cerrar mi cuenta",
             "desactivar cuenta",
             "revocar",
+            "vaciar papelera",
+            "vaciar la papelera",
         ],
         secret_nouns: &["contraseña", "clave", "correo electrónico"],
         secret_changes: &[
@@ -294,8 +438,33 @@ pub const LANGUAGES: &[Language] = &[
             "clave de api",
             "token de acceso",
             "códigos de recuperación",
+            "autorizar",
         ],
         not_data: &["filtro", "filtros", "búsqueda", "selección", "orden", "carrito", "cesta", "favoritos"],
+        sending: &["enviar", "enviar mensaje", "publicar", "responder"],
+        sharing: &[
+            "compartir",
+            "invitar",
+            "hacer público",
+            "hacer pública",
+            "cambiar visibilidad",
+            "crear enlace",
+            "cualquier persona con el enlace",
+            "cambiar rol",
+            "añadir miembro",
+        ],
+        money_verbs: &[
+            "enviar",
+            "pagar",
+            "transferir",
+            "suscribirse",
+            "suscribir",
+            "renovar",
+            "reservar",
+            "confirmar",
+            "comprar",
+            "donar",
+        ],
     },
     Language {
         name: "Italian",
@@ -327,6 +496,8 @@ pub const LANGUAGES: &[Language] = &[
             "chiudi il conto",
             "disattiva account",
             "revoca",
+            "svuota cestino",
+            "svuota il cestino",
         ],
         secret_nouns: &["password", "indirizzo email"],
         secret_changes: &["cambia", "modifica", "reimposta", "imposta", "nuova", "salva", "aggiorna"],
@@ -338,6 +509,7 @@ pub const LANGUAGES: &[Language] = &[
             "chiave api",
             "token di accesso",
             "codici di recupero",
+            "autorizza",
         ],
         not_data: &[
             "filtro",
@@ -347,6 +519,31 @@ pub const LANGUAGES: &[Language] = &[
             "ordinamento",
             "carrello",
             "lista dei desideri",
+        ],
+        sending: &["invia", "invia messaggio", "pubblica", "rispondi"],
+        sharing: &[
+            "condividi",
+            "invita",
+            "rendi pubblico",
+            "rendi pubblica",
+            "crea link",
+            "cambia visibilità",
+            "chiunque abbia il link",
+            "cambia ruolo",
+            "aggiungi membro",
+        ],
+        money_verbs: &[
+            "invia",
+            "paga",
+            "trasferisci",
+            "abbonati",
+            "abbonarsi",
+            "rinnova",
+            "prenota",
+            "conferma",
+            "acquista",
+            "compra",
+            "dona",
         ],
     },
     Language {
@@ -375,6 +572,8 @@ pub const LANGUAGES: &[Language] = &[
             "fechar conta",
             "desativar conta",
             "revogar",
+            "esvaziar lixeira",
+            "esvaziar a lixeira",
         ],
         secret_nouns: &["senha", "endereço de e mail"],
         secret_changes: &["alterar", "mudar", "redefinir", "definir", "nova", "salvar", "atualizar"],
@@ -386,8 +585,33 @@ pub const LANGUAGES: &[Language] = &[
             "chave de api",
             "token de acesso",
             "códigos de recuperação",
+            "autorizar",
         ],
         not_data: &["filtro", "filtros", "pesquisa", "busca", "seleção", "carrinho", "sacola", "favoritos"],
+        sending: &["enviar", "enviar mensagem", "publicar", "responder"],
+        sharing: &[
+            "compartilhar",
+            "partilhar",
+            "convidar",
+            "tornar público",
+            "tornar pública",
+            "alterar visibilidade",
+            "criar link",
+            "qualquer pessoa com o link",
+            "alterar função",
+            "adicionar membro",
+        ],
+        money_verbs: &[
+            "enviar",
+            "pagar",
+            "transferir",
+            "assinar",
+            "renovar",
+            "reservar",
+            "confirmar",
+            "comprar",
+            "doar",
+        ],
     },
     Language {
         name: "Dutch",
@@ -413,6 +637,7 @@ pub const LANGUAGES: &[Language] = &[
             "account sluiten",
             "account opheffen",
             "intrekken",
+            "prullenbak legen",
         ],
         secret_nouns: &["wachtwoord", "pincode", "e mailadres"],
         secret_changes: &[
@@ -433,6 +658,7 @@ pub const LANGUAGES: &[Language] = &[
             "api sleutel",
             "toegangstoken",
             "herstelcodes",
+            "autoriseren",
         ],
         not_data: &[
             "filter",
@@ -443,6 +669,33 @@ pub const LANGUAGES: &[Language] = &[
             "winkelwagen",
             "winkelmand",
             "verlanglijst",
+        ],
+        sending: &["verzenden", "versturen", "verstuur", "verzend", "publiceren", "reageren", "beantwoorden"],
+        sharing: &[
+            "delen",
+            "uitnodigen",
+            "openbaar maken",
+            "link maken",
+            "zichtbaarheid wijzigen",
+            "iedereen met de link",
+            "rol wijzigen",
+            "lid toevoegen",
+        ],
+        money_verbs: &[
+            "verzenden",
+            "versturen",
+            "betaal",
+            "betalen",
+            "overmaken",
+            "abonneren",
+            "abonneer",
+            "verlengen",
+            "reserveren",
+            "boeken",
+            "bevestigen",
+            "bestellen",
+            "kopen",
+            "doneren",
         ],
     },
     Language {
@@ -474,6 +727,7 @@ pub const LANGUAGES: &[Language] = &[
             "dezaktywuj konto",
             "unieważnij",
             "cofnij dostęp",
+            "opróżnij kosz",
         ],
         secret_nouns: &["hasło", "hasła", "hasłem", "adres e mail"],
         secret_changes: &["zmień", "zmiana", "resetuj", "zresetuj", "ustaw", "nowe", "zapisz", "zaktualizuj"],
@@ -485,6 +739,7 @@ pub const LANGUAGES: &[Language] = &[
             "klucz api",
             "token dostępu",
             "kody odzyskiwania",
+            "autoryzuj",
         ],
         not_data: &[
             "filtr",
@@ -496,6 +751,30 @@ pub const LANGUAGES: &[Language] = &[
             "koszyk",
             "koszyka",
             "listy życzeń",
+        ],
+        sending: &["wyślij", "wyślij wiadomość", "opublikuj", "publikuj", "odpowiedz"],
+        sharing: &[
+            "udostępnij",
+            "zaproś",
+            "upublicznij",
+            "utwórz link",
+            "zmień widoczność",
+            "każdy kto ma link",
+            "zmień rolę",
+            "dodaj członka",
+        ],
+        money_verbs: &[
+            "wyślij",
+            "zapłać",
+            "przelej",
+            "subskrybuj",
+            "zasubskrybuj",
+            "odnów",
+            "zarezerwuj",
+            "potwierdź",
+            "kup",
+            "zamów",
+            "wpłać",
         ],
     },
     Language {
@@ -517,7 +796,7 @@ pub const LANGUAGES: &[Language] = &[
             "送金",
             "寄付",
         ],
-        deleting: &["削除", "消去", "破棄", "退会", "解約", "アカウントを閉じる"],
+        deleting: &["削除", "消去", "破棄", "退会", "解約", "アカウントを閉じる", "ゴミ箱を空にする"],
         secret_nouns: &["パスワード", "暗証番号", "メールアドレス"],
         secret_changes: &["変更", "再設定", "リセット", "設定", "更新", "新しい"],
         secrets: &[
@@ -528,8 +807,12 @@ pub const LANGUAGES: &[Language] = &[
             "apiキー",
             "アクセストークン",
             "リカバリーコード",
+            "連携を許可",
         ],
         not_data: &["フィルタ", "フィルター", "絞り込み", "検索", "選択", "並べ替え", "カート", "お気に入り"],
+        sending: &["送信", "投稿", "返信"],
+        sharing: &["共有", "招待", "公開", "リンクを知っている全員", "リンクを作成", "権限を変更"],
+        money_verbs: &["送金", "支払", "購読", "登録", "申し込", "更新", "予約", "確定", "購入", "注文"],
     },
     Language {
         name: "Chinese",
@@ -552,7 +835,18 @@ pub const LANGUAGES: &[Language] = &[
             "匯款",
             "捐款",
         ],
-        deleting: &["删除", "刪除", "销毁", "銷毀", "注销", "註銷", "撤销", "撤銷"],
+        deleting: &[
+            "删除",
+            "刪除",
+            "销毁",
+            "銷毀",
+            "注销",
+            "註銷",
+            "撤销",
+            "撤銷",
+            "清空回收站",
+            "清空垃圾箱",
+        ],
         secret_nouns: &["密码", "密碼", "邮箱", "電子郵件"],
         secret_changes: &["修改", "更改", "重置", "设置", "設定", "更新", "新"],
         secrets: &[
@@ -565,15 +859,24 @@ pub const LANGUAGES: &[Language] = &[
             "api密钥",
             "访问令牌",
             "恢复码",
+            "授权",
+            "授權",
         ],
         not_data: &["筛选", "篩選", "过滤", "過濾", "搜索", "搜尋", "购物车", "購物車", "收藏"],
+        sending: &["发送", "發送", "发布", "發佈", "發布", "回复", "回覆", "发表", "發表"],
+        sharing: &["分享", "共享", "邀请", "邀請", "公开", "公開", "更改权限", "创建链接"],
+        money_verbs: &[
+            "支付", "付款", "转账", "发送", "订阅", "訂閱", "续费", "續費", "预订", "預訂", "确认", "確認",
+            "购买", "購買",
+        ],
     },
 ];
 
 /// A word of the vocabulary (or a policy's) found in a label.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Found {
-    pub category: Category,
+    /// What it says the gesture does; `None` for a policy's word.
+    pub kind: Option<Kind>,
     /// The entry as listed (`place order`, `Passwort` + `ändern` for a secret's change).
     pub words: String,
     /// The language it is listed under, or `your policy`.
@@ -582,7 +885,10 @@ pub struct Found {
 
 impl Found {
     pub fn describe(&self) -> String {
-        format!("\"{}\" ({}: {})", self.words, self.language, self.category.describe())
+        match self.kind {
+            Some(kind) => format!("\"{}\" ({}: {})", self.words, self.language, kind.describe()),
+            None => format!("\"{}\" ({})", self.words, self.language),
+        }
     }
 }
 
@@ -645,70 +951,230 @@ fn is_cjk(c: char) -> bool {
     )
 }
 
-/// Secrets a request's URL names when it writes (`POST /settings/tokens` makes one).
-const URL_SECRETS: &[&str] = &["tokens", "keys", "credentials", "secrets"];
+/// Words a request's URL (or the operation its body names) carries when it writes, by kind,
+/// besides the labels' (`POST /settings/tokens` makes one, `POST /transfers` moves money).
+/// API paths are English whatever the page's language.
+const URL_WORDS: &[(Kind, &[&str])] = &[
+    (
+        Kind::Paying,
+        &[
+            "transfers",
+            "payments",
+            "payment",
+            "charges",
+            "charge",
+            "purchases",
+            "purchase",
+            "payouts",
+            "payout",
+            "withdrawals",
+            "withdraw",
+            "donations",
+            "bids",
+        ],
+    ),
+    (Kind::Deleting, &["terminate", "unlink", "drop", "trash empty", "empty"]),
+    (Kind::Secrets, &["tokens", "keys", "credentials", "secrets", "authorize", "recovery", "webauthn"]),
+    (
+        Kind::Sending,
+        &[
+            "send",
+            "publish",
+            "reply",
+            "statuses",
+            "tweet",
+            "tweets",
+            "message post",
+            "post message",
+            "sendmail",
+        ],
+    ),
+    (
+        Kind::Sharing,
+        &[
+            "share",
+            "shares",
+            "shared",
+            "sharing",
+            "visibility",
+            "invitations",
+            "invitation",
+            "invite",
+            "invites",
+            "collaborators",
+            "collaboration",
+            "members",
+            "permissions",
+            "make public",
+            "publicize",
+            "role",
+            "roles",
+        ],
+    ),
+];
 
-/// Everything the built-in vocabulary and `extra` words (a policy's, which count as every
-/// category's) find in `text`.
+/// What answers, reactions and reading are called: a send or share that names one of them
+/// is none (`POST /statuses/1/favourite`, `PUT /drafts/3`, `POST /messages/9/read`).
+const NOT_SENT: &[&str] = &[
+    "draft",
+    "drafts",
+    "preview",
+    "like",
+    "likes",
+    "unlike",
+    "favourite",
+    "favourites",
+    "favorite",
+    "favorites",
+    "unfavourite",
+    "bookmark",
+    "bookmarks",
+    "pin",
+    "unpin",
+    "mute",
+    "unmute",
+    "read",
+    "seen",
+    "reaction",
+    "reactions",
+    "react",
+    "vote",
+    "votes",
+    "typing",
+    "presence",
+    "translate",
+    "star",
+    "spam",
+];
+
+/// What a `DELETE` may remove without deleting data: a sign-in (`DELETE /users/sign_out`), a
+/// reaction, a follow, a draft, or anything the module's rule says is no data.
+const LEAVING: &[&str] = &[
+    "session",
+    "sessions",
+    "sign out",
+    "signout",
+    "logout",
+    "log out",
+    "follow",
+    "following",
+    "subscription",
+    "subscriptions",
+    "starred",
+    "stars",
+    "notification",
+    "notifications",
+    "dismiss",
+];
+
+/// Everything the built-in vocabulary and `extra` words (a policy's) find in `text`.
 pub fn find(text: &str, extra: &[String]) -> Vec<Found> {
-    find_with(text, extra, false)
+    find_with(text, extra, false, false)
 }
 
-/// [`find`] for the words of a URL a request writes to: a secret's name alone is its change
-/// there (`POST /account/password`).
+/// [`find`] for a label with an amount of money on it: a verb that moves money is paying there
+/// (`Send $25`, `Abonnieren – 9,99 €/Monat`).
+pub fn find_priced(text: &str, extra: &[String], priced: bool) -> Vec<Found> {
+    find_with(text, extra, false, priced)
+}
+
+/// [`find`] for the words of a URL a request writes to, or of an operation it names: a secret's
+/// name alone is its change there (`POST /account/password`), and the paths' words count.
 pub fn find_in_url(text: &str, extra: &[String]) -> Vec<Found> {
-    find_with(text, extra, true)
+    find_with(text, extra, true, false)
 }
 
-fn find_with(text: &str, extra: &[String], writes: bool) -> Vec<Found> {
+/// Whether a `DELETE` (or a `_method=delete`) to this URL removes no data (see [`LEAVING`]).
+pub fn deletes_no_data(url_words: &str) -> bool {
+    let label = Label::new(url_words);
+    LEAVING.iter().chain(NOT_SENT).any(|w| label.has(w))
+        || LANGUAGES.iter().any(|l| l.not_data.iter().any(|w| label.has_entry(w)))
+}
+
+fn find_with(text: &str, extra: &[String], writes: bool, priced: bool) -> Vec<Found> {
     let label = Label::new(text);
     if label.is_empty() {
         return Vec::new();
     }
     let mut found = Vec::new();
     let about_no_data = LANGUAGES.iter().any(|l| l.not_data.iter().any(|w| label.has_entry(w)));
+    let not_sent = NOT_SENT.iter().any(|w| label.has(w));
     for language in LANGUAGES {
         let mut push =
-            |category, words: String| found.push(Found { category, words, language: language.name });
-        // The longest entry that matches says most; one per category and language.
+            |kind, words: String| found.push(Found { kind: Some(kind), words, language: language.name });
+        // The longest entry that matches says most; one per kind and language.
         let longest = |list: &[&'static str]| {
             list.iter().filter(|e| label.has_entry(e)).max_by_key(|e| e.chars().count()).copied()
         };
         if let Some(entry) = longest(language.paying) {
-            push(Category::Paying, entry.to_owned());
+            push(Kind::Paying, entry.to_owned());
+        } else if let Some(verb) = longest(language.money_verbs).filter(|_| priced) {
+            push(Kind::Paying, format!("{verb} + an amount"));
         }
         if !about_no_data {
             if let Some(entry) = longest(language.deleting) {
-                push(Category::Deleting, entry.to_owned());
+                push(Kind::Deleting, entry.to_owned());
             }
         }
         if let Some(entry) = longest(language.secrets) {
-            push(Category::ChangingSecret, entry.to_owned());
+            push(Kind::Secrets, entry.to_owned());
         } else if let (Some(noun), Some(change)) =
             (longest(language.secret_nouns), longest(language.secret_changes))
         {
-            push(Category::ChangingSecret, format!("{noun} + {change}"));
+            push(Kind::Secrets, format!("{noun} + {change}"));
         } else if let Some(noun) = longest(language.secret_nouns).filter(|_| writes) {
-            push(Category::ChangingSecret, noun.to_owned());
+            push(Kind::Secrets, noun.to_owned());
+        }
+        // In a URL, `post` and `reply` are nouns (`/post_actions`): there the paths' own words
+        // say sending and sharing.
+        if !not_sent && !writes {
+            if let Some(entry) = longest(language.sending) {
+                push(Kind::Sending, entry.to_owned());
+            }
+            if let Some(entry) = longest(language.sharing) {
+                push(Kind::Sharing, entry.to_owned());
+            }
         }
     }
     if writes {
-        if let Some(entry) = URL_SECRETS.iter().find(|e| label.has(e)) {
-            found.push(Found {
-                category: Category::ChangingSecret,
-                words: (*entry).to_owned(),
-                language: "URL",
-            });
+        for (kind, words) in URL_WORDS {
+            let skip = match kind {
+                Kind::Deleting => about_no_data,
+                Kind::Sending | Kind::Sharing => not_sent,
+                _ => false,
+            };
+            if let Some(entry) = words.iter().find(|e| label.has(e)).filter(|_| !skip) {
+                found.push(Found { kind: Some(*kind), words: (*entry).to_owned(), language: "URL" });
+            }
         }
     }
     for word in extra {
         if label.has_entry(word) {
-            found.push(Found { category: Category::Paying, words: word.clone(), language: "your policy" });
+            found.push(Found { kind: None, words: word.clone(), language: "your policy" });
         }
     }
-    // The same words listed by two languages (`pagar`, `2fa`) are said once.
-    found.dedup_by(|a, b| a.category == b.category && a.words == b.words);
-    found
+    // The same words listed by two languages (`pagar`, `2fa`) are said once; words inside a
+    // longer entry of another kind are that entry's (`send` in `send money`, `transfer` in
+    // `transfer ownership`), and a verb next to an amount pays rather than sends.
+    let inside_another = |f: &Found, all: &[Found]| {
+        all.iter().any(|g| {
+            g.kind != f.kind
+                && g.kind.is_some()
+                && f.kind.is_some()
+                && ((g.words.chars().count() > f.words.chars().count() && Label::new(&g.words).has(&f.words))
+                    || (g.kind == Some(Kind::Paying)
+                        && g.words.strip_suffix(" + an amount") == Some(&f.words)))
+        })
+    };
+    let all = found.clone();
+    found.retain(|f| !inside_another(f, &all));
+    let mut said: Vec<Found> = Vec::new();
+    for f in found {
+        if !said.iter().any(|s| s.kind == f.kind && s.words == f.words) {
+            said.push(f);
+        }
+    }
+    said
 }
 
 /// The kinds of form fields whose presence makes sending the form sensitive.
@@ -736,14 +1202,16 @@ impl FieldKind {
         }
     }
 
-    /// Money or a secret.
-    pub fn category(self) -> Category {
+    /// Money, a new secret, or a sign-in's password or code (which is signing in only when
+    /// nothing else the form or request says is sensitive: the rule decides).
+    pub fn kind(self) -> Kind {
         match self {
             FieldKind::CardNumber
             | FieldKind::CardSecurityCode
             | FieldKind::CardExpiry
-            | FieldKind::BankAccount => Category::Paying,
-            FieldKind::Password | FieldKind::NewPassword | FieldKind::OneTimeCode => Category::ChangingSecret,
+            | FieldKind::BankAccount => Kind::Paying,
+            FieldKind::NewPassword => Kind::Secrets,
+            FieldKind::Password | FieldKind::OneTimeCode => Kind::SigningIn,
         }
     }
 }
@@ -944,17 +1412,23 @@ mod tests {
     use super::*;
     use tabtunnel_wire::gestures::FieldFacts;
 
-    fn says(text: &str) -> Vec<Category> {
-        let mut c: Vec<Category> = find(text, &[]).into_iter().map(|f| f.category).collect();
+    fn says(text: &str) -> Vec<Kind> {
+        kinds(find(text, &[]))
+    }
+
+    fn kinds(found: Vec<Found>) -> Vec<Kind> {
+        let mut c: Vec<Kind> = found.into_iter().filter_map(|f| f.kind).collect();
         c.sort();
         c.dedup();
         c
     }
 
-    const PAY: &[Category] = &[Category::Paying];
-    const DELETE: &[Category] = &[Category::Deleting];
-    const SECRET: &[Category] = &[Category::ChangingSecret];
-    const NOTHING: &[Category] = &[];
+    const PAY: &[Kind] = &[Kind::Paying];
+    const DELETE: &[Kind] = &[Kind::Deleting];
+    const SECRET: &[Kind] = &[Kind::Secrets];
+    const SEND: &[Kind] = &[Kind::Sending];
+    const SHARE: &[Kind] = &[Kind::Sharing];
+    const NOTHING: &[Kind] = &[];
 
     #[test]
     fn paying_in_every_language() {
@@ -1033,6 +1507,109 @@ mod tests {
         for label in ["Password", "Show password", "Forgot password?", "Passwort", "Mot de passe oublié ?"] {
             assert_eq!(says(label), NOTHING, "{label}: naming a secret alone changes nothing");
         }
+    }
+
+    #[test]
+    fn sending_in_every_language() {
+        for label in [
+            "Send",
+            "Post",
+            "Publish",
+            "Send message",
+            "Nachricht senden",
+            "Envoyer",
+            "Enviar mensaje",
+            "Invia",
+            "Enviar mensagem",
+            "Versturen",
+            "Wyślij",
+            "送信",
+            "发送",
+        ] {
+            assert_eq!(says(label), SEND, "{label}");
+        }
+    }
+
+    #[test]
+    fn sharing_in_every_language() {
+        for label in [
+            "Share",
+            "Invite people",
+            "Make public",
+            "Anyone with the link",
+            "Change role",
+            "Transfer ownership",
+            "Teilen",
+            "Partager",
+            "Compartir",
+            "Condividi",
+            "Compartilhar",
+            "Delen",
+            "Udostępnij",
+            "共有",
+            "分享",
+        ] {
+            assert_eq!(says(label), SHARE, "{label}");
+        }
+    }
+
+    #[test]
+    fn new_deletions_and_secrets() {
+        for label in ["Terminate instance", "Empty trash", "Drop database", "Papierkorb leeren", "清空回收站"]
+        {
+            assert_eq!(says(label), DELETE, "{label}");
+        }
+        for label in ["Authorize application", "Change recovery email", "Autoriser"] {
+            assert_eq!(says(label), SECRET, "{label}");
+        }
+    }
+
+    #[test]
+    fn a_verb_that_moves_money_pays_only_next_to_an_amount() {
+        for label in ["Send $25", "Subscribe – $9.99/month", "Abonnieren – 9,99 €/Monat", "Renouveler 49 €"]
+        {
+            assert_eq!(kinds(find_priced(label, &[], true)), PAY, "{label}");
+        }
+        assert_eq!(
+            find_priced("Send $25", &[], true)[0].describe(),
+            "\"send + an amount\" (English: paying)"
+        );
+        assert_eq!(says("Subscribe"), NOTHING);
+        assert_eq!(says("Send"), SEND);
+        assert_eq!(kinds(find_priced("Add to cart – €9.99", &[], true)), NOTHING);
+        assert_eq!(kinds(find_priced("Request $25.00", &[], true)), NOTHING);
+        // A longer entry of another kind wins: money sent is paying, ownership moved is sharing.
+        assert_eq!(says("Send money"), PAY);
+        assert_eq!(says("Transfer ownership"), SHARE);
+    }
+
+    #[test]
+    fn urls_and_operations_name_the_new_kinds() {
+        let url = |text: &str| kinds(find_in_url(&split_identifier(text), &[]));
+        assert_eq!(url(" api v1 p2p transfers "), PAY);
+        assert_eq!(url(" instances i 1 terminate "), DELETE);
+        assert_eq!(url(" trash empty "), DELETE);
+        assert_eq!(url("dropDatabase"), DELETE);
+        assert_eq!(url(" messages send "), SEND);
+        assert_eq!(url(" api v1 statuses "), SEND);
+        assert_eq!(url(" docs 7 share "), SHARE);
+        assert_eq!(url(" repo visibility "), SHARE);
+        assert_eq!(url(" org invitations "), SHARE);
+        assert_eq!(url(" threads 4 reply "), SEND);
+        assert_eq!(url(" auction 9 bids "), PAY);
+        assert_eq!(url(" post actions "), NOTHING, "a post is a noun in a path");
+        assert_eq!(url(" oauth authorize "), SECRET);
+        // Reactions, drafts and reading are no sending; a cart emptied is no deletion.
+        for harmless in
+            [" api v1 statuses 1 favourite ", " drafts 3 send ", " cart empty ", " messages 9 read "]
+        {
+            assert_eq!(url(harmless), NOTHING, "{harmless}");
+        }
+        assert!(deletes_no_data(" users sign out "));
+        assert!(deletes_no_data(" cart items 3 "));
+        assert!(deletes_no_data(" user starred acme rocket "));
+        assert!(deletes_no_data(" api notifications 5 "));
+        assert!(!deletes_no_data(" api v1 volumes vol 99 "));
     }
 
     #[test]
@@ -1121,6 +1698,7 @@ mod tests {
         assert_eq!(found[0].describe(), "\"zapłać teraz\" (Polish: paying)");
         let found = find("Passwort ändern", &[]);
         assert_eq!(found[0].describe(), "\"passwort + ändern\" (German: changing a secret)");
+        assert_eq!(find("Launch", &["launch".to_owned()])[0].describe(), "\"launch\" (your policy)");
     }
 
     fn field(input_type: &str, autocomplete: &str, name: &str, label: &str) -> FieldFacts {

@@ -686,6 +686,13 @@ fn gesture_item(
     text.append_child(&b.el("span", &[], &what)).unwrap();
     text.append_child(&b.el("strong", &[("class", "origin")], &q.origin)).unwrap();
     item.append_child(&text).unwrap();
+    // What it does, first: the kinds the human decides about.
+    if !q.kinds.is_empty() {
+        let names = kind_names(&q.kinds);
+        let kinds: Vec<&str> = q.kinds.iter().map(|k| k.name()).collect();
+        item.append_child(&b.el("p", &[("class", "kinds"), ("data-kinds", &kinds.join(" "))], &names))
+            .unwrap();
+    }
     // The picture comes a moment after the question: its place is kept from the start, so that
     // nothing moves under the human's pointer (a click meant for Allow once landed elsewhere).
     let slot = b.el("div", &[("class", "picture-slot")], "");
@@ -715,6 +722,12 @@ fn gesture_item(
     let button = |answer, label| b.el("button", &[("type", "button"), ("data-answer", answer)], label);
     item.append_child(&b.row(&[&button("allow", "Allow once"), &button("deny", "Deny")])).unwrap();
     item
+}
+
+/// The kinds of a question as the panel names them: `Sending or publishing in your name ·
+/// Sharing and visibility`.
+fn kind_names(kinds: &[tabtunnel_wire::gestures::GestureKind]) -> String {
+    kinds.iter().map(|k| k.title()).collect::<Vec<_>>().join(" · ")
 }
 
 struct Builder<'a>(&'a Document);

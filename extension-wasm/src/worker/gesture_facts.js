@@ -47,6 +47,16 @@ function (mode, selectors, request) {
     const root = e.getRootNode ? e.getRootNode() : document;
     return (root.getElementById ? root.getElementById(id) : null) || document.getElementById(id);
   };
+  // Where icon buttons keep their names: `title`, and where tooltip libraries move it
+  // (Bootstrap's `data-bs-original-title`), or keep it (`data-tooltip`, tippy's content).
+  const TIPS = ['title', 'data-bs-original-title', 'data-original-title', 'data-tooltip', 'data-tippy-content'];
+  const tipOf = (x) => {
+    for (const a of TIPS) {
+      const v = x.getAttribute && clip(x.getAttribute(a));
+      if (v) return v;
+    }
+    return '';
+  };
   const nameOf = (e) => {
     if (!e || !e.getAttribute) return '';
     const by = e.getAttribute('aria-labelledby');
@@ -67,10 +77,14 @@ function (mode, selectors, request) {
     if (!['INPUT', 'TEXTAREA', 'SELECT'].includes(e.tagName)) {
       const t = clip(e.innerText || e.textContent);
       if (t) return t;
-      const inner = e.querySelector && e.querySelector('img[alt], [aria-label]');
-      if (inner) return clip(inner.getAttribute('alt') || inner.getAttribute('aria-label'));
+      // An icon button: its own tooltip, else what its icon says (`<i title>`, an `<img alt>`,
+      // `<svg><title>` or `aria-label` inside).
+      const own = tipOf(e);
+      if (own) return own;
+      const inner = e.querySelector && e.querySelector(`img[alt], [aria-label], svg title, ${TIPS.map((a) => `[${a}]`).join(', ')}`);
+      if (inner) return clip(inner.tagName.toLowerCase() === 'title' ? inner.textContent : (inner.getAttribute('alt') || inner.getAttribute('aria-label') || tipOf(inner)));
     }
-    return clip(e.title || e.placeholder);
+    return clip(tipOf(e) || e.placeholder);
   };
   const roleOf = (e) => {
     const own = e.getAttribute && e.getAttribute('role');
