@@ -287,6 +287,8 @@ pub fn spawn(
                 input = rx.recv() => match input {
                     Some(input) => {
                         hub.read_clock();
+                        // The timer may not have fired yet for a deadline the clock has passed.
+                        hub.handle_due();
                         hub.handle(input)
                     }
                     None => break,
@@ -294,8 +296,10 @@ pub fn spawn(
             }
             // What else has arrived goes in before the outputs leave, so that the answers to a
             // burst leave together (each writer then writes them at once).
+            // A deadline an input just made due (a grace period of 0) goes before the inputs after it.
             for _ in 0..INPUTS_PER_FLUSH {
                 let Ok(input) = rx.try_recv() else { break };
+                hub.handle_due();
                 hub.handle(input);
             }
             hub.flush();
@@ -309,6 +313,13 @@ pub fn spawn(
 }
 
 impl Hub {
+    /// Handles the core's deadline if the clock has passed it.
+    fn handle_due(&mut self) {
+        if self.core.poll_timeout().is_some_and(|at| at <= self.now_ms) {
+            self.core.handle_timeout(self.now_ms);
+        }
+    }
+
     fn handle(&mut self, input: Input) {
         match input {
             Input::ClientConnected { conn, agent, root, outbox } => {
