@@ -279,6 +279,7 @@ impl<F: Frame> Link<F> {
                 self.take_over = false;
                 self.status.client_endpoint = Some(welcome.client_endpoint);
                 self.status.version_warning = warning;
+                self.status.audit_trail = welcome.audit_trail;
                 self.set_status(DaemonState::Connected, None, out);
             }
             ToExtension::Rejected { reason } => {
@@ -626,6 +627,22 @@ mod tests {
         h.open();
         h.welcome(VERSION);
         assert_eq!(h.machine.status().version_warning, None, "cleared by a matching daemon");
+    }
+
+    #[test]
+    fn what_the_daemon_found_wrong_with_the_trail_is_shown_until_a_welcome_without_it() {
+        let mut h = Harness::paired();
+        h.start();
+        h.open();
+        let broken = "BROKEN: record 1 was removed (before audit.jsonl line 2)";
+        h.frame(ToExtension::Welcome(tabtunnel_wire::Welcome {
+            daemon_version: VERSION.into(),
+            client_endpoint: "http://127.0.0.1:9722/client".into(),
+            audit_trail: Some(broken.into()),
+        }));
+        assert_eq!(h.machine.status().audit_trail.as_deref(), Some(broken));
+        h.welcome(VERSION);
+        assert_eq!(h.machine.status().audit_trail, None);
     }
 
     #[test]

@@ -36,4 +36,6 @@ pub struct LinkStatus {
     pub client_endpoint: Option<String>,
     /// The daemon's version differs from ours: what to do about it.
     pub version_warning: Option<String>,
+    /// From the daemon's `Welcome`: what it found wrong with the audit trail's seals.
+    pub audit_trail: Option<String>,
 }

@@ -126,6 +126,9 @@ pub struct PanelState {
     /// Chrome lets the extension read local files: how to turn that off.
     #[serde(default)]
     pub file_access_warning: Option<String>,
+    /// The daemon found the audit trail rewritten: what it found.
+    #[serde(default)]
+    pub audit_trail_warning: Option<String>,
     /// Agents with a token of their own.
     #[serde(default)]
     pub agent_credentials: Vec<tabtunnel_wire::AgentCredential>,

@@ -21,6 +21,7 @@ pub struct View {
     detail: HtmlElement,
     version_warning: HtmlElement,
     file_access_warning: HtmlElement,
+    audit_trail_warning: HtmlElement,
     endpoint: HtmlElement,
     pub copy: HtmlButtonElement,
     pub toggle: HtmlInputElement,
@@ -85,6 +86,7 @@ impl View {
         );
         let version_warning = b.el("p", &[("id", "version-warning"), ("class", "detail")], "");
         let file_access_warning = b.el("p", &[("id", "file-access-warning"), ("class", "detail")], "");
+        let audit_trail_warning = b.el("p", &[("id", "audit-trail-warning"), ("class", "detail")], "");
 
         let endpoint = b.el("code", &[("id", "client-endpoint"), ("class", "endpoint")], "");
         let copy = b.el("button", &[("id", "copy-endpoint"), ("type", "button")], "Copy");
@@ -191,6 +193,7 @@ impl View {
             &use_this_browser,
             &version_warning,
             &file_access_warning,
+            &audit_trail_warning,
             &kill_row,
             &approvals_section,
             &endpoint_section,
@@ -210,6 +213,7 @@ impl View {
             detail: detail.unchecked_into(),
             version_warning: version_warning.unchecked_into(),
             file_access_warning: file_access_warning.unchecked_into(),
+            audit_trail_warning: audit_trail_warning.unchecked_into(),
             endpoint: endpoint.unchecked_into(),
             copy: copy.unchecked_into(),
             toggle: toggle.unchecked_into(),
@@ -279,6 +283,8 @@ impl View {
         self.version_warning.set_hidden(state.version_warning.is_none());
         self.file_access_warning.set_text_content(state.file_access_warning.as_deref());
         self.file_access_warning.set_hidden(state.file_access_warning.is_none());
+        self.audit_trail_warning.set_text_content(state.audit_trail_warning.as_deref());
+        self.audit_trail_warning.set_hidden(state.audit_trail_warning.is_none());
 
         self.endpoint.set_text_content(Some(state.client_endpoint.as_deref().unwrap_or("—")));
         self.copy.set_disabled(state.client_endpoint.is_none());

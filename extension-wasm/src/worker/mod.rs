@@ -208,7 +208,8 @@ async fn handle(request: PanelRequest) -> Result<(), String> {
 fn snapshot() -> PanelState {
     let link = daemon::status();
     let kill_switch = daemon::kill_switch();
-    with(|w| PanelState {
+    with(|w| {
+        PanelState {
         daemon: link.daemon,
         detail: link.detail,
         daemon_url: link.daemon_url,
@@ -234,6 +235,10 @@ fn snapshot() -> PanelState {
         minted_token: w.minted_token.clone(),
         version_warning: link.version_warning,
         file_access_warning: w.file_access_warning.clone(),
+        audit_trail_warning: link.audit_trail.map(|problem| {
+            format!("The audit trail was changed since it was written: {problem}. `tabtunnel audit verify` says more.")
+        }),
+    }
     })
 }
 
