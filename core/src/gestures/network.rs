@@ -48,7 +48,11 @@ impl Core {
             allowed: false,
         };
         self.gestures.paused.insert(key.clone(), paused);
-        if !write {
+        // A read-only agent's tab writes nothing at all: the browser's own rules refuse it
+        // (`worker/navigation.rs`), never a question the human could answer with Allow.
+        let read_only =
+            self.tabs.get(&tab).and_then(|s| self.policy_for(&s.tab.owner)).is_some_and(|p| p.is_read_only());
+        if !write || read_only {
             self.paused_let_go(&key);
             return true;
         }
