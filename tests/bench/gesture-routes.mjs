@@ -28,6 +28,7 @@ import path from 'node:path';
 
 import { WebSocketServer } from 'ws';
 
+import { removeTree } from '../e2e/harness.mjs';
 import { CdpClient } from './cdp-client.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -499,7 +500,7 @@ async function main() {
     site.close();
     site.closeAllConnections?.();
     await sleep(300);
-    fs.rmSync(chrome.dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+    await removeTree(chrome.dir);
   }
 }
 
