@@ -414,9 +414,7 @@ impl Core {
             gesture: gesture.map(Box::new),
         };
         if self.extension_connected {
-            self.out.push_back(Output::ToExtension(ToExtension::Approval(
-                self.redactor.approval(request.clone()),
-            )));
+            self.out.push_back(Output::ToExtension(ToExtension::Approval(request.clone())));
         }
         let asked = Asked { request, waiting, asked_at_ms: self.now_ms, timeout_ms };
         self.guard.asked_due.arm(asked.expires_at(self.ask_timeout_ms()));
@@ -689,7 +687,7 @@ impl Core {
     pub(crate) fn resend_questions(&mut self) {
         let requests: Vec<ApprovalRequest> = self.guard.asked.values().map(|a| a.request.clone()).collect();
         for request in requests {
-            self.out.push_back(Output::ToExtension(ToExtension::Approval(self.redactor.approval(request))));
+            self.out.push_back(Output::ToExtension(ToExtension::Approval(request)));
         }
     }
 
