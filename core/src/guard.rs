@@ -177,6 +177,14 @@ impl Core {
         approved: Approved,
     ) -> bool {
         let agent = self.conns[&conn].agent.clone();
+        // Every agent's, whatever its policy, first: every rule below reads the command it is
+        // given, never one carried inside it (`wrapped`).
+        if crate::wrapped::refused(cmd.method) {
+            let rule = crate::wrapped::RULE.to_owned();
+            self.audit(&agent, kind.tab(), cmd.method, None, Outcome::Denied { rule });
+            self.reply_error(conn, cmd, &errors::not_supported(cmd.method, crate::wrapped::RULE));
+            return false;
+        }
         // Every agent's, whatever its policy: the human's clipboard is nobody's to read.
         if crate::clipboard::refused(cmd.method, cmd.params.map(|p| p.get())) {
             let rule = crate::clipboard::RULE.to_owned();

@@ -70,6 +70,7 @@ pub mod targets;
 #[cfg(test)]
 mod testing;
 mod waiting;
+mod wrapped;
 
 pub use agent_id::AgentId;
 pub use agents::{is_valid_agent_name, Limits, DEFAULT_AGENT};
