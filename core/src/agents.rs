@@ -298,8 +298,7 @@ impl Core {
                 name: agent.as_str().to_owned(),
                 connections: record.connections,
                 tabs: self.visible_tabs(agent).map(|t| t.id()).collect(),
-                last_action: (!record.last_method.is_empty())
-                    .then(|| self.redactor.text(&record.last_method).into_owned()),
+                last_action: (!record.last_method.is_empty()).then(|| record.last_method.clone()),
                 last_action_at_ms: record.last_at_ms,
                 // Only when going would let go of something (the default agent keeps what the
                 // human shared).

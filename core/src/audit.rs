@@ -91,10 +91,9 @@ impl Core {
         question: Option<Box<tabtunnel_wire::gestures::GestureQuestion>>,
     ) {
         let url = url.map(str::to_owned);
-        let mut record =
+        // Redacted as it leaves the core, with the side panel's activity (`redact::output`).
+        let record =
             AuditRecord { agent: agent.clone(), tab, method: method.to_owned(), url, outcome, question };
-        // Here, once, for every field: the side panel's activity is made from the redacted record.
-        self.redactor.record(&mut record);
         let activity = Activity {
             method: record.method.clone(),
             url: record.url.clone(),

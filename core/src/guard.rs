@@ -177,6 +177,14 @@ impl Core {
         approved: Approved,
     ) -> bool {
         let agent = self.conns[&conn].agent.clone();
+        // Every agent's, whatever its policy, first: every rule below reads the command it is
+        // given, never one carried inside it (`wrapped`).
+        if crate::wrapped::refused(cmd.method) {
+            let rule = crate::wrapped::RULE.to_owned();
+            self.audit(&agent, kind.tab(), cmd.method, None, Outcome::Denied { rule });
+            self.reply_error(conn, cmd, &errors::not_supported(cmd.method, crate::wrapped::RULE));
+            return false;
+        }
         // Every agent's, whatever its policy: the human's clipboard is nobody's to read.
         if crate::clipboard::refused(cmd.method, cmd.params.map(|p| p.get())) {
             let rule = crate::clipboard::RULE.to_owned();
@@ -414,9 +422,7 @@ impl Core {
             gesture: gesture.map(Box::new),
         };
         if self.extension_connected {
-            self.out.push_back(Output::ToExtension(ToExtension::Approval(
-                self.redactor.approval(request.clone()),
-            )));
+            self.out.push_back(Output::ToExtension(ToExtension::Approval(request.clone())));
         }
         let asked = Asked { request, waiting, asked_at_ms: self.now_ms, timeout_ms };
         self.guard.asked_due.arm(asked.expires_at(self.ask_timeout_ms()));
@@ -689,7 +695,7 @@ impl Core {
     pub(crate) fn resend_questions(&mut self) {
         let requests: Vec<ApprovalRequest> = self.guard.asked.values().map(|a| a.request.clone()).collect();
         for request in requests {
-            self.out.push_back(Output::ToExtension(ToExtension::Approval(self.redactor.approval(request))));
+            self.out.push_back(Output::ToExtension(ToExtension::Approval(request)));
         }
     }
 

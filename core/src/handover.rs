@@ -19,11 +19,7 @@ impl Core {
         self.advance(now);
         self.handovers.next_id += 1;
         let id = self.handovers.next_id;
-        let request = HandoverRequest {
-            id,
-            agent: agent.as_str().to_owned(),
-            reason: self.redactor.text(reason).into(),
-        };
+        let request = HandoverRequest { id, agent: agent.as_str().to_owned(), reason: reason.to_owned() };
         self.handovers.waiting.insert(id, request.clone());
         if self.extension_connected {
             self.out.push_back(Output::ToExtension(ToExtension::HandoverRequest(request)));

@@ -70,6 +70,7 @@ pub mod targets;
 #[cfg(test)]
 mod testing;
 mod waiting;
+mod wrapped;
 
 pub use agent_id::AgentId;
 pub use agents::{is_valid_agent_name, Limits, DEFAULT_AGENT};
@@ -165,7 +166,10 @@ impl Core {
     }
 
     pub fn poll_output(&mut self) -> Option<Output> {
-        self.out.pop_front()
+        let mut output = self.out.pop_front()?;
+        // Here, once, for everything a person reads: the trail, the side panel (`redact`).
+        self.redactor.output(&mut output);
+        Some(output)
     }
 
     pub fn browser_target_id(&self) -> &str {

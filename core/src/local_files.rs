@@ -19,15 +19,10 @@ use serde_json::Value;
 /// The rule, as errors and the audit trail name it.
 pub const RULE: &str = "local files: no agent hands a page the user's files, except from a directory its policy's allow_file_uploads names (never tabtunnel's own)";
 
-/// How deep `Target.sendMessageToTarget` may wrap a command before it is refused unread.
-const MAX_WRAPPING: u8 = 4;
-
 /// Where a method names local paths.
 enum Route {
     /// A path, or a list of paths, at this JSON pointer of its params.
     Paths(&'static str),
-    /// A command wrapped in `message` for another session (the non-flat protocol).
-    Wrapped,
     /// Loads code from the disk: never an agent's.
     Never,
 }
@@ -40,7 +35,6 @@ fn route(method: &str) -> Option<Route> {
         "Page.handleFileChooser" => Route::Paths("/files"),
         // Where downloads are written (`Browser.setDownloadBehavior` is answered by the core).
         "Page.setDownloadBehavior" => Route::Paths("/downloadPath"),
-        "Target.sendMessageToTarget" => Route::Wrapped,
         "Extensions.loadUnpacked" => Route::Never,
         _ => return None,
     })
@@ -62,16 +56,6 @@ pub fn refusal(
     allowed: &Uploads,
     private: &[LocalPath],
 ) -> Option<String> {
-    refusal_at(method, params, allowed, private, 0)
-}
-
-fn refusal_at(
-    method: &str,
-    params: Option<&str>,
-    allowed: &Uploads,
-    private: &[LocalPath],
-    depth: u8,
-) -> Option<String> {
     let found = route(method)?;
     let params: Value = match params.map(serde_json::from_str) {
         None => return None,
@@ -80,19 +64,6 @@ fn refusal_at(
     };
     match found {
         Route::Never => Some("it would load code from the user's disk".into()),
-        Route::Wrapped => {
-            let Some(Ok(inner)) = params["message"].as_str().map(serde_json::from_str::<Value>) else {
-                return Some("the command it wraps could not be read".into());
-            };
-            // A command that names no path wraps nothing of this rule's.
-            let inner_method = inner["method"].as_str()?;
-            route(inner_method)?;
-            if depth >= MAX_WRAPPING {
-                return Some("it wraps commands too deep to read".into());
-            }
-            let inner_params = inner.get("params").map(Value::to_string);
-            refusal_at(inner_method, inner_params.as_deref(), allowed, private, depth + 1)
-        }
         Route::Paths(pointer) => match params.pointer(pointer) {
             None | Some(Value::Null) => None,
             Some(Value::String(path)) => path_refusal(path, allowed, private),
@@ -158,10 +129,6 @@ mod tests {
             ("Page.handleFileChooser", json!({"action": "accept", "files": [path]})),
             ("PWA.launchFilesInApp", json!({"manifestId": "https://a.example/", "files": [path]})),
             ("Page.setDownloadBehavior", json!({"behavior": "allow", "downloadPath": path})),
-            (
-                "Target.sendMessageToTarget",
-                json!({"sessionId": "S", "message": json!({"id": 1, "method": "DOM.setFileInputFiles", "params": {"files": [path], "nodeId": 5}}).to_string()}),
-            ),
         ]
     }
 
@@ -235,10 +202,6 @@ mod tests {
             ("Page.setDownloadBehavior", json!({"behavior": "deny"})),
             ("Page.setInterceptFileChooserDialog", json!({"enabled": true})),
             ("Input.setInterceptDrags", json!({"enabled": true})),
-            (
-                "Target.sendMessageToTarget",
-                json!({"sessionId": "S", "message": "{\"id\":1,\"method\":\"Runtime.evaluate\",\"params\":{\"expression\":\"1\"}}"}),
-            ),
             ("Runtime.evaluate", json!({"expression": "'/etc/hostname'"})),
         ] {
             assert_eq!(refused(method, params.clone(), &none), None, "{method} {params}");
@@ -254,17 +217,10 @@ mod tests {
             ("DOM.setFileInputFiles", json!({"files": "/etc/hostname"})),
             ("DOM.setFileInputFiles", json!({"files": [7]})),
             ("Input.dispatchDragEvent", json!({"type": "drop", "data": {"files": {"0": "/etc/hostname"}}})),
-            ("Target.sendMessageToTarget", json!({"sessionId": "S", "message": "{"})),
             ("Extensions.loadUnpacked", json!({"path": "/home/me/agent-uploads/ext"})),
         ] {
             assert!(refused(method, params.clone(), &allowed).is_some(), "{method} {params}");
         }
-        // Wrapped past any reading.
-        let mut message = json!({"id": 1, "method": "DOM.setFileInputFiles", "params": {"files": ["/home/me/agent-uploads/a"]}});
-        for _ in 0..=MAX_WRAPPING {
-            message = json!({"id": 1, "method": "Target.sendMessageToTarget", "params": {"sessionId": "S", "message": message.to_string()}});
-        }
-        assert!(refused("Target.sendMessageToTarget", message["params"].clone(), &allowed).is_some());
     }
 
     /// Through the core, on the page, a frame's and a worker's session: refused before the

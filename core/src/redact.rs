@@ -104,20 +104,18 @@ impl Redactor {
     }
 
     /// Every text of an approval request the side panel shows.
-    pub fn approval(&self, mut request: tabtunnel_wire::ApprovalRequest) -> tabtunnel_wire::ApprovalRequest {
-        let tabtunnel_wire::ApprovalRequest { id: _, agent, tab_id: _, method, url, rule, gesture } =
-            &mut request;
+    fn approval(&self, request: &mut tabtunnel_wire::ApprovalRequest) {
+        let tabtunnel_wire::ApprovalRequest { id: _, agent, tab_id: _, method, url, rule, gesture } = request;
         for text in [agent, method, rule].into_iter().chain(url.as_mut()) {
             self.string(text);
         }
         if let Some(question) = gesture {
             self.question(question);
         }
-        request
     }
 
     /// Every text of an audit record.
-    pub fn record(&self, record: &mut crate::AuditRecord) {
+    fn record(&self, record: &mut crate::AuditRecord) {
         let crate::AuditRecord { agent, tab: _, method, url, outcome, question } = record;
         if let Cow::Owned(name) = self.text(agent.as_str()) {
             *agent = crate::AgentId::new(&name);
@@ -132,6 +130,76 @@ impl Redactor {
         }
         if let Some(question) = question {
             self.question(question);
+        }
+    }
+
+    /// Whatever leaves the core ([`crate::Core::poll_output`]), with every text a person reads
+    /// redacted: the one place, so that a new output, frame or field is placed here (every
+    /// match is exhaustive, every struct taken apart in full) before it can leave at all.
+    pub fn output(&self, output: &mut crate::Output) {
+        use crate::Output;
+        match output {
+            Output::Audit(record) => self.record(record),
+            Output::ToExtension(frame) => self.to_extension(frame),
+            // The agent's own frames (what it sent, what its tab answered), and no text.
+            Output::ToClient { .. }
+            | Output::CloseClient { .. }
+            | Output::HandoverAnswered { .. }
+            | Output::NavigationDecided { .. }
+            | Output::KillSwitch { .. } => {}
+        }
+    }
+
+    /// A frame for the extension: the side panel's texts redacted. Agents' names stay as they
+    /// are (the extension answers with them; the owner chose them), and so do what the browser
+    /// acts on (an agent's command, a tab operation's URL, the navigation endpoint) and what the
+    /// human is shown on purpose (the client endpoint, an agent token minted for them, once).
+    pub fn to_extension(&self, frame: &mut tabtunnel_wire::ToExtension) {
+        use tabtunnel_wire::{Activity, AgentStatus, HandoverRequest, ToExtension, Welcome};
+        match frame {
+            ToExtension::Approval(request) => self.approval(request),
+            ToExtension::HandoverRequest(HandoverRequest { id: _, agent: _, reason }) => self.string(reason),
+            ToExtension::Agents { now_ms: _, agents } => {
+                for status in agents {
+                    let AgentStatus {
+                        name: _,
+                        connections: _,
+                        tabs: _,
+                        last_action,
+                        last_action_at_ms: _,
+                        releases_at_ms: _,
+                        recent,
+                    } = status;
+                    if let Some(text) = last_action {
+                        self.string(text);
+                    }
+                    for Activity { method, url, outcome, at_ms: _ } in recent {
+                        for text in [method, outcome].into_iter().chain(url.as_mut()) {
+                            self.string(text);
+                        }
+                    }
+                }
+            }
+            ToExtension::Rejected { reason } => self.string(reason),
+            ToExtension::AgentTokenMinted { name: _, token: _, error } => {
+                if let Some(text) = error {
+                    self.string(text);
+                }
+            }
+            ToExtension::Welcome(Welcome { daemon_version: _, client_endpoint: _, audit_trail }) => {
+                if let Some(text) = audit_trail {
+                    self.string(text);
+                }
+            }
+            ToExtension::Command(_)
+            | ToExtension::ResetTab { .. }
+            | ToExtension::Browser(_)
+            | ToExtension::HandoverWithdrawn { .. }
+            | ToExtension::ApprovalWithdrawn { .. }
+            | ToExtension::NavigationRules { .. }
+            | ToExtension::AgentCredentials { .. }
+            | ToExtension::PrepareTabs { .. }
+            | ToExtension::Heartbeat => {}
         }
     }
 

@@ -202,19 +202,6 @@ async fn the_audit_trail_records_steps_and_outcomes_but_no_params() {
     assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
 }
 
-/// The trail's lines until there are `n`.
-async fn trail_lines(d: &Daemon, n: usize) -> Vec<String> {
-    let file = d.config_dir().join("data/audit/audit.jsonl");
-    for _ in 0..250 {
-        let text = std::fs::read_to_string(&file).unwrap_or_default();
-        if text.lines().count() >= n {
-            return text.lines().map(str::to_owned).collect();
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("the trail never held {n} lines");
-}
-
 #[tokio::test]
 async fn a_rewritten_trail_is_named_by_verify_and_by_the_next_daemon() {
     let d = daemon().await;

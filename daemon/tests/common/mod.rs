@@ -359,3 +359,16 @@ pub fn plant_tool_servers(data_dir: &std::path::Path, node: &std::path::Path) {
     std::fs::write(&script, "").unwrap();
     std::fs::write(dir.join(".tabtunnel-installed"), json!({"node": node}).to_string()).unwrap();
 }
+
+/// The audit trail's lines once there are `n`.
+pub async fn trail_lines(d: &Daemon, n: usize) -> Vec<String> {
+    let file = d.config_dir().join("data/audit/audit.jsonl");
+    for _ in 0..250 {
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        if text.lines().count() >= n {
+            return text.lines().map(str::to_owned).collect();
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the trail never held {n} lines");
+}
