@@ -11,6 +11,8 @@ use std::time::Instant;
 
 const CRATE: &str = "tabtunnel-extension";
 const TARGET: &str = "wasm32-unknown-unknown";
+/// The Cargo profile of a release build of the extension (Cargo.toml says why it is its own).
+const WASM_PROFILE: &str = "wasm-release";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -62,13 +64,13 @@ fn build_extension(debug: bool) -> Result<()> {
     let mut build = Command::new(&cargo);
     build.current_dir(&root).args(["build", "-p", CRATE, "--target", TARGET]);
     if !debug {
-        build.arg("--release");
+        build.args(["--profile", WASM_PROFILE]);
     }
     if !build.status()?.success() {
         return Err("cargo build of the extension failed".into());
     }
 
-    let profile = if debug { "debug" } else { "release" };
+    let profile = if debug { "debug" } else { WASM_PROFILE };
     let wasm = target_dir(&cargo, &root)?
         .join(TARGET)
         .join(profile)
