@@ -6,6 +6,10 @@
 //! segment before `/tabtunnel/` (the navigation key's path, for a reader that does not know the
 //! key). Each becomes [`REDACTED`].
 //!
+//! Each such text is also cut to [`MAX_TEXT_BYTES`] ([`Redactor::string`]): an agent's
+//! 17 MB URL or label would otherwise go whole into every line, question and activity that
+//! names it (six of them rotated the whole trail out).
+//!
 //! Cheap on purpose: a text without [`PIECE`] bytes in a row of hex digits and `%` (a method
 //! name, an agent's name, most URLs) is looked at once and neither decoded nor copied.
 
@@ -20,6 +24,8 @@ pub const PIECE: usize = 8;
 /// The navigation key's path follows it: `/<key>/tabtunnel/navigation`.
 const DAEMON_PATH: &[u8] = b"/tabtunnel/";
 const SHORTEST_KEY: usize = 32;
+/// The longest text for people kept whole (a long URL fits; a page's megabytes do not).
+pub const MAX_TEXT_BYTES: usize = 2048;
 
 /// The secrets a text must not show.
 #[derive(Debug, Clone, Default)]
@@ -73,10 +79,13 @@ impl Redactor {
     }
 
     /// Redacts a string in place (no copy when it holds no secret).
+    /// A text for people, in place: redacted, then cut to [`MAX_TEXT_BYTES`] (on a character's
+    /// boundary) with how much was cut said at its end.
     pub fn string(&self, text: &mut String) {
         if let Cow::Owned(redacted) = self.text(text) {
             *text = redacted;
         }
+        clip(text);
     }
 
     /// Every field of a question of the gesture guard's (listed in full, so that a new field
@@ -285,6 +294,20 @@ struct Unit {
     byte: u8,
     start: usize,
     end: usize,
+}
+
+/// Cuts `text` to at most [`MAX_TEXT_BYTES`] and a note of the bytes cut.
+fn clip(text: &mut String) {
+    if text.len() <= MAX_TEXT_BYTES {
+        return;
+    }
+    let whole = text.len();
+    let mut end = MAX_TEXT_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    text.push_str(&format!("… ({} more bytes)", whole - end));
 }
 
 /// Whether `text` has [`PIECE`] bytes in a row that are hex digits or `%`: the least any piece
@@ -557,6 +580,42 @@ mod tests {
                 assert_holds_no_piece(text, secret);
             }
         }
+    }
+
+    /// An agent's huge URL (or label, or method name) goes into no text for people whole: six
+    /// refused navigations to a 17 MB URL rotated the whole trail out.
+    #[test]
+    fn a_huge_text_is_cut_wherever_it_lands() {
+        use crate::testing::*;
+        use serde_json::json;
+        let mut h = Harness::new();
+        h.core.extension_connected(h.now, hello(&[])).unwrap();
+        h.core.set_policy(h.now, Some(default_policy(json!({ "allow_origins": ["https://ok.test"] }))));
+        h.ext(tabtunnel_wire::FromExtension::TabShared(agent_tab(1, "scout", true)));
+        h.connect_as(1, "scout");
+        let page = h.playwright_attach(1)[0].clone();
+        h.drain();
+        // Multi-byte characters across the cut: it must fall on a character's boundary.
+        let url = format!("https://no.test/{}", "é".repeat(100_000));
+        let step =
+            h.send(1, json!({"id": 1, "sessionId": page, "method": "Page.navigate", "params": {"url": url}}));
+        let record = step
+            .other
+            .iter()
+            .find_map(|o| match o {
+                crate::Output::Audit(record) => Some(record.clone()),
+                _ => None,
+            })
+            .expect("the refusal is on the trail");
+        let crate::Outcome::Denied { rule } = &record.outcome else { panic!("{:?}", record.outcome) };
+        for text in [record.url.as_deref().unwrap(), rule.as_str()] {
+            assert!(text.len() <= MAX_TEXT_BYTES + 32, "{} bytes", text.len());
+            assert!(text.ends_with("more bytes)"), "{}", &text[text.len() - 40..]);
+        }
+        let short = "https://no.test/short".to_owned();
+        let mut same = short.clone();
+        redactor().string(&mut same);
+        assert_eq!(same, short, "a short text stays as it is");
     }
 
     /// Independent of [`Redactor`]: decodes every layer of percent-encoding, then looks for any

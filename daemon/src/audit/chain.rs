@@ -65,11 +65,49 @@ pub struct Head {
     pub next: u64,
     /// The seal the next line chains to.
     pub prev: String,
+    /// What the last rotation dropped, so that a trail pushed out by a burst says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rotated_out: Option<RotatedOut>,
 }
 
 impl Default for Head {
     fn default() -> Self {
-        Head { first: 0, next: 0, prev: GENESIS.into() }
+        Head { first: 0, next: 0, prev: GENESIS.into(), rotated_out: None }
+    }
+}
+
+/// Records up to `through` left the trail when it rotated at `at`; the newest of them was
+/// written at `written` (both RFC 3339).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RotatedOut {
+    pub through: u64,
+    pub written: String,
+    pub at: String,
+}
+
+/// Records younger than this when rotated out were pushed out by a burst, not by time.
+pub const YOUNG: std::time::Duration = std::time::Duration::from_secs(3600);
+
+impl RotatedOut {
+    /// How old the newest record rotated out was, if it was [`YOUNG`].
+    pub fn young(&self) -> Option<std::time::Duration> {
+        let written = humantime::parse_rfc3339(&self.written).ok()?;
+        let at = humantime::parse_rfc3339(&self.at).ok()?;
+        at.duration_since(written).ok().filter(|age| *age < YOUNG)
+    }
+}
+
+impl fmt::Display for RotatedOut {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "records up to {} were rotated out at {}", self.through, self.at)?;
+        if let Some(age) = self.young() {
+            write!(
+                f,
+                ", {} s after the newest of them was written: a burst filled the trail (`tabtunnel audit` shows whose)",
+                age.as_secs()
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -179,6 +217,22 @@ impl Sealer {
         }
     }
 
+    /// The oldest kept file, `dropped`, is about to go: remember what it held.
+    pub fn dropping(&mut self, dropped: &Path, at: std::time::SystemTime) {
+        if let Some((through, line)) = last_sealed_line(&self.key, dropped) {
+            let written = serde_json::from_str::<serde_json::Value>(&line)
+                .ok()
+                .and_then(|v| v.get("time")?.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            let at = humantime::format_rfc3339_millis(at).to_string();
+            let rotated = RotatedOut { through, written, at };
+            if rotated.young().is_some() {
+                tracing::warn!("the audit trail: {rotated}");
+            }
+            self.head.rotated_out = Some(rotated);
+        }
+    }
+
     pub fn save_head(&self) {
         if let Err(e) = self.head.save(&self.config_dir) {
             tracing::warn!("cannot write the audit trail's head: {e}");
@@ -192,6 +246,15 @@ impl Sealer {
 
 /// The last sealed line of a file, read from its end.
 fn last_sealed(key: &Key, path: &Path) -> Option<(u64, String)> {
+    last_sealed_with(key, path, |_, mac| mac)
+}
+
+/// The last sealed line of `path`: its place and its text.
+fn last_sealed_line(key: &Key, path: &Path) -> Option<(u64, String)> {
+    last_sealed_with(key, path, |line, _| line.to_owned())
+}
+
+fn last_sealed_with(key: &Key, path: &Path, what: impl Fn(&str, String) -> String) -> Option<(u64, String)> {
     let mut file = std::fs::File::open(path).ok()?;
     let len = file.metadata().ok()?.len();
     let from = len.saturating_sub(256 << 10);
@@ -200,7 +263,7 @@ fn last_sealed(key: &Key, path: &Path) -> Option<(u64, String)> {
     file.read_to_end(&mut tail).ok()?;
     let tail = String::from_utf8_lossy(&tail);
     tail.lines().rev().find_map(|line| match read_line(key, line) {
-        LineSeal::Sealed { seq, mac, .. } => Some((seq, mac)),
+        LineSeal::Sealed { seq, mac, .. } => Some((seq, what(line, mac))),
         _ => None,
     })
 }
@@ -292,6 +355,8 @@ pub struct Report {
     pub first: Option<u64>,
     pub last: Option<u64>,
     pub problem: Option<Problem>,
+    /// What the last rotation dropped, as the head says.
+    pub rotated_out: Option<RotatedOut>,
 }
 
 impl fmt::Display for Report {
@@ -304,13 +369,16 @@ impl fmt::Display for Report {
         if self.unsealed > 0 {
             write!(f, " ({} older lines before them carry no seal and are not checked)", self.unsealed)?;
         }
+        if let Some(rotated) = &self.rotated_out {
+            write!(f, "; {rotated}")?;
+        }
         Ok(())
     }
 }
 
 /// Checks the trail `files` (oldest first: name for messages, path) against `key` and `head`.
 pub fn verify(key: &Key, head: Option<&Head>, files: &[(String, PathBuf)]) -> Report {
-    let mut report = Report::default();
+    let mut report = Report { rotated_out: head.and_then(|h| h.rotated_out.clone()), ..Report::default() };
     let mut expected: Option<(u64, String)> = None;
     // After a gap: the places missing, looked for in the rest of the trail.
     let mut gap: Option<(u64, u64, At)> = None;

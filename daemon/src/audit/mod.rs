@@ -169,6 +169,8 @@ struct Writer {
     file: std::io::BufWriter<std::fs::File>,
     size: u64,
     sealer: chain::Sealer,
+    /// [`ROTATE_BYTES`]; smaller in tests.
+    rotate_bytes: u64,
 }
 
 fn open_owner_only(path: &Path) -> std::io::Result<std::fs::File> {
@@ -183,12 +185,18 @@ impl Writer {
         let mut file = open_owner_only(&path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
         let size = file.seek(std::io::SeekFrom::End(0)).unwrap_or(0);
         let sealer = chain::Sealer::open(config_dir, &path)?;
-        Ok(Writer { data_dir: data_dir.to_owned(), file: std::io::BufWriter::new(file), size, sealer })
+        Ok(Writer {
+            data_dir: data_dir.to_owned(),
+            file: std::io::BufWriter::new(file),
+            size,
+            sealer,
+            rotate_bytes: ROTATE_BYTES,
+        })
     }
 
     fn append(&mut self, line: &Line) {
         let text = self.sealer.seal(&serde_json::to_string(line).expect("a line serializes"));
-        if self.size + text.len() as u64 > ROTATE_BYTES && self.size > 0 {
+        if self.size + text.len() as u64 > self.rotate_bytes && self.size > 0 {
             self.rotate();
         }
         match self.file.write_all(text.as_bytes()) {
@@ -208,7 +216,11 @@ impl Writer {
     /// `audit.jsonl` becomes `.1`, `.1` becomes `.2`..., the oldest beyond [`KEEP`] goes.
     fn rotate(&mut self) {
         self.flush();
-        let _ = std::fs::remove_file(rotated_file(&self.data_dir, KEEP));
+        let dropped = rotated_file(&self.data_dir, KEEP);
+        if dropped.exists() {
+            self.sealer.dropping(&dropped, SystemTime::now());
+        }
+        let _ = std::fs::remove_file(dropped);
         for n in (1..KEEP).rev() {
             let _ = std::fs::rename(rotated_file(&self.data_dir, n), rotated_file(&self.data_dir, n + 1));
         }
@@ -482,6 +494,28 @@ mod tests {
     }
 
     #[cfg(unix)]
+    #[test]
+    fn a_trail_a_burst_pushed_out_says_so() {
+        let data = tempfile::tempdir().unwrap();
+        let config = data.path().join("config");
+        let mut writer = Writer::open(data.path(), &config).unwrap();
+        writer.rotate_bytes = 1 << 20;
+        let mut big = record("Page.navigate", Outcome::Denied { rule: "allow_origins".into() });
+        big.url = Some(format!("https://no.test/{}", "a".repeat(100 << 10)));
+        let line = Line::new(&big, SystemTime::now());
+        let per_line = serde_json::to_string(&line).unwrap().len() as u64 + 1;
+        for _ in 0..((KEEP as u64 + 1) * (writer.rotate_bytes / per_line + 1)) {
+            writer.append(&line);
+        }
+        writer.flush();
+        let report = verify(data.path(), &config).unwrap();
+        assert_eq!(report.problem, None, "{report}");
+        let rotated = report.rotated_out.clone().expect("the head says what went");
+        assert_eq!(Some(rotated.through + 1), report.first, "{report}");
+        assert!(rotated.young().is_some(), "{rotated:?}");
+        assert!(report.to_string().contains("a burst filled the trail"), "{report}");
+    }
+
     #[test]
     fn the_file_is_owner_only_and_rotates() {
         use std::os::unix::fs::PermissionsExt;
