@@ -83,10 +83,10 @@ impl ToolKind {
     }
 }
 
-/// Where the child puts files it names itself: Playwright's output dir (`--output-dir`), the
-/// temp dir chrome-devtools-mcp saves unnamed screenshots and traces in.
-fn work_env(dir: &Path) -> Vec<(&'static str, &Path)> {
-    ["PLAYWRIGHT_MCP_OUTPUT_DIR", "TMPDIR", "TMP", "TEMP"].into_iter().map(|key| (key, dir)).collect()
+/// Where Playwright puts files it names itself (`--output-dir`). Not `TMPDIR`: Playwright
+/// keeps a Unix socket there, and a path this deep is too long for one.
+fn work_env(dir: &Path) -> [(&'static str, &Path); 1] {
+    [("PLAYWRIGHT_MCP_OUTPUT_DIR", dir)]
 }
 
 /// A file naming a token endpoint: removed when dropped, which happens however its child ends,
