@@ -83,6 +83,12 @@ impl ToolKind {
     }
 }
 
+/// Where Playwright puts files it names itself (`--output-dir`). Not `TMPDIR`: Playwright
+/// keeps a Unix socket there, and a path this deep is too long for one.
+fn work_env(dir: &Path) -> [(&'static str, &Path); 1] {
+    [("PLAYWRIGHT_MCP_OUTPUT_DIR", dir)]
+}
+
 /// A file naming a token endpoint: removed when dropped, which happens however its child ends,
 /// and when the process ends cleanly (the runtime drops the task that holds it).
 struct ConfigFile(PathBuf);
@@ -152,6 +158,8 @@ pub struct Command {
     pub modules: PathBuf,
     pub endpoint: String,
     pub private_dir: PathBuf,
+    /// Its working directory (`super::work_dir`): never the MCP client's, often `$HOME`.
+    pub work_dir: PathBuf,
 }
 
 /// Spawns the child process (stdin/stdout are the MCP transport, its stderr goes to ours line
@@ -173,6 +181,8 @@ pub async fn spawn(
         .arg(&script)
         .args(command.kind.args(config.as_ref().map(|c| c.0.as_path())))
         .envs(command.kind.env(&command.endpoint))
+        .envs(work_env(&command.work_dir))
+        .current_dir(&command.work_dir)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -274,6 +284,7 @@ mod tests {
             modules,
             endpoint: ENDPOINT.into(),
             private_dir: private_dir.clone(),
+            work_dir: dir.path().to_path_buf(),
         };
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         runtime.block_on(async {

@@ -11,6 +11,7 @@
 //! | `install`, `patches` | the pinned children: `npm ci` into the data dir, then `patches/` |
 //! | `rpc` | raw JSON-RPC over the child's stdio |
 //! | `child` | which child, its command line, process and handshake |
+//! | `child_tools`, `work_dir` | the child's tools agents may call; the files they may name (the session's work dir) |
 //! | `supervisor` | restart before forward |
 //! | `proxy`, `own_tools` | the MCP server itself (knows nothing of HTTP) |
 //! | `scrub` | the child's results, errors and notifications without a secret |
@@ -20,6 +21,7 @@
 
 mod agent_name;
 mod child;
+mod child_tools;
 pub(crate) mod daemon_api;
 mod endpoint;
 mod http;
@@ -32,6 +34,7 @@ mod scrub;
 mod sessions;
 mod slots;
 mod supervisor;
+mod work_dir;
 
 pub use child::ToolKind;
 pub use http::{service as http_service, HttpService};

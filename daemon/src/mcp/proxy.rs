@@ -12,7 +12,8 @@ use super::endpoint::ClientEndpoint;
 use super::rpc::Notification;
 use super::slots::{Slot, Slots};
 use super::supervisor::{Backend, Bounds, CallError, Extension, Supervisor};
-use super::{agent_name, install};
+use super::work_dir::WorkDir;
+use super::{agent_name, child_tools, install};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientRequest, CustomResult, ErrorCode, Implementation,
@@ -43,6 +44,9 @@ pub struct RealBackend {
     /// Set when the daemon was found through `daemon.json`: it proves it is ours before each
     /// request (`crate::proof`).
     proof: Option<crate::proof::Key>,
+    /// The child's working directory, the only place its file arguments may name; the
+    /// session's, removed with it.
+    work: OnceLock<WorkDir>,
 }
 
 impl RealBackend {
@@ -56,6 +60,7 @@ impl RealBackend {
             redactor: OnceLock::new(),
             on_demand: None,
             proof: None,
+            work: OnceLock::new(),
         }
     }
 
@@ -87,6 +92,16 @@ impl RealBackend {
             Some(redactor) => super::scrub::text(redactor, text),
             None => text,
         }
+    }
+
+    /// The session's work directory, created on first use (a racing second one is dropped,
+    /// and so removed, unused).
+    pub fn work_dir(&self) -> Result<&WorkDir, String> {
+        if let Some(work) = self.work.get() {
+            return Ok(work);
+        }
+        let _ = self.work.set(WorkDir::create(&self.data_dir.join("run"))?);
+        Ok(self.work.get().expect("just set"))
     }
 
     pub fn kind(&self) -> ToolKind {
@@ -125,6 +140,7 @@ impl Backend for RealBackend {
             endpoint,
             // The file naming the endpoint goes in an owner-only directory, never the shared temp.
             private_dir: self.data_dir.join("run"),
+            work_dir: self.work_dir()?.path().to_path_buf(),
         };
         let version =
             self.protocol_version.get().map(String::as_str).unwrap_or(child::FALLBACK_PROTOCOL_VERSION);
@@ -229,24 +245,31 @@ impl Proxy {
             .await
             .map_err(|e| McpError::internal_error(backend.scrub_text(e), None))?;
         backend.scrub(&mut page);
-        if first_page {
-            let own = self.tool_router.list_all();
-            let mut tools: Vec<Value> =
-                own.iter().map(|t| serde_json::to_value(t).expect("serializable")).collect();
-            if let Some(theirs) = page.get_mut("tools").and_then(Value::as_array_mut) {
-                // Our names are prefixed; should a child ever use one, ours wins, visibly.
-                theirs.retain(|tool| {
-                    let name = tool["name"].as_str().unwrap_or_default();
-                    let clash = self.tool_router.has_route(name);
-                    if clash {
-                        tracing::warn!("the child's tool {name} is hidden by tabtunnel's own");
-                    }
-                    !clash
-                });
-                tools.append(theirs);
+        let kind = backend.kind();
+        let mut theirs = match page.get_mut("tools").and_then(Value::as_array_mut) {
+            Some(theirs) => std::mem::take(theirs),
+            None => Vec::new(),
+        };
+        theirs.retain(|tool| {
+            let name = tool["name"].as_str().unwrap_or_default();
+            // Our names are prefixed; should a child ever use one, ours wins, visibly.
+            if self.tool_router.has_route(name) {
+                tracing::warn!("the child's tool {name} is hidden by tabtunnel's own");
+                return false;
             }
-            page["tools"] = Value::Array(tools);
-        }
+            child_tools::offered(kind, name)
+        });
+        let mut tools: Vec<Value> = match first_page {
+            true => self
+                .tool_router
+                .list_all()
+                .iter()
+                .map(|t| serde_json::to_value(t).expect("serializable"))
+                .collect(),
+            false => Vec::new(),
+        };
+        tools.append(&mut theirs);
+        page["tools"] = Value::Array(tools);
         Ok(page)
     }
 
@@ -263,6 +286,16 @@ impl Proxy {
             raw["_meta"] = serde_json::to_value(&context.meta).unwrap_or(Value::Null);
         }
         let backend = self.supervisor.backend();
+        let kind = backend.kind();
+        if !child_tools::offered(kind, &params.name) {
+            // Hidden from tools/list, and never forwarded by name either.
+            return Err(McpError::invalid_params(format!("unknown tool {}", params.name), None));
+        }
+        let work = backend.work_dir().map_err(|e| McpError::internal_error(e, None))?;
+        let arguments = params.arguments.clone().map(Value::Object);
+        if let Some(why) = child_tools::refusal(kind, &params.name, arguments.as_ref(), work) {
+            return Ok(tool_error(&format!("{why}; it was not run")));
+        }
         match self.supervisor.call_tool(raw, &context.ct).await {
             Ok(mut result) => {
                 backend.scrub(&mut result);
