@@ -7,8 +7,9 @@
 // its window and a tab for it are ready). Fallback (`openPages` false): the sessions work on
 // the one shared tab, selecting it instead of opening a page and leaving it open at the end.
 // And an MCP agent as a model drives it: chrome-devtools-mcp through `tabtunnel mcp` (its agent
-// connected when the MCP session starts), whose first tool call, a moment after the session
-// started, is new_page; against the same chrome-devtools-mcp session over Chromium's own port.
+// connected when the MCP session starts), whose first tool call, a moment after the client
+// listed the tools, is new_page; against the same chrome-devtools-mcp session over Chromium's
+// own port.
 
 import { chromium } from 'playwright-core';
 
@@ -117,6 +118,9 @@ async function mcpAgentSession(h, path, agent) {
           command: daemonBinary(),
           args: ['mcp', '--agent', agent, '--endpoint', h.clientEndpoint, '--tools', 'chrome-devtools'],
         });
+  // As MCP clients do: the tool list first (it waits for `tabtunnel mcp`'s child), then the
+  // model's first call a moment later.
+  await mcp.client.listTools();
   await sleep(FIRST_CALL_AFTER_MS);
   return chromeDevtoolsMcpSteps(h, mcp, { openPages: true, listFirst: false });
 }
