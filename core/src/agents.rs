@@ -41,6 +41,9 @@ pub(crate) struct AgentRecord {
     /// It opened a page since its first connection (a tab is prepared for its next then, see
     /// `prepared.rs`).
     pub opened_pages: bool,
+    /// It had a connection (not only one-shot HTTP requests): during its grace period its
+    /// window and prepared tab wait for it (`prepared.rs`).
+    pub was_present: bool,
     /// The last method one of its clients sent (the buffer is reused, no allocation per
     /// command), and when.
     pub last_method: String,
@@ -118,6 +121,7 @@ impl Agents {
         record.connections += 1;
         record.idle_since_ms = None;
         record.released = false;
+        record.was_present = true;
     }
 
     /// A connection of `agent` closed; the grace period starts with its last one.
@@ -288,6 +292,8 @@ impl Core {
             record.released = true;
         }
         self.release_agent_tabs(agent, fate);
+        // Released: no grace period, so no prepared tab waits for it.
+        self.update_prepared_tabs();
     }
 
     /// Every agent the daemon knows, as the side panel shows them.

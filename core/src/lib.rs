@@ -447,6 +447,8 @@ impl Core {
             self.expire_waiting();
             self.expire_questions();
             self.release_idle_agents();
+            // An agent whose grace period ended has no tab prepared any more.
+            self.update_prepared_tabs();
             self.close_overdue_popups();
             self.agents.report_soon(now);
         }

@@ -3,8 +3,10 @@
 //! out at that agent's next `Target.createTarget`, which then costs about what Chrome's own does.
 //!
 //! An agent is listed while it is connected and may open pages: a named agent from its first
-//! connection (an agent endpoint exists to get tabs of its own), the default agent (the plain
-//! endpoint, mostly clients of the tabs the human shares) only once it opened a page. Not while
+//! connection (an agent endpoint exists to get tabs of its own) until its grace period ends (an
+//! agent that comes back, as an MCP client's next session does, finds its window and a tab
+//! ready), the default agent (the plain endpoint, mostly clients of the tabs the human shares)
+//! only while connected and once it opened a page. Not while
 //! the policy denies it `Target.createTarget`, nor with `Config::prepare_tabs` off. The list
 //! goes to the extension whenever it changes, and again to every new extension connection; a
 //! prepared tab is never shared, so the core knows nothing else of it (it counts against no
@@ -12,7 +14,7 @@
 
 use tabtunnel_wire::ToExtension;
 
-use crate::agents::DEFAULT_AGENT;
+use crate::agents::{grace_ends_at, DEFAULT_AGENT};
 use crate::policy::Decision;
 use crate::{Core, Output};
 
@@ -48,10 +50,12 @@ impl Core {
         if !self.config.prepare_tabs || self.guard.kill_switch {
             return Vec::new();
         }
+        let limits = &self.config.limits;
         self.agents
             .iter()
             .filter(|(agent, record)| {
-                record.connections > 0
+                let in_grace = record.was_present && grace_ends_at(record, limits).is_some();
+                (record.connections > 0 || in_grace)
                     && (agent.as_str() != DEFAULT_AGENT || record.opened_pages)
                     && self
                         .policy_for(agent)
@@ -87,19 +91,37 @@ mod tests {
     }
 
     #[test]
-    fn a_named_agent_gets_a_tab_ready_from_its_first_connection_until_its_last_closes() {
-        let mut h = Harness::with_tabs(&[]);
+    fn a_named_agent_gets_a_tab_ready_from_its_first_connection_until_its_grace_period_ends() {
+        let limits = Limits { agent_grace_ms: 1000, ..Limits::default() };
+        let mut h = Harness::with_tabs_and_limits(&[], limits);
         assert_eq!(connected(&mut h, 1, "a"), [vec!["a".to_owned()]]);
         // A second connection changes nothing; another agent joins the list.
         assert!(connected(&mut h, 2, "a").is_empty());
         assert_eq!(connected(&mut h, 3, "b"), [vec!["a".to_owned(), "b".to_owned()]]);
+        h.tick(100);
         h.core.client_disconnected(h.now, 1);
-        assert!(lists(&h.drain()).is_empty(), "a still has a connection");
         h.core.client_disconnected(h.now, 2);
-        assert_eq!(lists(&h.drain()), [vec!["b".to_owned()]]);
-        // One-shot HTTP requests do not make an agent present.
+        assert!(lists(&h.drain()).is_empty(), "a's window and tab wait out its grace period");
+        assert!(lists(&h.tick(1099)).is_empty());
+        // Back within it: nothing to prepare again.
+        assert!(connected(&mut h, 4, "a").is_empty());
+        h.core.client_disconnected(h.now, 4);
+        assert!(lists(&h.tick(2098)).is_empty());
+        assert_eq!(lists(&h.tick(2099)), [vec!["b".to_owned()]], "gone past its grace period");
+        // One-shot HTTP requests do not make an agent present, nor does their grace period.
         h.core.request_connected(h.now, 9, AgentId::new("c"));
         assert!(lists(&h.drain()).is_empty());
+        h.core.client_disconnected(h.now, 9);
+        assert!(lists(&h.tick(2100)).is_empty());
+        assert!(lists(&h.tick(3200)).is_empty());
+    }
+
+    #[test]
+    fn an_agent_the_human_disconnects_gets_none_at_once() {
+        let mut h = Harness::with_tabs(&[]);
+        assert_eq!(connected(&mut h, 1, "a"), [vec!["a".to_owned()]]);
+        h.core.disconnect_agent(h.now, &AgentId::new("a"), tabtunnel_wire::TabsFate::Close);
+        assert_eq!(lists(&h.drain()), [Vec::<String>::new()]);
     }
 
     #[test]

@@ -202,3 +202,21 @@ async fn a_revoked_tokens_sessions_end_with_it() {
     let again = agent_cli::add(d.config_dir(), "alice").await.unwrap();
     open(port, &format!("/{again}/mcp"), &[]).await;
 }
+
+/// A session's agent is connected from the session's start, before its first tool call (here
+/// no tool server ever starts): the extension is asked for its tab at once.
+#[tokio::test]
+async fn a_session_connects_its_agent_when_it_starts() {
+    without_tool_servers();
+    let d = daemon_configured(|_| {}, |options| options.prepare_tabs = true).await;
+    let mut ext = extension(&d, &[]).await;
+    let (port, owner) = (d.running.port, d.token());
+    let id = open(port, &format!("/{owner}/agent/early/mcp"), &[]).await;
+    let prepared = loop {
+        if let ToExtension::PrepareTabs { agents } = next_ext(&mut ext).await {
+            break agents;
+        }
+    };
+    assert_eq!(prepared, ["early"]);
+    assert_eq!(delete(port, &format!("/{owner}/agent/early/mcp"), &id).await, 202);
+}

@@ -69,16 +69,21 @@ function cpuTable(r) {
 
 function sessionsReport(s) {
   const paths = s.paths ?? ['direct', 'tabtunnel'];
-  const names = { direct: 'direct', tabtunnel: 'tabtunnel', tabtunnel_connected: 'connected' };
+  const names = { direct: 'direct', tabtunnel: 'tabtunnel', tabtunnel_connected: 'connected', tabtunnel_mcp: 'tabtunnel mcp' };
   out(
     `Client sessions: medians of ${s.rounds} rounds, the paths alternating; pages: ${s.mode}`,
     ...(paths.includes('tabtunnel_connected')
       ? ["(tabtunnel: a new agent, its first connection; connected: an agent connected a moment before, its window and a tab ready)"]
       : []),
   );
-  for (const client of ['chrome-devtools-mcp', 'playwright']) {
-    const c = s[client];
+  for (const [client, c, clientPaths] of [
+    ['chrome-devtools-mcp', s['chrome-devtools-mcp'], paths],
+    ['playwright', s.playwright, paths],
+    // An MCP agent: its first tool call new_page, a moment after its session started.
+    ['MCP agent (first call new_page)', s.mcp_agent, ['direct', 'tabtunnel_mcp']],
+  ]) {
     if (!c) continue;
+    const paths = clientPaths;
     const tunnels = paths.filter((p) => p !== 'direct');
     const rows = [[client, ...paths.map((p) => names[p]), ...tunnels.map((p) => `${names[p]}/direct`)]];
     const row = (name, pick) => {
@@ -89,7 +94,7 @@ function sessionsReport(s) {
     row('  total', (x) => x.total_ms);
     out(table(rows), '');
   }
-  out('(targets: new_page and newPage within 1.2x of direct; client sessions within 1.1x of direct)');
+  out('(targets: new_page and newPage within 1.2x of direct; client sessions within 1.1x of direct; an MCP agent\'s session within 1.2x)');
 }
 
 function largeReport(l) {

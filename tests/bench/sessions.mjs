@@ -6,11 +6,15 @@
 // opened a moment before, as an agent's second task or an MCP server's later tool call finds it:
 // its window and a tab for it are ready). Fallback (`openPages` false): the sessions work on
 // the one shared tab, selecting it instead of opening a page and leaving it open at the end.
+// And an MCP agent as a model drives it: chrome-devtools-mcp through `tabtunnel mcp` (its agent
+// connected when the MCP session starts), whose first tool call, a moment after the client
+// listed the tools, is new_page; against the same chrome-devtools-mcp session over Chromium's
+// own port.
 
 import { chromium } from 'playwright-core';
 
-import { greetingFor, sleep } from '../e2e/harness.mjs';
-import { startChromeDevtoolsMcp, uidOf } from '../e2e/mcp.mjs';
+import { daemonBinary, greetingFor, sleep } from '../e2e/harness.mjs';
+import { startChromeDevtoolsMcp, startMcpServer, uidOf } from '../e2e/mcp.mjs';
 import { CdpClient } from './cdp-client.mjs';
 import { agentWsEndpoint } from './paths.mjs';
 import { median } from './stats.mjs';
@@ -40,11 +44,16 @@ function pageIdOf(listing, matches) {
 }
 
 async function chromeDevtoolsMcpSession(h, wsEndpoint, openPages) {
-  const mcp = await startChromeDevtoolsMcp(h, wsEndpoint);
+  return chromeDevtoolsMcpSteps(h, await startChromeDevtoolsMcp(h, wsEndpoint), { openPages, listFirst: true });
+}
+
+/** The steps of one chrome-devtools-mcp session on `mcp` (started); closes it. Without
+ *  `listFirst` the first call is new_page. */
+async function chromeDevtoolsMcpSteps(h, mcp, { openPages, listFirst }) {
   const { steps, step } = stopwatch();
   try {
     // The first call connects to the browser.
-    const listing = await step('list_pages', () => mcp.call('list_pages'));
+    const listing = listFirst ? await step('list_pages', () => mcp.call('list_pages')) : '';
     let pageId;
     if (openPages) {
       const opened = await step('new_page', () => mcp.call('new_page', { url: 'about:blank' }));
@@ -94,6 +103,28 @@ async function playwrightSession(h, wsEndpoint, openPages) {
 
 const CLIENTS = { 'chrome-devtools-mcp': chromeDevtoolsMcpSession, playwright: playwrightSession };
 
+/** How long after its MCP session started a model makes its first tool call. */
+const FIRST_CALL_AFTER_MS = 1500;
+
+/** The paths of the MCP agent's session: chrome-devtools-mcp direct, and through `tabtunnel mcp`. */
+export const MCP_PATHS = ['direct', 'tabtunnel_mcp'];
+
+async function mcpAgentSession(h, path, agent) {
+  const mcp =
+    path === 'direct'
+      ? await startChromeDevtoolsMcp(h, h.realBrowserWsEndpoint)
+      : await startMcpServer(h, {
+          name: `tabtunnel mcp (agent ${agent})`,
+          command: daemonBinary(),
+          args: ['mcp', '--agent', agent, '--endpoint', h.clientEndpoint, '--tools', 'chrome-devtools'],
+        });
+  // As MCP clients do: the tool list first (it waits for `tabtunnel mcp`'s child), then the
+  // model's first call a moment later.
+  await mcp.client.listTools();
+  await sleep(FIRST_CALL_AFTER_MS);
+  return chromeDevtoolsMcpSteps(h, mcp, { openPages: true, listFirst: false });
+}
+
 /** Per step and in total, the median over the rounds. */
 function medians(runs) {
   const names = Object.keys(runs[0]);
@@ -137,6 +168,19 @@ export async function clientSessions(h, { rounds, openPages }) {
       }
     }
     out[client] = Object.fromEntries(paths.map((p) => [p, medians(runs[p])]));
+  }
+  if (openPages) {
+    const runs = Object.fromEntries(MCP_PATHS.map((p) => [p, []]));
+    for (let round = 0; round < rounds; round += 1) {
+      for (const path of MCP_PATHS.map((_, i) => MCP_PATHS[(i + round) % MCP_PATHS.length])) {
+        try {
+          runs[path].push(await mcpAgentSession(h, path, `bench-mcp-${round}`));
+        } catch (err) {
+          throw new Error(`MCP agent session, path ${path}, round ${round}`, { cause: err });
+        }
+      }
+    }
+    out.mcp_agent = Object.fromEntries(MCP_PATHS.map((p) => [p, medians(runs[p])]));
   }
   return out;
 }

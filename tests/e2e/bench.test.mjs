@@ -44,6 +44,9 @@ describe('./dev bench --quick --json', { timeout: 240_000 }, () => {
         assert.ok(isNumber(r.sessions?.[client]?.[path]?.total_ms), `sessions.${client}.${path}.total_ms missing`);
       }
     }
+    for (const path of ['direct', 'tabtunnel_mcp']) {
+      assert.ok(isNumber(r.sessions?.mcp_agent?.[path]?.steps_ms?.new_page), `sessions.mcp_agent.${path}.steps_ms.new_page missing`);
+    }
     for (const kind of ['screenshot', 'evaluate']) {
       for (const key of ['direct_ms', 'floor_ms', 'bare_ms', 'tabtunnel_ms', 'daemon_peak_rss_bytes']) {
         assert.ok(isNumber(r.large?.[kind]?.[key]), `large.${kind}.${key} missing`);

@@ -26,6 +26,8 @@ import { fileURLToPath } from 'node:url';
 import puppeteer from 'puppeteer-core';
 import WebSocket from 'ws';
 
+import { throwIfDied, unlessDied, unwatch, waiting, watch } from './watchdog.mjs';
+
 export const EXTENSION_ID = 'jmlcgbpniifikmbmclnhinffofckiihm';
 export const EXTENSION_ORIGIN = `chrome-extension://${EXTENSION_ID}`;
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -214,7 +216,8 @@ export function connectAgent(h, agent, protocolTimeout = 30_000) {
   );
 }
 
-/** Rejects with `what` (plus `detail()` when given) if `promise` has not settled in `ms`. */
+/** Rejects with `what` (plus `detail()` when given) if `promise` has not settled in `ms`, and
+ *  at once if a watched process died (`watchdog.mjs`). */
 export async function withTimeout(promise, ms, what, detail) {
   let timer;
   const timeout = new Promise((_, reject) => {
@@ -223,10 +226,12 @@ export async function withTimeout(promise, ms, what, detail) {
       ms,
     );
   });
+  const done = waiting(what);
   try {
-    return await Promise.race([promise, timeout]);
+    return await unlessDied(Promise.race([promise, timeout]));
   } finally {
     clearTimeout(timer);
+    done();
   }
 }
 
@@ -254,16 +259,23 @@ export async function removeTree(dir, ms = 10_000) {
   }
 }
 
-/** Polls `fn` until it returns a truthy value or `ms` pass. */
+/** Polls `fn` until it returns a truthy value or `ms` pass; fails at once if a watched process
+ *  died (`watchdog.mjs`). */
 export async function pollFor(fn, ms, what, detail) {
   const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) {
-      throw new Error(`timed out after ${ms} ms: ${what}${detail ? `\n${detail()}` : ''}`);
+  const done = waiting(what);
+  try {
+    for (;;) {
+      throwIfDied();
+      const v = await fn();
+      if (v) return v;
+      if (Date.now() > deadline) {
+        throw new Error(`timed out after ${ms} ms: ${what}${detail ? `\n${detail()}` : ''}`);
+      }
+      await sleep(50);
     }
-    await sleep(50);
+  } finally {
+    done();
   }
 }
 
@@ -458,6 +470,9 @@ class Harness {
     this.server = null;
     this.browser = null;
     this.closed = false;
+    // Their keys among the processes the watchdog watches (`watchdog.mjs`).
+    this.chromiumKey = {};
+    this.daemonKey = null;
   }
 
   logs() {
@@ -512,6 +527,9 @@ class Harness {
     this.extensionUrl = this.ready.extensionUrl;
     this.token = new URL(this.clientEndpoint).pathname.split('/').filter(Boolean)[0] ?? null;
     this.chromiumPid = this.ready.chromiumPid ?? null;
+    // Chromium gone under a test fails the harness's waits at once, with the log it shares with
+    // the daemon (`launch` passes Chromium's output on).
+    if (this.chromiumPid) watch(this.chromiumKey, this.chromiumPid, `Chromium (${this.name}, pid ${this.chromiumPid})`, () => this.output);
     if (this.ready.profileDir) this.profileDir = this.ready.profileDir;
 
     // 2. The real browser's own debugging port (for the harness only).
@@ -656,6 +674,8 @@ class Harness {
     };
     this.daemon.stdout.on('data', collect);
     this.daemon.stderr.on('data', collect);
+    this.daemonKey = {};
+    watch(this.daemonKey, this.daemon, `tabtunnel ${args[0]} (${this.name})`, () => this.output);
     this.daemonExit = new Promise((resolve) => {
       this.daemon.once('exit', (code, signal) => {
         this.exited = { code, signal };
@@ -698,6 +718,7 @@ class Harness {
    * same `daemonArgs`. Resolves once the new daemon listens; the extension reconnects by itself.
    */
   async restartDaemon() {
+    unwatch(this.daemonKey);
     process.kill(this.daemon.pid, 'SIGKILL');
     await withTimeout(this.daemonExit, 5000, 'the killed daemon exiting', this.detail);
     fs.rmSync(this.readyFile, { force: true });
@@ -809,6 +830,9 @@ class Harness {
   async close() {
     if (this.closed) return;
     this.closed = true;
+    // Stopped on purpose from here on.
+    unwatch(this.daemonKey);
+    unwatch(this.chromiumKey);
     try {
       if (this.browser) {
         await withTimeout(Promise.resolve(this.browser.disconnect()), 5000, 'harness disconnect').catch(() => {});

@@ -20,6 +20,7 @@ import { after, before, test } from 'node:test';
 import puppeteer from 'puppeteer-core';
 
 import { EXTENSION_ORIGIN, REPO_ROOT, chromiumBinary, daemonBinary, freePort, pollFor, removeTree, startPageServer, withTimeout } from './harness.mjs';
+import { unwatch, watch } from './watchdog.mjs';
 import { startImpostor } from './impostor.mjs';
 import { startMcpServer } from './mcp.mjs';
 
@@ -156,7 +157,8 @@ const alive = (pid) => {
 };
 
 /** Every Chromium this file started and has not stopped: a test fails at once, with its log,
- *  when one exits under it (see `poll`), and the file's process exit kills what is left. */
+ *  when one exits under it (the harness's watchdog), and the file's process exit kills what is
+ *  left. */
 const chromiums = new Set();
 const killChromiums = () => {
   for (const c of chromiums) killGroup(c.pid, 'SIGKILL');
@@ -179,26 +181,9 @@ function killGroup(pid, signal) {
   }
 }
 
-/** Throws, with Chromium's log, if a Chromium a test still uses has exited. */
-function assertChromiumsRun() {
-  for (const c of chromiums) {
-    if (c.exitCode !== null || c.signalCode !== null) {
-      throw new Error(`Chromium (pid ${c.pid}) exited under the test (code ${c.exitCode}, signal ${c.signalCode})\n${detail()}`);
-    }
-  }
-}
-
-/** `pollFor` that also fails at once when a Chromium the test uses has died. */
-const poll = (fn, ms, what) =>
-  pollFor(
-    async () => {
-      assertChromiumsRun();
-      return fn();
-    },
-    ms,
-    what,
-    detail,
-  );
+/** `pollFor` with this file's logs; a Chromium the test uses dying fails it at once (the
+ *  harness's watchdog watches each, see `startChromium`). */
+const poll = (fn, ms, what) => pollFor(fn, ms, what, detail);
 
 /** Headless Chromium on `userDataDir` with the unpacked extension in `extension`, in the
  *  fresh HOME's environment; and the test's puppeteer connection to it (its own port). Chromium
@@ -227,6 +212,7 @@ async function startChromium(userDataDir, extension) {
   chromiums.add(process_);
   process_.stdout.on('data', (d) => (chromiumLog += d));
   process_.stderr.on('data', (d) => (chromiumLog += d));
+  watch(process_, process_, `Chromium (pid ${process_.pid})`, detail);
   // Started but not reached: stopped here, or its open pipes keep this file's process alive
   // after its last test (a failed connect left one running for minutes).
   try {
@@ -265,6 +251,7 @@ function disconnect(connected) {
  *  SIGTERM lets it shut them down; SIGKILL to the group if it has not within 10 s. */
 async function stopChromium(process_) {
   chromiums.delete(process_);
+  unwatch(process_);
   const exited = () => process_.exitCode !== null || process_.signalCode !== null;
   if (!exited()) {
     const gone = new Promise((r) => process_.once('exit', r));

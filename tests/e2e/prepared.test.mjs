@@ -1,12 +1,14 @@
 // A page ready before the agent asks for it: each connected agent has one blank tab attached in
 // the background of its own window, and Target.createTarget hands that one out. The agent never
-// sees it until then, it counts against no limit, it closes when the agent goes, and the human
-// stays in charge of it (closing it, or taking it for themselves).
+// sees it until then, it counts against no limit, it waits out the agent's grace period (an
+// agent back within it finds it), and the human stays in charge of it (closing it, or taking it
+// for themselves). An MCP session's agent has it from the session's start.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import { RawCdp, pollFor, rawGet, sleep, startHarness } from './harness.mjs';
+import { RawCdp, daemonBinary, pollFor, rawGet, sleep, startHarness } from './harness.mjs';
+import { startMcpServer } from './mcp.mjs';
 
 const WAIT_MS = 20_000;
 const GRACE_SECONDS = 2;
@@ -52,6 +54,11 @@ describe('a tab ready before the agent asks', { timeout: 300_000 }, () => {
     );
   }
 
+  /** Once the window `windowId` has gone (its agent's grace period over). */
+  function windowClosed(windowId) {
+    return pollFor(async () => !(await browserTabs()).some((t) => t.windowId === windowId), WAIT_MS, `window ${windowId} closed`, h.detail);
+  }
+
   async function agentSocket(agent) {
     const version = await rawGet(h.port, `/${h.token}/agent/${agent}/json/version`);
     return RawCdp.open(version.json.webSocketDebuggerUrl);
@@ -85,20 +92,51 @@ describe('a tab ready before the agent asks', { timeout: 300_000 }, () => {
     const refused = await raw.send(4, 'Target.createTarget', { url: 'about:blank' });
     assert.match(refused.error?.message ?? '', /already has 2 tabs/);
 
-    // Gone with the agent: the prepared tab at once, its page after the grace period, and with
-    // them the window.
+    // Gone with the agent after its grace period: its page, the prepared tab and the window.
     raw.close();
-    await pollFor(async () => !(await browserTabs()).some((t) => t.id === next.id), WAIT_MS, 'the prepared tab closed', h.detail);
-    assert.ok((await browserTabs()).some((t) => t.id === prepared.id), 'its page waits for the grace period');
-    await pollFor(async () => !(await browserTabs()).some((t) => t.windowId === prepared.windowId), WAIT_MS, 'the agent window closed', h.detail);
+    await windowClosed(prepared.windowId);
   });
 
-  test('an agent that connects and leaves at once leaves no window behind', async () => {
+  test('an agent that connects and leaves at once leaves no window behind once its grace period is over', async () => {
     const before = await browserTabs();
     const raw = await agentSocket('brief');
     raw.close();
-    await sleep(1500);
-    assert.deepEqual(await browserTabs(), before);
+    await sleep(GRACE_SECONDS * 1000);
+    await pollFor(async () => JSON.stringify(await browserTabs()) === JSON.stringify(before), WAIT_MS, 'the tabs as they were', h.detail);
+  });
+
+  test('an agent back within its grace period finds its window and its prepared tab', async () => {
+    const raw = await agentSocket('returning');
+    const prepared = await preparedTab('returning');
+    raw.close();
+    await sleep(300);
+    const back = await agentSocket('returning');
+    await sleep(GRACE_SECONDS * 1000 + 500);
+    const tabs = await browserTabs();
+    assert.ok(tabs.some((t) => t.id === prepared.id && t.windowId === prepared.windowId), `the same prepared tab, in the same window: ${JSON.stringify(tabs)}`);
+    const created = await back.send(1, 'Target.createTarget', { url: 'about:blank' });
+    assert.ok(created.result?.targetId, JSON.stringify(created));
+    assert.ok((await browserTabs()).some((t) => t.id === prepared.id && t.active), 'its page is the prepared tab');
+    await back.send(2, 'Target.closeTarget', { targetId: created.result.targetId });
+    back.close();
+    await windowClosed(prepared.windowId);
+  });
+
+  test('a tabtunnel mcp session has its window and a prepared tab before its first tool call', async () => {
+    const before = await browserTabs();
+    const mcp = await startMcpServer(h, {
+      name: 'tabtunnel mcp (agent early)',
+      command: daemonBinary(),
+      args: ['mcp', '--agent', 'early', '--endpoint', h.clientEndpoint],
+    });
+    let prepared;
+    try {
+      prepared = await preparedTab('early');
+      assert.ok(!before.some((t) => t.windowId === prepared.windowId), 'in a window of its own');
+    } finally {
+      await mcp.close();
+    }
+    await windowClosed(prepared.windowId);
   });
 
   test('the plain endpoint gets one only once it opened a page', async () => {

@@ -50,6 +50,7 @@ impl std::fmt::Display for ApiError {
 }
 
 /// One agent's view of one daemon.
+#[derive(Clone)]
 pub struct Daemon {
     endpoint: ClientEndpoint,
     agent: String,
@@ -134,6 +135,42 @@ impl Daemon {
         }
     }
 
+    /// A WebSocket on the agent's browser endpoint (`/cdp`), the daemon proven first as for
+    /// every request: a connection of the agent's, as a CDP client's is.
+    pub async fn browser_socket(&self) -> Result<hyper::upgrade::Upgraded, ApiError> {
+        let authority = self.endpoint.authority();
+        let url = format!("{}/cdp", self.agent_endpoint());
+        let opening = async {
+            let mut sender = connect(&authority).await?;
+            if let Some(key) = &self.proof {
+                prove(&mut sender, &authority, key).await?;
+            }
+            let uri: hyper::Uri = url.parse().map_err(|e| ApiError::BadReply(format!("{e}")))?;
+            let path = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
+            let key = tokio_tungstenite::tungstenite::handshake::client::generate_key();
+            let request = hyper::Request::builder()
+                .method("GET")
+                .uri(path)
+                .header(hyper::header::HOST, &authority)
+                .header(hyper::header::CONNECTION, "Upgrade")
+                .header(hyper::header::UPGRADE, "websocket")
+                .header(hyper::header::SEC_WEBSOCKET_VERSION, "13")
+                .header(hyper::header::SEC_WEBSOCKET_KEY, key)
+                .body(Full::new(Bytes::new()))
+                .map_err(|e| ApiError::BadReply(e.to_string()))?;
+            sender.ready().await.map_err(|e| ApiError::Unreachable(e.to_string()))?;
+            let response =
+                sender.send_request(request).await.map_err(|e| ApiError::Unreachable(e.to_string()))?;
+            if response.status() != hyper::StatusCode::SWITCHING_PROTOCOLS {
+                let status = response.status().as_u16();
+                let body = response.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+                return Err(ApiError::Status(status, String::from_utf8_lossy(&body).into_owned()));
+            }
+            hyper::upgrade::on(response).await.map_err(|e| ApiError::Unreachable(e.to_string()))
+        };
+        bounded(QUICK, &authority, opening).await
+    }
+
     async fn get_plain(&self, path: &str) -> Result<Bytes, ApiError> {
         let url = format!("{}{path}", self.endpoint.as_str());
         send(&self.endpoint.authority(), "GET", &url, None, QUICK, self.proof.as_ref()).await
@@ -206,7 +243,8 @@ async fn connect(authority: &str) -> Result<Sender, ApiError> {
     let (sender, connection) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
         .await
         .map_err(|e| ApiError::Unreachable(e.to_string()))?;
-    tokio::spawn(connection);
+    // With upgrades: `Daemon::browser_socket` turns the connection into a WebSocket.
+    tokio::spawn(connection.with_upgrades());
     Ok(sender)
 }
 

@@ -13,6 +13,7 @@
 //! | `child` | which child, its command line, process and handshake |
 //! | `child_tools`, `work_dir` | the child's tools agents may call; the files they may name (the session's work dir) |
 //! | `supervisor` | restart before forward |
+//! | `presence` | the agent connected from the session's start |
 //! | `proxy`, `own_tools` | the MCP server itself (knows nothing of HTTP) |
 //! | `scrub` | the child's results, errors and notifications without a secret |
 //! | `http` | the same server over Streamable HTTP at `<endpoint>/mcp`, a session per agent; reads what the request names |
@@ -28,6 +29,7 @@ mod http;
 pub mod install;
 mod own_tools;
 mod patches;
+mod presence;
 mod proxy;
 mod rpc;
 mod scrub;

@@ -9,6 +9,7 @@
 use super::child::{self, Child, ToolKind};
 use super::daemon_api::Daemon;
 use super::endpoint::ClientEndpoint;
+use super::presence::Presence;
 use super::rpc::Notification;
 use super::slots::{Slot, Slots};
 use super::supervisor::{Backend, Bounds, CallError, Extension, Supervisor};
@@ -168,6 +169,8 @@ pub struct Proxy {
     slots: Option<Slots>,
     slot: Mutex<Option<Slot>>,
     notifications: Mutex<Option<mpsc::Receiver<Notification>>>,
+    /// The agent's connection from the session's start (`presence.rs`).
+    presence: OnceLock<Presence>,
     pub(super) tool_router: ToolRouter<Proxy>,
 }
 
@@ -180,6 +183,7 @@ impl Proxy {
             slots: None,
             slot: Mutex::new(None),
             notifications: Mutex::new(Some(notifications)),
+            presence: OnceLock::new(),
             tool_router: Proxy::own_tools(),
         }
     }
@@ -221,12 +225,15 @@ impl Proxy {
         };
         let redactor = super::scrub::redactor([backend.endpoint.as_str(), endpoint.as_str()]);
         let _ = backend.redactor.set(redactor.clone());
-        if backend.daemon.set(Daemon::new(endpoint, agent.clone(), backend.proof.clone())).is_ok() {
+        let daemon = Daemon::new(endpoint, agent.clone(), backend.proof.clone());
+        if backend.daemon.set(daemon.clone()).is_ok() {
             tracing::info!(
                 "agent {agent} (client {client_name:?}) on {}; tools: {}",
                 super::endpoint::redact(backend.endpoint.as_str()),
                 kind.package()
             );
+            // Its window and a tab for it open now, not at its first browser tool call.
+            let _ = self.presence.set(Presence::hold(daemon));
         }
         if let Some(notifications) = self.notifications.lock().unwrap().take() {
             tokio::spawn(relay(notifications, peer, redactor));
@@ -284,6 +291,9 @@ impl Proxy {
         if raw.get("_meta").is_none() && !context.meta.is_empty() {
             // rmcp keeps the request's _meta (a progress token) beside the params.
             raw["_meta"] = serde_json::to_value(&context.meta).unwrap_or(Value::Null);
+        }
+        if let Some(presence) = self.presence.get() {
+            presence.renew();
         }
         let backend = self.supervisor.backend();
         let kind = backend.kind();
