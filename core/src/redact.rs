@@ -118,7 +118,12 @@ impl Redactor {
 
     /// Every text of an audit record.
     pub fn record(&self, record: &mut crate::AuditRecord) {
-        let crate::AuditRecord { agent, tab: _, method, url, outcome, question } = record;
+        let crate::AuditRecord { agent, tab: _, method, url, outcome, question, step, identity } = record;
+        // The words are made from the redacted fields, and redacted again after (`audit.rs`).
+        let _ = step;
+        if let Some(client) = &mut identity.client {
+            self.string(client);
+        }
         if let Cow::Owned(name) = self.text(agent.as_str()) {
             *agent = crate::AgentId::new(&name);
         }
