@@ -54,11 +54,18 @@ pub(crate) struct AgentRecord {
     pub released: bool,
     /// Its last audited steps, for the side panel.
     pub recent: crate::audit::Recent,
+    /// Its steps in words, folding.
+    pub steps: crate::steps::Steps,
+    /// Its latest client's token id and name.
+    pub identity: crate::audit::Identity,
 }
 
 #[derive(Debug, Default)]
 pub(crate) struct Agents {
     records: BTreeMap<AgentId, AgentRecord>,
+    /// The MCP client each agent came through, as `tabtunnel mcp` told (it may tell before the
+    /// agent's first connection; one entry per agent name, replaced).
+    mcp_clients: BTreeMap<AgentId, String>,
     /// Agents the human registered (each has a credential of its own): like the default agent,
     /// they never count toward `max_agents`, so names made up with the owner token cannot lock
     /// them out.
@@ -77,6 +84,20 @@ pub(crate) struct Agents {
 pub(crate) const REPORT_EVERY_MS: u64 = 250;
 
 impl Agents {
+    pub fn mcp_client(&mut self, agent: &AgentId, client: String) {
+        self.mcp_clients.insert(agent.clone(), client);
+    }
+
+    /// Who the agent is: its token's id, and its MCP client if one was told, else the User-Agent
+    /// of its latest connection.
+    pub fn identity(&self, agent: &AgentId) -> crate::audit::Identity {
+        let mut identity = self.get(agent).map(|a| a.identity.clone()).unwrap_or_default();
+        if let Some(client) = self.mcp_clients.get(agent) {
+            identity.client = Some(client.clone());
+        }
+        identity
+    }
+
     pub fn get(&self, agent: &AgentId) -> Option<&AgentRecord> {
         self.records.get(agent)
     }
@@ -312,6 +333,8 @@ impl Core {
                     self.visible_tabs(agent).any(|t| t.info.created || agent.as_str() != DEFAULT_AGENT)
                 }),
                 recent: record.recent.to_vec(),
+                token_id: record.identity.token_id.clone(),
+                client: self.agents.identity(agent).client.map(|c| self.redactor.text(&c).into_owned()),
             })
             .collect()
     }
@@ -374,6 +397,8 @@ mod tests {
                 last_action_at_ms: None,
                 releases_at_ms: None,
                 recent: vec![],
+                token_id: None,
+                client: None,
             }]
         };
         assert!(agents.changed_statuses(status(1)).is_some());

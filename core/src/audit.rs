@@ -4,9 +4,12 @@
 //! ([`crate::redact`]). The shell appends each [`AuditRecord`] to a file with
 //! the time; the side panel shows each agent's last few.
 
-pub use crate::audit_record::{AuditRecord, Outcome};
+pub use crate::audit_record::{AuditRecord, Identity, Outcome};
+use crate::frames::ClientCommand;
+use crate::steps::{Step, Steps};
 use crate::{AgentId, Core, Output};
 use std::collections::VecDeque;
+use tabtunnel_wire::gestures::ElementFacts;
 use tabtunnel_wire::{Activity, TabId};
 
 /// How many recent steps per agent the side panel shows.
@@ -42,11 +45,24 @@ pub fn is_plumbing(method: &str) -> bool {
 pub(crate) struct Recent(VecDeque<Activity>);
 
 impl Recent {
+    /// A record of the step shown last replaces it (the step's words got better); another
+    /// step is a new line.
     pub fn push(&mut self, activity: Activity) {
+        if let Some(last) = self.0.back_mut().filter(|l| l.step_id == activity.step_id) {
+            *last = activity;
+            return;
+        }
         if self.0.len() == RECENT_PER_AGENT {
             self.0.pop_front();
         }
         self.0.push_back(activity);
+    }
+
+    /// The step got its element's name.
+    pub fn renamed(&mut self, step: &Step) {
+        if let Some(last) = self.0.back_mut().filter(|l| l.step_id == step.id) {
+            last.step = step.words.clone();
+        }
     }
 
     pub fn to_vec(&self) -> Vec<Activity> {
@@ -64,7 +80,19 @@ impl Core {
         url: Option<&str>,
         outcome: Outcome,
     ) {
-        self.record(agent, tab, method, url, outcome, None);
+        self.record(agent, tab, method, url, outcome, None, None);
+    }
+
+    /// Records a command the policy let through, with its params (the words read an `Input`
+    /// command's: which key, how many characters).
+    pub(crate) fn audit_allowed(
+        &mut self,
+        agent: &AgentId,
+        tab: Option<TabId>,
+        cmd: &ClientCommand,
+        url: Option<&str>,
+    ) {
+        self.record(agent, tab, cmd.method, url, Outcome::Allowed, None, cmd.params.map(|p| p.get()));
     }
 
     /// Records a question of the gesture guard's, with what the human was shown.
@@ -78,9 +106,10 @@ impl Core {
         mut question: tabtunnel_wire::gestures::GestureQuestion,
     ) {
         question.rect = None;
-        self.record(agent, tab, method, url, outcome, Some(Box::new(question)));
+        self.record(agent, tab, method, url, outcome, Some(Box::new(question)), None);
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn record(
         &mut self,
         agent: &AgentId,
@@ -89,21 +118,54 @@ impl Core {
         url: Option<&str>,
         outcome: Outcome,
         question: Option<Box<tabtunnel_wire::gestures::GestureQuestion>>,
+        params: Option<&str>,
     ) {
         let url = url.map(str::to_owned);
-        // Redacted as it leaves the core, with the side panel's activity (`redact::output`).
-        let record =
-            AuditRecord { agent: agent.clone(), tab, method: method.to_owned(), url, outcome, question };
-        let activity = Activity {
+        let identity = self.agents.identity(agent);
+        let mut record = AuditRecord {
+            agent: agent.clone(),
+            tab,
+            method: method.to_owned(),
+            url,
+            outcome,
+            question,
+            step: Step::default(),
+            identity,
+        };
+        // Redacted as it leaves the core, words and the side panel's activity too
+        // (`redact::output`).
+        let event = crate::steps::Event {
+            tab: record.tab,
+            method: &record.method,
+            params: params.filter(|_| method.starts_with("Input.")),
+            url: record.url.as_deref(),
+            outcome: &record.outcome,
+            question: record.question.as_deref(),
+        };
+        let Some(agent) = self.agents.get_mut(agent) else {
+            record.step = Steps::default().fold(event);
+            return self.out.push_back(Output::Audit(record));
+        };
+        record.step = agent.steps.fold(event);
+        agent.recent.push(Activity {
             method: record.method.clone(),
             url: record.url.clone(),
             outcome: record.outcome.describe(),
             at_ms: self.now_ms,
-        };
-        if let Some(agent) = self.agents.get_mut(agent) {
-            agent.recent.push(activity);
-        }
+            step: record.step.words.clone(),
+            step_id: record.step.id,
+        });
         self.out.push_back(Output::Audit(record));
+    }
+
+    /// The guard read the element an agent's input on `tab` acts on: its step is named after it.
+    pub(crate) fn step_element(&mut self, agent: &AgentId, tab: TabId, element: &ElementFacts) {
+        let name = if element.name.trim().is_empty() { &element.text } else { &element.name };
+        let name = self.redactor.text(name).into_owned();
+        let Some(record) = self.agents.get_mut(agent) else { return };
+        if let Some(step) = record.steps.element(tab, &name, element.editable) {
+            record.recent.renamed(&step);
+        }
     }
 }
 
@@ -130,16 +192,22 @@ mod tests {
             Outcome::Asked { rule: "ask_origins \"https://m\" in [default]".into(), answer: "denied" };
         assert_eq!(asked.describe(), "asked (ask_origins \"https://m\" in [default]): denied");
         let mut recent = Recent::default();
+        let activity = |i: usize, step: String| Activity {
+            method: format!("M.{i}"),
+            url: None,
+            outcome: "allowed".into(),
+            at_ms: i as u64,
+            step,
+            step_id: i as u64,
+        };
         for i in 0..RECENT_PER_AGENT + 2 {
-            recent.push(Activity {
-                method: format!("M.{i}"),
-                url: None,
-                outcome: "allowed".into(),
-                at_ms: i as u64,
-            });
+            recent.push(activity(i, format!("step {i}")));
+            // Another record of the same step replaces its line.
+            recent.push(activity(i, format!("step {i}, better")));
         }
         let kept = recent.to_vec();
         assert_eq!(kept.len(), RECENT_PER_AGENT);
         assert_eq!(kept.last().unwrap().method, format!("M.{}", RECENT_PER_AGENT + 1));
+        assert_eq!(kept.last().unwrap().step, format!("step {}, better", RECENT_PER_AGENT + 1));
     }
 }

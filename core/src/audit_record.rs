@@ -17,6 +17,19 @@ pub struct AuditRecord {
     /// A question of the gesture guard's: what the human was shown (never a picture, never
     /// what was typed into a field).
     pub question: Option<Box<tabtunnel_wire::gestures::GestureQuestion>>,
+    /// The step it belongs to, in words (`steps.rs`).
+    pub step: crate::steps::Step,
+    /// Who sent it: the agent's token and client.
+    pub identity: Identity,
+}
+
+/// How an agent's client came in: never the token itself.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Identity {
+    /// The id of the agent token it presented (`tabtunnel agent list`), if it presented one.
+    pub token_id: Option<String>,
+    /// The MCP client's name and version where known, else the CDP client's User-Agent.
+    pub client: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -232,7 +232,7 @@ impl Core {
         };
         // A command the human allowed was audited with the answer.
         if matches!(verdict, Verdict::Go) && approved == Approved::No && !is_plumbing(cmd.method) {
-            self.audit(&agent, kind.tab(), cmd.method, url.as_deref(), Outcome::Allowed);
+            self.audit_allowed(&agent, kind.tab(), cmd, url.as_deref());
         }
         matches!(verdict, Verdict::Go)
     }

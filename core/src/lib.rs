@@ -63,6 +63,7 @@ mod read_only;
 pub mod redact;
 pub mod session;
 mod site_storage;
+pub mod steps;
 mod tab_ops;
 mod tab_sessions;
 mod tab_state;
@@ -76,7 +77,7 @@ mod wrapped;
 pub use agent_id::AgentId;
 pub use agents::{is_valid_agent_name, Limits, DEFAULT_AGENT};
 use approved::Approved;
-pub use audit::{AuditRecord, Outcome};
+pub use audit::{AuditRecord, Identity, Outcome};
 use awaited::{ContextReplay, OnSuccess, Pending, ReplyTo, Then};
 pub use backlog::MAX_IN_FLIGHT_PER_CLIENT;
 use cookies::Redaction;
@@ -228,6 +229,33 @@ impl Core {
 
     /// A one-shot HTTP request (`/json/new`, `/json/close/<id>`...) acting for `agent` through
     /// one command; it does not keep the agent present.
+    /// Who a connection's client is (its token's id, its name): its agent's records carry it.
+    pub fn client_identified(&mut self, conn: ConnId, identity: audit::Identity) {
+        let Some(agent) = self.conns.get(&conn).map(|c| c.agent.clone()) else { return };
+        self.agent_identified(&agent, identity);
+    }
+
+    /// The MCP client an agent came through (told before or after its tool server connects):
+    /// named rather than the tool server's User-Agent.
+    pub fn mcp_client(&mut self, agent: &AgentId, client: String) {
+        let client = self.redactor.text(&client).into_owned();
+        self.agents.mcp_client(agent, client);
+        self.report_agents();
+    }
+
+    /// A connection came in: the latest word about the agent's token and client wins, a known
+    /// part kept over an unknown one.
+    fn agent_identified(&mut self, agent: &AgentId, identity: audit::Identity) {
+        let Some(record) = self.agents.get_mut(agent) else { return };
+        if identity.token_id.is_some() {
+            record.identity.token_id = identity.token_id;
+        }
+        if identity.client.is_some() {
+            record.identity.client = identity.client;
+        }
+        self.report_agents();
+    }
+
     pub fn request_connected(&mut self, now: u64, conn: ConnId, agent: AgentId) {
         self.advance(now);
         self.connect(conn, agent, Root::Browser, false);

@@ -125,7 +125,13 @@ impl Redactor {
 
     /// Every text of an audit record.
     fn record(&self, record: &mut crate::AuditRecord) {
-        let crate::AuditRecord { agent, tab: _, method, url, outcome, question } = record;
+        let crate::AuditRecord { agent, tab: _, method, url, outcome, question, step, identity } = record;
+        let crate::steps::Step { id: _, words } = step;
+        self.string(words);
+        let crate::Identity { token_id: _, client } = identity;
+        if let Some(client) = client {
+            self.string(client);
+        }
         if let Cow::Owned(name) = self.text(agent.as_str()) {
             *agent = crate::AgentId::new(&name);
         }
@@ -178,12 +184,14 @@ impl Redactor {
                         last_action_at_ms: _,
                         releases_at_ms: _,
                         recent,
+                        token_id: _,
+                        client,
                     } = status;
-                    if let Some(text) = last_action {
+                    for text in last_action.iter_mut().chain(client.iter_mut()) {
                         self.string(text);
                     }
-                    for Activity { method, url, outcome, at_ms: _ } in recent {
-                        for text in [method, outcome].into_iter().chain(url.as_mut()) {
+                    for Activity { method, url, outcome, at_ms: _, step, step_id: _ } in recent {
+                        for text in [method, outcome, step].into_iter().chain(url.as_mut()) {
                             self.string(text);
                         }
                     }

@@ -21,6 +21,8 @@ pub struct AgentRoute {
     /// credential than its own); `""` without one.
     pub token_prefix: String,
     pub credential: Credential,
+    /// Its token's id and its client's User-Agent, for the audit trail.
+    pub identity: tabtunnel_core::Identity,
 }
 
 impl AgentRoute {
@@ -30,6 +32,7 @@ impl AgentRoute {
             prefix: String::new(),
             token_prefix: String::new(),
             credential: Credential::Open,
+            identity: Default::default(),
         }
     }
 
@@ -60,6 +63,10 @@ impl AgentRoute {
         }
         self.token_prefix = admitted.token_prefix.clone();
         self.credential = admitted.credential.clone();
+        if let Credential::Agent(_) = &self.credential {
+            let token = self.token_prefix.strip_prefix('/').unwrap_or_default();
+            self.identity.token_id = Some(crate::credentials::Credentials::token_id(token));
+        }
         Ok(self)
     }
 }

@@ -17,6 +17,8 @@ use std::sync::{Arc, RwLock};
 use tabtunnel_core::{is_valid_agent_name, AGENT_TOKEN_PREFIX, DEFAULT_AGENT};
 
 pub const FILE: &str = "agents.json";
+/// Hex digits of a token's hash that name it.
+pub const TOKEN_ID_LEN: usize = 12;
 
 /// One registered agent as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -76,6 +78,12 @@ impl Credentials {
             return None;
         }
         self.by_hash.get(&hash(presented)).map(String::as_str)
+    }
+
+    /// A token's id, as the audit trail and the side panel name it: the first 12 hex digits of
+    /// the hash kept for it (so `agent list` can show it), never the token.
+    pub fn token_id(token: &str) -> String {
+        hex(&hash(token))[..TOKEN_ID_LEN].to_owned()
     }
 
     pub fn agents(&self) -> &[Registered] {
@@ -165,6 +173,12 @@ mod tests {
         assert!(!stored.contains(&token[4..]), "the token itself is not stored");
         let creds = load(dir.path()).unwrap();
         assert_eq!(creds.agent_of(&token), Some("reader"));
+        let id = Credentials::token_id(&token);
+        assert_eq!(id.len(), TOKEN_ID_LEN);
+        assert!(
+            creds.agents()[0].sha256.starts_with(&id) && !token.contains(&id),
+            "the hash's, not the token's"
+        );
         // One character changed (never to the one it was: a random token may end in '0').
         let last = if token.ends_with('0') { '1' } else { '0' };
         assert_eq!(creds.agent_of(&format!("{}{last}", &token[..token.len() - 1])), None);

@@ -73,6 +73,7 @@ pub enum Input {
         agent: AgentId,
         root: Root,
         outbox: Outbox,
+        identity: tabtunnel_core::Identity,
     },
     ClientMessage {
         conn: ConnId,
@@ -80,6 +81,11 @@ pub enum Input {
     },
     ClientDisconnected {
         conn: ConnId,
+    },
+    /// The MCP client `tabtunnel mcp` serves the agent through (name and version).
+    McpClient {
+        agent: AgentId,
+        client: String,
     },
     /// One CDP command on behalf of an HTTP request (`/json/new` and the like); `reply` gets
     /// the command's answer frame.
@@ -343,12 +349,14 @@ impl Hub {
 
     fn handle(&mut self, input: Input) {
         match input {
-            Input::ClientConnected { conn, agent, root, outbox } => {
+            Input::ClientConnected { conn, agent, root, outbox, identity } => {
                 self.clients.insert(conn, outbox);
                 self.core.client_connected(self.now_ms, conn, agent, root);
+                self.core.client_identified(conn, identity);
             }
             Input::ClientMessage { conn, text } => self.core.client_message(self.now_ms, conn, text.as_str()),
             Input::ClientDisconnected { conn } => self.drop_client(conn),
+            Input::McpClient { agent, client } => self.core.mcp_client(&agent, client),
             Input::Request { agent, command, reply } => {
                 let conn = self.next_request_conn;
                 self.next_request_conn += 1;

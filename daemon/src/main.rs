@@ -311,7 +311,8 @@ async fn agent_command(command: AgentCommand, dir: &std::path::Path) -> Result<(
                 eprintln!("no agent has a token of its own yet: `tabtunnel agent add NAME` mints one");
             }
             for agent in creds.agents() {
-                println!("{}\tminted {}", agent.name, agent.created);
+                let id = agent.sha256.get(..credentials::TOKEN_ID_LEN).unwrap_or_default();
+                println!("{}\ttoken {id}\tminted {}", agent.name, agent.created);
             }
         }
         AgentCommand::Revoke { name } => match agent_cli::revoke(dir, &name).await? {

@@ -88,6 +88,7 @@ pub fn router(state: AppState) -> Router {
         .route("/devtools/page/{id}", get(page_socket))
         .route("/tabtunnel/status", get(status))
         .route("/tabtunnel/handover", post(handover))
+        .route("/tabtunnel/client", post(mcp_client))
         .route(crate::live_credentials::PATH, post(reload_credentials))
         .route(&format!("{NAVIGATION_PATH}/{{agent}}/{{tab}}"), any(navigation))
         .route(EXTENSION_PATH, get(extension_socket))
@@ -156,15 +157,23 @@ async fn admit(gate: Gate, mut req: Request<Body>, next: Next) -> Response {
     let route = agent_path::split(req.uri())
         .and_then(|(route, rewritten)| Ok((route.apply(&admitted, gate.require_agent_tokens)?, rewritten)));
     match route {
-        Ok((route, rewritten)) => {
+        Ok((mut route, rewritten)) => {
             if let Some(uri) = rewritten {
                 *req.uri_mut() = uri;
             }
+            route.identity.client = user_agent(req.headers());
             req.extensions_mut().insert(route);
         }
         Err((status, reason)) => return (status, format!("tabtunnel: {reason}\n")).into_response(),
     }
     next.run(req).await
+}
+
+/// The client's User-Agent, as it said it (the audit trail escapes and redacts what it shows).
+fn user_agent(headers: &HeaderMap) -> Option<String> {
+    let agent = headers.get(header::USER_AGENT)?;
+    let text = String::from_utf8_lossy(agent.as_bytes());
+    Some(text.chars().take(200).collect())
 }
 
 fn host(headers: &HeaderMap) -> &str {
@@ -409,6 +418,33 @@ async fn reload_credentials(
     }
 }
 
+#[derive(serde::Deserialize)]
+struct McpClient {
+    name: String,
+    #[serde(default)]
+    version: String,
+}
+
+/// `POST /tabtunnel/client`: `tabtunnel mcp` says which MCP client the agent came through (its
+/// `initialize` clientInfo); the agent's records name it rather than the tool server's
+/// User-Agent.
+async fn mcp_client(
+    State(state): State<AppState>,
+    Extension(route): Extension<AgentRoute>,
+    body: axum::body::Bytes,
+) -> Response {
+    let client: McpClient = match serde_json::from_slice(&body) {
+        Ok(client) => client,
+        Err(e) => return (StatusCode::BAD_REQUEST, format!("tabtunnel: {e}\n")).into_response(),
+    };
+    let text = format!("{} {} (MCP)", client.name.trim(), client.version.trim());
+    let client = text.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(200).collect();
+    if state.hub.send(Input::McpClient { agent: route.agent, client }).await.is_err() {
+        return unavailable("shutting down");
+    }
+    StatusCode::NO_CONTENT.into_response()
+}
+
 #[derive(serde::Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct HandoverAsk {
@@ -508,7 +544,7 @@ async fn client_session(state: AppState, socket: Socket, route: AgentRoute, root
     let (outbox, outbox_reader) = outbox::outbox(state.client_outbox);
     let agent = route.agent;
     tracing::info!(conn, agent = agent.as_str(), "client connected");
-    let connected = Input::ClientConnected { conn, agent, root, outbox };
+    let connected = Input::ClientConnected { conn, agent, root, outbox, identity: route.identity };
     if state.hub.send(connected).await.is_err() {
         return;
     }

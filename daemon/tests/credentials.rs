@@ -5,6 +5,7 @@ mod common;
 use common::*;
 use tabtunnel::{agent_cli, credentials};
 use tabtunnel_wire::AgentTokenOp;
+use tokio_tungstenite::tungstenite::{client::IntoClientRequest, http::HeaderValue};
 
 fn owned_tab(tab_id: i32, agent: &str) -> TabInfo {
     TabInfo { agent: agent.into(), created: true, ..tab(tab_id) }
@@ -239,4 +240,75 @@ async fn the_side_panel_mints_a_token_shown_once_and_it_works_at_once() {
             break;
         }
     }
+}
+
+/// An agent's records say, in words, what it did, and which token (by id, never the token)
+/// and client it came through.
+#[tokio::test]
+async fn an_agents_records_carry_its_steps_in_words_its_token_id_and_client() {
+    let (d, mut ext, alice, _bob) = three_owners().await;
+    let (_, version) = get(d.running.port, &format!("/{alice}/json/version"), &[]).await;
+    let version: Value = serde_json::from_str(&version).unwrap();
+    let url = version["webSocketDebuggerUrl"].as_str().unwrap();
+    let mut upgrade = url.into_client_request().unwrap();
+    upgrade.headers_mut().insert("User-Agent", HeaderValue::from_static("Puppeteer 25.16.0"));
+    let (mut client, _) = tokio_tungstenite::connect_async(upgrade).await.unwrap();
+    let page = attach_pages(&mut client).await.remove(0);
+    let mut commands =
+        vec![json!({"method": "Page.navigate", "params": {"url": "https://shop.example/cart?session=x"}})];
+    for c in ["a", "b", "c"] {
+        commands.push(
+            json!({"method": "Input.dispatchKeyEvent", "params": {"type": "keyDown", "key": c, "text": c}}),
+        );
+        commands.push(json!({"method": "Input.dispatchKeyEvent", "params": {"type": "keyUp", "key": c}}));
+    }
+    commands.push(json!({"method": "Page.captureScreenshot", "params": {}}));
+    for (id, mut command) in (2..).zip(commands.clone()) {
+        command["id"] = json!(id);
+        command["sessionId"] = json!(page);
+        send(&mut client, command).await;
+        let ToExtension::Command(cmd) = next_ext(&mut ext).await else { panic!() };
+        ext_send(&mut ext, FromExtension::CommandResult(CommandResult::ok(cmd.id, raw("{}")))).await;
+        until_reply(&mut client, id).await;
+        if id == 2 {
+            // `tabtunnel mcp` tells the MCP client it serves the agent through.
+            let body = r#"{"name":"claude-code","version":"2.1.0"}"#;
+            let (status, _) =
+                request(d.running.port, "POST", &format!("/{alice}/tabtunnel/client"), body).await;
+            assert_eq!(status, 204);
+        }
+    }
+    let file = d.config_dir().join("data/audit/audit.jsonl");
+    let mut text = String::new();
+    for _ in 0..250 {
+        text = std::fs::read_to_string(&file).unwrap_or_default();
+        if text.lines().count() >= commands.len() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let steps: Vec<(u64, &str)> =
+        lines.iter().map(|l| (l["step_id"].as_u64().unwrap(), l["step"].as_str().unwrap())).collect();
+    let typed = steps[1].0;
+    assert_eq!(
+        steps,
+        [
+            (steps[0].0, "opened shop.example/cart"),
+            (typed, "typed 1 character"),
+            (typed, "typed 1 character"),
+            (typed, "typed 2 characters"),
+            (typed, "typed 2 characters"),
+            (typed, "typed 3 characters"),
+            (typed, "typed 3 characters"),
+            (typed + 1, "took a screenshot"),
+        ]
+    );
+    for (n, line) in lines.iter().enumerate() {
+        assert_eq!(line["agent"], "alice");
+        assert_eq!(line["token_id"].as_str(), Some(credentials::Credentials::token_id(&alice).as_str()));
+        let client = if n == 0 { "Puppeteer 25.16.0" } else { "claude-code 2.1.0 (MCP)" };
+        assert_eq!(line["client"], client, "the MCP client, once told, over the User-Agent");
+    }
+    assert!(!text.contains(&alice[4..]), "never the token: {text}");
 }

@@ -199,12 +199,21 @@ pub struct AgentView {
     /// Its last audited steps, newest last.
     #[serde(default)]
     pub recent: Vec<RecentStep>,
+    /// The id of the agent token its client presented (never the token).
+    #[serde(default)]
+    pub token_id: Option<String>,
+    /// The client it came through (MCP client name and version, else its User-Agent).
+    #[serde(default)]
+    pub client: Option<String>,
 }
 
 /// One audited step, with this browser's time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RecentStep {
+    /// The step in words (empty from an older daemon: the method says it then).
+    #[serde(default)]
+    pub step: String,
     pub method: String,
     pub url: Option<String>,
     pub outcome: String,

@@ -60,6 +60,35 @@ describe(`chrome-devtools-mcp ${MCP_VERSION} through tabtunnel`, { timeout: 240_
     assert.ok(png.length > 2_000, `screenshot is only ${png.length} bytes`);
   });
 
+  test('the side panel says in words what it did: navigate, fill three fields, click, screenshot', async () => {
+    assert.ok(pageId !== undefined, 'list_pages gave no page id');
+    await call('navigate_page', { pageId, type: 'url', url: `${h.pageServerUrl}/three.html` });
+    const snapshot = await call('take_snapshot', { pageId });
+    for (const [field, value] of [['Name', 'Ada'], ['Email', 'ada@example.test'], ['City', 'London']]) {
+      await call('fill', { pageId, uid: uidOf(snapshot, new RegExp(`textbox "${field}"`)), value });
+    }
+    await call('click', { pageId, uid: uidOf(snapshot, /button "Send"/) });
+    await call('take_screenshot', { pageId });
+    const panel = await h.openPanel();
+    const steps = '#agents li[data-agent="default"] .activity .step';
+    let lines = [];
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      lines = await panel.$$eval(steps, (els) => els.map((el) => el.textContent));
+      if (lines.includes('took a screenshot')) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const shown = lines.join('\n');
+    assert.ok(lines.length > 0 && lines.length <= 12, `at most a dozen lines:\n${shown}`);
+    assert.ok(lines.includes('took a screenshot'), `the screenshot in words:\n${shown}`);
+    assert.ok(lines.includes('clicked "Send"'), `the click, named by the guard:\n${shown}`);
+    assert.ok(lines.some((l) => l.startsWith('typed 6 characters')), `London typed, counted:\n${shown}`);
+    for (const line of lines) {
+      assert.doesNotMatch(line, /\b[A-Z][A-Za-z]*\.[a-z][A-Za-z]*\b/, `a protocol method where a word exists:\n${shown}`);
+      assert.doesNotMatch(line, /London|ada@example/, `never what was typed:\n${shown}`);
+    }
+  });
+
   test("list_console_messages shows the page's console", async () => {
     await call('evaluate_script', { pageId, function: "() => { console.log('hello from the shared tab'); return 1; }" });
     const messages = await call('list_console_messages', { pageId });

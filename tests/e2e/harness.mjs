@@ -75,6 +75,14 @@ const PAGES = {
 <html lang="en"><head><meta charset="utf-8"><title>child</title></head>
 <body><p id="inside">inside the iframe</p></body></html>
 `,
+  '/three.html': `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>tabtunnel three fields</title></head>
+<body><h1>three fields</h1>
+<label for="f1">Name</label> <input id="f1" autocomplete="off">
+<label for="f2">Email</label> <input id="f2" autocomplete="off">
+<label for="f3">City</label> <input id="f3" autocomplete="off">
+<button id="send" type="button">Send</button></body></html>
+`,
   '/worker.js': `self.answer = 42; self.onmessage = (e) => self.postMessage(e.data);`,
   '/other.html': `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>tabtunnel other page</title></head>

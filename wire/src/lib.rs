@@ -293,6 +293,11 @@ pub struct Activity {
     /// `allowed`, `denied by …`, `asked: allowed once` …
     pub outcome: String,
     pub at_ms: u64,
+    /// The step it belongs to, in words; the records of one step share `step_id`.
+    #[serde(default)]
+    pub step: String,
+    #[serde(default)]
+    pub step_id: u64,
 }
 
 /// One agent as the side panel shows it.
@@ -315,6 +320,12 @@ pub struct AgentStatus {
     /// Its last audited steps, newest last.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub recent: Vec<Activity>,
+    /// The id of the agent token its client presented (never the token).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_id: Option<String>,
+    /// The client it came through: the MCP client's name and version, else its User-Agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -170,6 +170,9 @@ impl Core {
                 let facts = facts.unwrap_or_default();
                 let held = rule::gesture(gesture, &facts, &self.gesture_triggers(&agent));
                 self.gestures.last_gesture.insert(tab, (self.now_ms, facts.clone()));
+                if let Some(element) = &facts.element {
+                    self.step_element(&agent, tab, element);
+                }
                 if !held.is_held() {
                     return self.input_let_go(conn, &text);
                 }

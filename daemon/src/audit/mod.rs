@@ -4,6 +4,7 @@
 //! ([`chain`]); and `tabtunnel audit` (and `audit verify`), which read it.
 
 pub mod chain;
+mod plain;
 
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Seek, Write};
@@ -43,6 +44,22 @@ pub struct Line {
     /// element, form, amounts, field kinds, and why it was held).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<tabtunnel_wire::gestures::GestureQuestion>,
+    /// The step in words (`core/src/steps`); an agent's lines with the same `step_id` are one
+    /// step, the last one's words say it best.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub step: String,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub step_id: u64,
+    /// The id of the agent token the client presented (never the token).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_id: Option<String>,
+    /// The MCP client's name and version, else the CDP client's User-Agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Line {
@@ -62,6 +79,10 @@ impl Line {
             rule,
             answer,
             context: record.question.as_deref().cloned(),
+            step: record.step.words.clone(),
+            step_id: record.step.id,
+            token_id: record.identity.token_id.clone(),
+            client: record.identity.client.clone(),
         }
     }
 
@@ -70,14 +91,21 @@ impl Line {
     /// so no agent can forge a line or send the human's terminal an escape sequence).
     pub fn human(&self) -> String {
         let tab = self.tab.map(|t| format!("tab {t}")).unwrap_or_else(|| "-".into());
-        let mut text = format!("{}  {:<16} {:<13} {}", self.time, self.agent, tab, self.method);
-        if let Some(url) = &self.url {
-            text.push_str(&format!(" {url}"));
-        }
-        match (&self.rule, &self.answer) {
-            (Some(rule), Some(answer)) => text.push_str(&format!("  asked ({rule}): {answer}")),
-            (Some(rule), None) => text.push_str(&format!("  DENIED by {rule}")),
-            _ => {}
+        let mut text = format!("{}  {:<16} {:<8} ", self.time, self.agent, tab);
+        if !self.step.is_empty() {
+            // The words say what the method, URL and rule said.
+            text.push_str(&self.step);
+        } else {
+            // A line from before steps in words.
+            text.push_str(&self.method);
+            if let Some(url) = &self.url {
+                text.push_str(&format!(" {url}"));
+            }
+            match (&self.rule, &self.answer) {
+                (Some(rule), Some(answer)) => text.push_str(&format!("  asked ({rule}): {answer}")),
+                (Some(rule), None) => text.push_str(&format!("  DENIED by {rule}")),
+                _ => {}
+            }
         }
         if let Some(q) = &self.context {
             text.push_str(&format!("  [{} on {}", q.gesture, q.origin));
@@ -249,12 +277,26 @@ pub fn print(
     json: bool,
     redactor: &Redactor,
 ) -> Result<(), String> {
-    let show = |text: &str| {
-        let Some(out) = shown(text, agent, json, redactor) else { return };
+    let folder = std::cell::RefCell::new(plain::Folder::default());
+    let out = |text: String| {
         // A closed pipe (`| head`) ends the command quietly.
-        if writeln!(std::io::stdout(), "{out}").is_err() {
+        if writeln!(std::io::stdout(), "{}", redactor.text(&text)).is_err() {
             std::process::exit(0);
         }
+    };
+    let show = |text: &str| {
+        if json {
+            if let Some(line) = shown(text, agent, json, redactor) {
+                out(line);
+            }
+            return;
+        }
+        let Some(line) =
+            serde_json::from_str::<Line>(text).ok().filter(|l| agent.is_none_or(|a| a == l.agent))
+        else {
+            return;
+        };
+        folder.borrow_mut().push(line).into_iter().for_each(out);
     };
     let current = current_file(data_dir);
     if !current.exists() && !follow {
@@ -270,11 +312,13 @@ pub fn print(
         let mut reader = std::io::BufReader::new(file);
         position = read_lines_from(&mut reader, &show);
     }
+    folder.borrow_mut().flush().into_iter().for_each(out);
     if !follow {
         return Ok(());
     }
     loop {
         std::thread::sleep(Duration::from_millis(250));
+        folder.borrow_mut().flush().into_iter().for_each(out);
         let Ok(file) = std::fs::File::open(&current) else { continue };
         let len = file.metadata().map(|m| m.len()).unwrap_or(0);
         if len < position {
@@ -406,6 +450,8 @@ mod tests {
             url: None,
             outcome,
             question: None,
+            step: Default::default(),
+            identity: Default::default(),
         }
     }
 
@@ -436,19 +482,38 @@ mod tests {
     #[test]
     fn lines_say_who_did_what_and_what_the_policy_made_of_it() {
         let at = SystemTime::UNIX_EPOCH + Duration::from_millis(1_764_500_000_123);
-        let denied = Line::new(
-            &record("Network.getCookies", Outcome::Denied { rule: "deny_methods x in [default]".into() }),
-            at,
-        );
+        let mut r =
+            record("Network.getCookies", Outcome::Denied { rule: "deny_methods x in [default]".into() });
+        r.step = tabtunnel_core::steps::Step {
+            id: 4,
+            words: "was refused: Network.getCookies (deny_methods x in [default])".into(),
+        };
+        r.identity = tabtunnel_core::Identity {
+            token_id: Some("0123456789ab".into()),
+            client: Some("chrome-devtools-mcp 1.11.0".into()),
+        };
+        let denied = Line::new(&r, at);
         let text = serde_json::to_string(&denied).unwrap();
         assert_eq!(
             text,
-            r#"{"time":"2025-11-30T10:53:20.123Z","agent":"a","tab":3,"method":"Network.getCookies","outcome":"denied","rule":"deny_methods x in [default]"}"#
+            r#"{"time":"2025-11-30T10:53:20.123Z","agent":"a","tab":3,"method":"Network.getCookies","outcome":"denied","rule":"deny_methods x in [default]","step":"was refused: Network.getCookies (deny_methods x in [default])","step_id":4,"token_id":"0123456789ab","client":"chrome-devtools-mcp 1.11.0"}"#
         );
         assert!(
-            denied.human().ends_with("Network.getCookies  DENIED by deny_methods x in [default]"),
+            denied
+                .human()
+                .ends_with("tab 3    was refused: Network.getCookies (deny_methods x in [default])"),
             "{}",
             denied.human()
+        );
+        // A line from before steps in words says the method.
+        let old = Line::new(
+            &record("Network.getCookies", Outcome::Denied { rule: "deny_methods x in [default]".into() }),
+            at,
+        );
+        assert!(
+            old.human().ends_with("Network.getCookies  DENIED by deny_methods x in [default]"),
+            "{}",
+            old.human()
         );
     }
 

@@ -77,6 +77,13 @@ impl Daemon {
         serde_json::from_slice(&body).map_err(|e| ApiError::BadReply(e.to_string()))
     }
 
+    /// Tells the daemon which MCP client this agent came through, for its audit records (an
+    /// older daemon without the endpoint answers 404: nothing lost but the name).
+    pub async fn tell_client(&self, name: &str, version: &str) -> Result<(), ApiError> {
+        let body = serde_json::json!({"name": name, "version": version});
+        self.request("POST", "/tabtunnel/client", Some(body.to_string()), QUICK).await.map(|_| ())
+    }
+
     /// Asks the human for their active tab; waits for the answer (`outcome` granted, denied
     /// or timeout), a little longer than the daemon's own `timeout`.
     pub async fn handover(&self, reason: &str, timeout: Duration) -> Result<Value, ApiError> {

@@ -212,7 +212,7 @@ impl Proxy {
         &self,
         agent: String,
         (_, kind, token_prefix): Chosen,
-        client_name: &str,
+        client: &rmcp::model::Implementation,
         protocol_version: String,
         peer: rmcp::Peer<RoleServer>,
     ) {
@@ -228,12 +228,21 @@ impl Proxy {
         let daemon = Daemon::new(endpoint, agent.clone(), backend.proof.clone());
         if backend.daemon.set(daemon.clone()).is_ok() {
             tracing::info!(
-                "agent {agent} (client {client_name:?}) on {}; tools: {}",
+                "agent {agent} (client {:?}) on {}; tools: {}",
+                client.name,
                 super::endpoint::redact(backend.endpoint.as_str()),
                 kind.package()
             );
             // Its window and a tab for it open now, not at its first browser tool call.
-            let _ = self.presence.set(Presence::hold(daemon));
+            let _ = self.presence.set(Presence::hold(daemon.clone()));
+        }
+        {
+            let (name, version) = (client.name.clone(), client.version.clone());
+            tokio::spawn(async move {
+                if let Err(e) = daemon.tell_client(&name, &version).await {
+                    tracing::debug!("the daemon was not told the MCP client: {e:?}");
+                }
+            });
         }
         if let Some(notifications) = self.notifications.lock().unwrap().take() {
             tokio::spawn(relay(notifications, peer, redactor));
@@ -400,7 +409,7 @@ impl ServerHandler for Proxy {
         context.peer.set_peer_info(request.clone());
         let result = self.negotiate_initialize(&request)?;
         let version = result.protocol_version.to_string();
-        self.begin(agent, chosen, client_name, version, context.peer.clone());
+        self.begin(agent, chosen, &request.client_info, version, context.peer.clone());
         Ok(result)
     }
 

@@ -181,6 +181,7 @@ mod tests {
             prefix: String::new(),
             token_prefix: format!("/{token}"),
             credential: Credential::Agent(agent.into()),
+            identity: Default::default(),
         }
     }
 

@@ -543,7 +543,19 @@ impl View {
             head.append_child(&b.el("span", &[("class", "agent-name")], name)).unwrap();
             head.append_child(&presence(&b, agent)).unwrap();
             item.append_child(&head).unwrap();
+            if agent.client.is_some() || agent.token_id.is_some() {
+                let mut who = String::new();
+                if let Some(client) = &agent.client {
+                    who.push_str(&format!("via {client}"));
+                }
+                if let Some(id) = &agent.token_id {
+                    who.push_str(&format!("{}token {id}", if who.is_empty() { "" } else { " · " }));
+                }
+                item.append_child(&b.el("p", &[("class", "agent-client")], &who)).unwrap();
+            }
             if let (Some(action), Some(at)) = (&agent.last_action, agent.last_action_at) {
+                // The last step in words, where there is one.
+                let action = agent.recent.last().map(|s| &s.step).filter(|s| !s.is_empty()).unwrap_or(action);
                 let before = format!("Last: {action}, ");
                 item.append_child(&b.time("p", &[("class", "agent-last")], &before, at, Clock::Ago, ""))
                     .unwrap();
@@ -551,10 +563,13 @@ impl View {
             if !agent.recent.is_empty() {
                 let steps = b.el("ul", &[("class", "activity")], "");
                 for step in agent.recent.iter().rev() {
-                    let mut text = step.method.clone();
-                    if let Some(url) = &step.url {
-                        text.push(' ');
-                        text.push_str(url);
+                    let mut text = step.step.clone();
+                    if text.is_empty() {
+                        text = step.method.clone();
+                        if let Some(url) = &step.url {
+                            text.push(' ');
+                            text.push_str(url);
+                        }
                     }
                     let line =
                         b.el("li", &[("data-outcome", step.outcome.split(' ').next().unwrap_or(""))], "");

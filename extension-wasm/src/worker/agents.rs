@@ -146,8 +146,16 @@ pub fn reported(daemon_now_ms: u64, statuses: Vec<AgentStatus>) {
             recent: s
                 .recent
                 .into_iter()
-                .map(|a| RecentStep { at: local(a.at_ms), method: a.method, url: a.url, outcome: a.outcome })
+                .map(|a| RecentStep {
+                    at: local(a.at_ms),
+                    step: a.step,
+                    method: a.method,
+                    url: a.url,
+                    outcome: a.outcome,
+                })
                 .collect(),
+            token_id: s.token_id,
+            client: s.client,
         })
         .collect();
     with(|w| w.agents = agents);
