@@ -64,10 +64,12 @@ impl Core {
         url: Option<&str>,
         outcome: Outcome,
     ) {
-        self.record(agent, tab, method, url, outcome, None);
+        self.record(agent, tab, method, url, outcome, None, None);
     }
 
-    /// Records a question of the gesture guard's, with what the human was shown.
+    /// Records a question of the gesture guard's, with what the human was shown; `asked` is its
+    /// id when it was put to the human (the panel's history shows its picture).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn audit_question(
         &mut self,
         agent: &AgentId,
@@ -76,11 +78,13 @@ impl Core {
         url: Option<&str>,
         outcome: Outcome,
         mut question: tabtunnel_wire::gestures::GestureQuestion,
+        asked: Option<u64>,
     ) {
         question.rect = None;
-        self.record(agent, tab, method, url, outcome, Some(Box::new(question)));
+        self.record(agent, tab, method, url, outcome, Some(Box::new(question)), asked);
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn record(
         &mut self,
         agent: &AgentId,
@@ -89,6 +93,7 @@ impl Core {
         url: Option<&str>,
         outcome: Outcome,
         question: Option<Box<tabtunnel_wire::gestures::GestureQuestion>>,
+        asked: Option<u64>,
     ) {
         let url = url.map(str::to_owned);
         let mut record =
@@ -100,6 +105,7 @@ impl Core {
             url: record.url.clone(),
             outcome: record.outcome.describe(),
             at_ms: self.now_ms,
+            question: asked,
         };
         if let Some(agent) = self.agents.get_mut(agent) {
             agent.recent.push(activity);
@@ -137,6 +143,7 @@ mod tests {
                 url: None,
                 outcome: "allowed".into(),
                 at_ms: i as u64,
+                question: None,
             });
         }
         let kept = recent.to_vec();

@@ -293,6 +293,9 @@ pub struct Activity {
     /// `allowed`, `denied by …`, `asked: allowed once` …
     pub outcome: String,
     pub at_ms: u64,
+    /// The question the human answered, for the picture the extension keeps beside it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<u64>,
 }
 
 /// One agent as the side panel shows it.

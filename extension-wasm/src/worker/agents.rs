@@ -146,7 +146,13 @@ pub fn reported(daemon_now_ms: u64, statuses: Vec<AgentStatus>) {
             recent: s
                 .recent
                 .into_iter()
-                .map(|a| RecentStep { at: local(a.at_ms), method: a.method, url: a.url, outcome: a.outcome })
+                .map(|a| RecentStep {
+                    at: local(a.at_ms),
+                    method: a.method,
+                    url: a.url,
+                    outcome: a.outcome,
+                    question: a.question,
+                })
                 .collect(),
         })
         .collect();
@@ -178,7 +184,7 @@ pub fn approval_requested(request: ApprovalRequest) {
 }
 
 pub fn approval_withdrawn(id: u64) {
-    super::gestures::forget_picture(id);
+    super::gestures::question_settled(id);
     with(|w| w.approvals.retain(|r| r.id != id));
     broadcast();
 }
@@ -188,7 +194,7 @@ pub fn answer_approval(id: u64, answer: ApprovalAnswer) -> Result<(), String> {
         return Err("That question is no longer waiting.".into());
     }
     with(|w| w.approvals.retain(|r| r.id != id));
-    super::gestures::forget_picture(id);
+    super::gestures::question_settled(id);
     daemon::send(&FromExtension::ApprovalAnswer { id, answer });
     broadcast();
     Ok(())
@@ -201,6 +207,6 @@ pub fn forget_reports() {
         w.agents.clear();
         w.handovers.clear();
         w.approvals.clear();
-        w.gestures.pictures.clear();
+        w.gestures.forget_pictures();
     });
 }
