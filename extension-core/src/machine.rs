@@ -349,7 +349,9 @@ mod tests {
     #[test]
     fn pictures_are_taken_through_the_machine_only_while_a_panel_is_open() {
         let mut h = Harness::connected();
-        h.share(1).unwrap();
+        // A page the plain endpoint opened (one the human shared is in view already).
+        let opened = tabtunnel_wire::TabInfo { created: true, ..crate::testing::tab(1) };
+        h.input(Input::Target(TargetChange::Shared(opened))).unwrap();
         let captures =
             |h: &Harness| h.calls(|c| matches!(c, crate::effect::ChromeCall::CapturePicture { .. }));
         h.advance(60_000.0);

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use tabtunnel_wire::{TabId, TabInfo};
+use tabtunnel_wire::{TabId, TabInfo, DEFAULT_AGENT};
 
 use crate::effect::{ChromeCall, Effect, Level, OpId, Out};
 
@@ -65,10 +65,14 @@ impl Pictures {
         self.panels = self.panels.saturating_sub(1);
     }
 
-    /// A page shared, changed or unshared (workers are not pictured).
+    /// A page shared, changed or unshared. Workers are not pictured, nor a tab the human shared
+    /// from the panel without naming an agent: it is in the human's own window, in view.
     pub fn target_shared(&mut self, now: f64, info: &TabInfo) {
         if !info.kind.is_page() {
             return;
+        }
+        if info.agent == DEFAULT_AGENT && !info.created {
+            return self.target_unshared(now, info.tab_id);
         }
         let moved = self.tabs.insert(info.tab_id, info.agent.clone()).filter(|a| *a != info.agent);
         if let Some(old) = moved {
@@ -325,5 +329,20 @@ mod tests {
         assert_eq!(t.run_due(3_000.0, "x"), [2]);
         assert_eq!(t.sent.last().map(|s| s.0.as_str()), Some("b"));
         assert!(!t.p.agents.contains_key("a"), "a has no page left");
+    }
+
+    #[test]
+    fn a_tab_the_human_shared_is_not_pictured_but_one_the_plain_endpoint_opened_is() {
+        let mut t = T::default();
+        t.p.panel_opened(0.0);
+        t.p.target_shared(0.0, &tab(1));
+        assert_eq!(t.p.poll_timeout(), None, "the human's own tab, in their window");
+        t.p.target_shared(0.0, &TabInfo { created: true, ..tab(2) });
+        assert_eq!(t.run_due(0.0, "x"), [2]);
+        // Taken back by the human: no longer pictured.
+        t.p.target_shared(0.0, &page(3, "a"));
+        t.p.target_shared(10.0, &tab(3));
+        assert_eq!(t.run_due(10.0, "x"), Vec::<TabId>::new());
+        assert!(!t.p.agents.contains_key("a"));
     }
 }
