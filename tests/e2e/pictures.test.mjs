@@ -149,6 +149,13 @@ describe(`pictures of agents' tabs in the side panel${HEADFUL ? ' (headful)' : '
       });
       assert.notEqual((await focused()).windowId, tab.windowId, "the agent's window starts behind");
 
+      // The human clicks in the panel, which is in front (headful, a new window without a window
+      // manager is mapped over it).
+      await h.sw(async () => {
+        const [popup] = await chrome.windows.getAll({ windowTypes: ['popup'] });
+        if (popup) await chrome.windows.update(popup.id, { focused: true });
+      });
+      await panel.bringToFront();
       await panel.click(`${card('watched')} .agent-picture`);
       const expected = { windowId: tab.windowId, focused: true, tabId: tab.id };
       await pollFor(async () => JSON.stringify(await focused()) === JSON.stringify(expected), WAIT_MS, "the agent's window in front", h.detail);
