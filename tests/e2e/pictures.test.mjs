@@ -67,6 +67,17 @@ describe(`pictures of agents' tabs in the side panel${HEADFUL ? ' (headful)' : '
     panel.$eval(`${card(agent)} .agent-picture img`, (img) => img.getAttribute('src')).catch(() => null);
   const tabOfUrl = (url) => h.sw(async (u) => (await chrome.tabs.query({ url: u })).map((t) => ({ id: t.id, windowId: t.windowId }))[0], url);
 
+  /** The human clicks in the panel, in front of the agents' windows (headful, without a window
+   *  manager, a new window is mapped over it and a click there never lands). */
+  async function clickInPanel(panel, selector) {
+    await h.sw(async () => {
+      const [popup] = await chrome.windows.getAll({ windowTypes: ['popup'] });
+      if (popup) await chrome.windows.update(popup.id, { focused: true });
+    });
+    await panel.bringToFront();
+    await panel.click(selector);
+  }
+
   async function agentOnColourPage(agent) {
     const browser = await connectAgent(h, agent);
     const page = await browser.newPage();
@@ -149,14 +160,7 @@ describe(`pictures of agents' tabs in the side panel${HEADFUL ? ' (headful)' : '
       });
       assert.notEqual((await focused()).windowId, tab.windowId, "the agent's window starts behind");
 
-      // The human clicks in the panel, which is in front (headful, a new window without a window
-      // manager is mapped over it).
-      await h.sw(async () => {
-        const [popup] = await chrome.windows.getAll({ windowTypes: ['popup'] });
-        if (popup) await chrome.windows.update(popup.id, { focused: true });
-      });
-      await panel.bringToFront();
-      await panel.click(`${card('watched')} .agent-picture`);
+      await clickInPanel(panel, `${card('watched')} .agent-picture`);
       const expected = { windowId: tab.windowId, focused: true, tabId: tab.id };
       await pollFor(async () => JSON.stringify(await focused()) === JSON.stringify(expected), WAIT_MS, "the agent's window in front", h.detail);
       await sleep(2000); // past the focus guard's window for an agent's press
@@ -186,7 +190,7 @@ describe(`pictures of agents' tabs in the side panel${HEADFUL ? ' (headful)' : '
         'the picture of the button',
         h.detail,
       );
-      await panel.click(`${question} button[data-answer="deny"]`);
+      await clickInPanel(panel, `${question} button[data-answer="deny"]`);
       assert.match(await withTimeout(click, WAIT_MS, 'the denied click'), /gesture guard/);
       const history = `${card('shopper')} .activity li img.picture`;
       await panel.waitForSelector(history, { timeout: WAIT_MS });
