@@ -80,7 +80,7 @@ impl Core {
         url: Option<&str>,
         outcome: Outcome,
     ) {
-        self.record(agent, tab, method, url, outcome, None, None);
+        self.record(agent, tab, method, url, outcome, None, None, None);
     }
 
     /// Records a command the policy let through, with its params (the words read an `Input`
@@ -92,10 +92,12 @@ impl Core {
         cmd: &ClientCommand,
         url: Option<&str>,
     ) {
-        self.record(agent, tab, cmd.method, url, Outcome::Allowed, None, cmd.params.map(|p| p.get()));
+        self.record(agent, tab, cmd.method, url, Outcome::Allowed, None, cmd.params.map(|p| p.get()), None);
     }
 
-    /// Records a question of the gesture guard's, with what the human was shown.
+    /// Records a question of the gesture guard's, with what the human was shown; `asked` is its
+    /// id when it was put to the human (the panel's history shows its picture).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn audit_question(
         &mut self,
         agent: &AgentId,
@@ -104,9 +106,10 @@ impl Core {
         url: Option<&str>,
         outcome: Outcome,
         mut question: tabtunnel_wire::gestures::GestureQuestion,
+        asked: Option<u64>,
     ) {
         question.rect = None;
-        self.record(agent, tab, method, url, outcome, Some(Box::new(question)), None);
+        self.record(agent, tab, method, url, outcome, Some(Box::new(question)), None, asked);
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -119,6 +122,7 @@ impl Core {
         outcome: Outcome,
         question: Option<Box<tabtunnel_wire::gestures::GestureQuestion>>,
         params: Option<&str>,
+        asked: Option<u64>,
     ) {
         let url = url.map(str::to_owned);
         let identity = self.agents.identity(agent);
@@ -154,6 +158,7 @@ impl Core {
             at_ms: self.now_ms,
             step: record.step.words.clone(),
             step_id: record.step.id,
+            question: asked,
         });
         self.out.push_back(Output::Audit(record));
     }
@@ -199,6 +204,7 @@ mod tests {
             at_ms: i as u64,
             step,
             step_id: i as u64,
+            question: None,
         };
         for i in 0..RECENT_PER_AGENT + 2 {
             recent.push(activity(i, format!("step {i}")));

@@ -483,6 +483,7 @@ impl Core {
                 asked.request.url.as_deref(),
                 outcome,
                 *asked.request.gesture.unwrap_or_default(),
+                Some(id),
             );
         }
     }
@@ -515,6 +516,7 @@ impl Core {
                 request.url.as_deref(),
                 outcome,
                 *question,
+                Some(request.id),
             ),
             None => self.audit(&agent, request.tab_id, &request.method, request.url.as_deref(), outcome),
         }
@@ -863,6 +865,7 @@ mod tests {
         assert!(matches!(&audits(&step)[0].outcome, Outcome::Asked { answer: "not answered in time", .. }));
         let status = h.core.agent_statuses().into_iter().find(|s| s.name == "a").unwrap();
         assert_eq!(status.recent.last().unwrap().at_ms, 3234, "the side panel's step has the time it came");
+        assert_eq!(status.recent.last().unwrap().question, None, "no gesture, no picture");
         assert_eq!(h.next_deadline(), None);
         // A new policy with a shorter wait moves the deadline of a question asked already.
         h.now = 5000;

@@ -190,7 +190,7 @@ impl Redactor {
                     for text in last_action.iter_mut().chain(client.iter_mut()) {
                         self.string(text);
                     }
-                    for Activity { method, url, outcome, at_ms: _, step, step_id: _ } in recent {
+                    for Activity { method, url, outcome, at_ms: _, step, step_id: _, question: _ } in recent {
                         for text in [method, outcome, step].into_iter().chain(url.as_mut()) {
                             self.string(text);
                         }

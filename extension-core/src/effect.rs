@@ -44,6 +44,12 @@ pub enum Effect<F> {
     Store(serde_json::Value),
     /// The panel's state changed: tell every open panel.
     PanelChanged,
+    /// A new picture of the tab `agent` works in (a data URL): tell every open panel.
+    Picture {
+        agent: String,
+        tab_id: tabtunnel_wire::TabId,
+        data: String,
+    },
     Log(Level, String),
     /// For the part of the worker not in the machine yet.
     Worker(WorkerEffect),
@@ -59,6 +65,8 @@ pub enum ChromeCall {
     SendNativeMessage { host: &'static str, message: serde_json::Value },
     /// The browser's identity and this install's id, for `Hello`.
     Identify,
+    /// A small picture of a shared tab's page, for the panel ([`crate::pictures`]).
+    CapturePicture { tab_id: tabtunnel_wire::TabId },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -38,6 +38,13 @@ impl FocusGuard {
         self.pressed = Some((window_id, now));
     }
 
+    /// The human asked to see an agent's window (its picture in the panel): the focus change that
+    /// follows is theirs, not an agent's press to undo. Nothing of the agent's page changes:
+    /// its focus is emulated and its tab stays the visible one of its window.
+    pub fn human_brings_forward(&mut self, window_id: WindowId) {
+        self.pressed.take_if(|(pressed, _)| *pressed == window_id);
+    }
+
     /// The focus moved to the agent window `window_id`: the human's window to give it back to,
     /// if an agent's press there just took it.
     pub fn agent_window_focused(&self, window_id: WindowId, now: f64) -> Option<WindowId> {
@@ -66,6 +73,17 @@ mod tests {
         assert_eq!(focus.agent_window_focused(10, 200.0), Some(1));
         assert_eq!(focus.agent_window_focused(11, 200.0), None, "another agent's window");
         assert_eq!(focus.agent_window_focused(10, 100.0 + PRESS_FOCUS_WINDOW_MS), None, "long after");
+    }
+
+    #[test]
+    fn a_window_the_human_brings_forward_keeps_the_focus_even_right_after_an_agents_press() {
+        let mut focus = FocusGuard::default();
+        focus.human_focused(1);
+        focus.agent_pressing(10, 100.0);
+        focus.human_brings_forward(11);
+        assert_eq!(focus.agent_window_focused(10, 200.0), Some(1), "another window: still the press's");
+        focus.human_brings_forward(10);
+        assert_eq!(focus.agent_window_focused(10, 200.0), None, "the human's own doing");
     }
 
     #[test]

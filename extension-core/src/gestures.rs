@@ -5,7 +5,7 @@
 //! would send them on); and where clients intercept too. `extension-wasm`'s
 //! `worker/gestures.rs` reads the few fields these need out of the opaque CDP params.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use tabtunnel_wire::{CdpError, TabId};
 
@@ -45,7 +45,12 @@ pub struct Gestures {
     hooks: BTreeSet<(Target, String)>,
     /// Pictures of held elements, by question id (data URLs).
     pub pictures: BTreeMap<u64, String>,
+    /// Pictures of questions answered (or withdrawn), newest last, for the agent's history.
+    answered: VecDeque<(u64, String)>,
 }
+
+/// How many answered questions keep their picture (an agent's history shows its last few).
+pub const ANSWERED_PICTURES: usize = 8;
 
 fn target(tab_id: TabId, session: Option<&str>) -> Target {
     (tab_id, session.map(str::to_owned))
@@ -174,6 +179,30 @@ impl Gestures {
         }
     }
 
+    /// A question was answered or withdrawn: its picture stays beside the answer in the
+    /// agent's history, for the last [`ANSWERED_PICTURES`] questions.
+    pub fn question_settled(&mut self, id: u64) {
+        if let Some(picture) = self.pictures.remove(&id) {
+            if self.answered.len() == ANSWERED_PICTURES {
+                self.answered.pop_front();
+            }
+            self.answered.push_back((id, picture));
+        }
+    }
+
+    /// The pictures a panel shows: of the questions waiting, and of the answered ones its
+    /// history still lists (`listed`).
+    pub fn shown_pictures(&self, listed: impl Fn(u64) -> bool) -> Vec<(u64, String)> {
+        let answered = self.answered.iter().filter(|(id, _)| listed(*id));
+        self.pictures.iter().chain(answered.map(|(id, p)| (id, p))).map(|(id, p)| (*id, p.clone())).collect()
+    }
+
+    /// The daemon went, and its questions and history with it.
+    pub fn forget_pictures(&mut self) {
+        self.pictures.clear();
+        self.answered.clear();
+    }
+
     /// Our world in a frame, if made.
     pub fn world(&self, tab_id: TabId, session: Option<&str>, frame_id: &str) -> Option<i64> {
         self.worlds.get(&(target(tab_id, session), frame_id.to_owned())).copied()
@@ -266,6 +295,25 @@ mod tests {
         g.forget(1);
         assert!(!refused(&mut g, "Runtime.evaluate", &[("contextId", "7")]));
         assert_eq!(g.world(1, None, "F"), None);
+    }
+
+    #[test]
+    fn an_answered_questions_picture_stays_for_the_history_while_it_lists_it() {
+        let mut g = Gestures::default();
+        g.pictures.insert(1, "p1".into());
+        g.pictures.insert(2, "p2".into());
+        g.question_settled(1);
+        g.question_settled(7); // no picture came
+        assert_eq!(g.shown_pictures(|_| false), [(2, "p2".to_owned())], "the history no longer lists 1");
+        assert_eq!(g.shown_pictures(|id| id == 1), [(2, "p2".to_owned()), (1, "p1".to_owned())]);
+        for id in 10..10 + ANSWERED_PICTURES as u64 {
+            g.pictures.insert(id, format!("p{id}"));
+            g.question_settled(id);
+        }
+        assert!(!g.shown_pictures(|_| true).iter().any(|(id, _)| *id == 1), "the oldest gave way");
+        assert_eq!(g.shown_pictures(|_| true).len(), 1 + ANSWERED_PICTURES);
+        g.forget_pictures();
+        assert!(g.shown_pictures(|_| true).is_empty());
     }
 
     #[test]

@@ -60,6 +60,9 @@ pub enum PanelInput {
     UseThisBrowser,
     /// A frame the human asked for (mint or revoke a token): refused when not connected.
     Send(FromExtension),
+    /// A panel opened or closed (its port to the worker): pictures are taken while one is open.
+    Opened,
+    Closed,
 }
 
 /// Chrome events, with only the fields decisions read.
@@ -93,4 +96,6 @@ pub enum Completion {
         browser: BrowserInfo,
         instance_id: String,
     },
+    /// [`crate::effect::ChromeCall::CapturePicture`]: a data URL, or why there is none.
+    Picture(Result<String, String>),
 }

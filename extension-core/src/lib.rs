@@ -16,6 +16,7 @@ pub mod kill_switch;
 pub mod link;
 pub mod machine;
 pub mod pairing;
+pub mod pictures;
 pub mod placement;
 pub mod popups;
 pub mod prepared;

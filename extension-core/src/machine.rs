@@ -13,6 +13,7 @@ use crate::effect::{ChromeCall, Effect, Level, OpId, Out, WorkerEffect};
 use crate::input::{ChromeEvent, Completion, Input, PanelInput, TargetChange};
 use crate::kill_switch::{self, KillSwitch};
 use crate::link::{Frame, Link};
+use crate::pictures::Pictures;
 use crate::settings;
 use crate::status::LinkStatus;
 
@@ -42,6 +43,7 @@ pub struct Machine<F> {
     start: Start,
     link: Link<F>,
     kill_switch: KillSwitch,
+    pictures: Pictures,
 }
 
 impl<F: Frame> Machine<F> {
@@ -51,6 +53,7 @@ impl<F: Frame> Machine<F> {
             start: Start::NotYet,
             link: Link::new(config.extension_version, config.has_tasks),
             kill_switch: KillSwitch::default(),
+            pictures: Pictures::default(),
         }
     }
 
@@ -78,8 +81,14 @@ impl<F: Frame> Machine<F> {
                     self.link.restored(out);
                 }
             }
+            Input::Completed { op, completion: Completion::Picture(result) } => {
+                self.pictures.completed(now, op, result, out);
+            }
             Input::Completed { op, completion } => self.link.completed(now, op, completion, out),
-            Input::Timeout => self.link.timeout(now, out),
+            Input::Timeout => {
+                self.link.timeout(now, out);
+                self.pictures.timeout(now, out);
+            }
             Input::FlushDue { from_timer } => self.link.flush_due(now, from_timer, out),
             Input::SocketOpened { generation } => {
                 self.link.opened(now, generation, self.kill_switch.engaged(), out)
@@ -100,6 +109,8 @@ impl<F: Frame> Machine<F> {
                 self.link.reconnect_now(out);
             }
             Input::Panel(PanelInput::Send(frame)) => return self.link.send_if_connected(now, &frame, out),
+            Input::Panel(PanelInput::Opened) => self.pictures.panel_opened(now),
+            Input::Panel(PanelInput::Closed) => self.pictures.panel_closed(),
             Input::Chrome(ChromeEvent::Command(name)) => {
                 if let Some(engaged) = KillSwitch::command(&name) {
                     self.set_kill_switch(now, engaged);
@@ -109,7 +120,15 @@ impl<F: Frame> Machine<F> {
                 // An attach that began before the switch was engaged ends here, unannounced.
                 return Err("The kill switch is on: no tab is shared until you turn it off.".into());
             }
-            Input::Target(change) => self.link.target(now, change, out),
+            Input::Target(change) => {
+                match &change {
+                    TargetChange::Shared(info) | TargetChange::Changed(info) => {
+                        self.pictures.target_shared(now, info)
+                    }
+                    TargetChange::Unshared { tab_id, .. } => self.pictures.target_unshared(now, *tab_id),
+                }
+                self.link.target(now, change, out)
+            }
         }
         Ok(())
     }
@@ -137,7 +156,7 @@ impl<F: Frame> Machine<F> {
 
     /// When to call `handle(now, Input::Timeout)` next.
     pub fn poll_timeout(&self) -> Option<f64> {
-        self.link.poll_timeout()
+        [self.link.poll_timeout(), self.pictures.poll_timeout()].into_iter().flatten().min_by(f64::total_cmp)
     }
 
     /// The hot path: a frame already written as JSON, queued without a trip through `Input`.
@@ -171,6 +190,16 @@ impl<F: Frame> Machine<F> {
         self.link.command_done();
     }
 
+    /// Whether a panel shows pictures: the hot path says [`Machine::acted`] only then.
+    pub fn wants_pictures(&self) -> bool {
+        self.pictures.wanted()
+    }
+
+    /// A client's command reached tab `tab_id`: its agent's picture is of it, soon.
+    pub fn acted(&mut self, now: f64, tab_id: tabtunnel_wire::TabId) {
+        self.pictures.acted(now, tab_id);
+    }
+
     pub fn generation(&self) -> u64 {
         self.link.generation()
     }
@@ -193,7 +222,7 @@ mod tests {
     use serde_json::json;
 
     use crate::effect::{Effect, WorkerEffect};
-    use crate::input::{ChromeEvent, Completion, Input, PanelInput};
+    use crate::input::{ChromeEvent, Completion, Input, PanelInput, TargetChange};
     use crate::testing::{Harness, VERSION};
 
     fn engaged_storage() -> Harness {
@@ -315,5 +344,48 @@ mod tests {
         h.open();
         h.welcome(VERSION);
         assert_eq!(h.machine.status().daemon, crate::status::DaemonState::Connected);
+    }
+
+    #[test]
+    fn pictures_are_taken_through_the_machine_only_while_a_panel_is_open() {
+        let mut h = Harness::connected();
+        // A page the plain endpoint opened (one the human shared is in view already).
+        let opened = tabtunnel_wire::TabInfo { created: true, ..crate::testing::tab(1) };
+        h.input(Input::Target(TargetChange::Shared(opened))).unwrap();
+        let captures =
+            |h: &Harness| h.calls(|c| matches!(c, crate::effect::ChromeCall::CapturePicture { .. }));
+        h.advance(60_000.0);
+        assert!(!h.machine.wants_pictures());
+        h.machine.acted(h.now, 1);
+        h.advance(60_000.0);
+        assert_eq!(captures(&h), 0, "no panel, no picture");
+
+        h.input(Input::Panel(PanelInput::Opened)).unwrap();
+        h.advance(0.0);
+        assert_eq!(captures(&h), 1, "at once");
+        let pictures: Vec<_> = h
+            .effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Picture { agent, tab_id, data } => Some((agent.clone(), *tab_id, data.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(pictures, [("default".into(), 1, "data:image/jpeg;base64,1".into())]);
+        h.advance(crate::pictures::REFRESH_MS);
+        assert_eq!(captures(&h), 2, "again a few seconds later");
+
+        h.input(Input::Panel(PanelInput::Closed)).unwrap();
+        h.machine.acted(h.now, 1);
+        h.advance(60_000.0);
+        assert_eq!(captures(&h), 2, "none once it closed");
+        h.input(Input::Target(TargetChange::Unshared {
+            tab_id: 1,
+            reason: tabtunnel_wire::UnshareReason::Closed,
+        }))
+        .unwrap();
+        h.input(Input::Panel(PanelInput::Opened)).unwrap();
+        h.advance(60_000.0);
+        assert_eq!(captures(&h), 2, "nothing left to picture");
     }
 }

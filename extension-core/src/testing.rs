@@ -51,6 +51,9 @@ impl FakeChrome {
             ChromeCall::Identify => {
                 Completion::Identity { browser: browser(), instance_id: "install-1".into() }
             }
+            ChromeCall::CapturePicture { tab_id } => {
+                Completion::Picture(Ok(format!("data:image/jpeg;base64,{tab_id}")))
+            }
         }
     }
 }

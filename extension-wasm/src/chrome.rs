@@ -115,6 +115,24 @@ extern "C" {
     /// `(message, sender, sendResponse) -> keepChannelOpen`
     #[wasm_bindgen(js_namespace = ["chrome", "runtime", "onMessage"], js_name = addListener)]
     pub fn on_runtime_message(cb: &Closure<dyn FnMut(JsValue, JsValue, js_sys::Function) -> bool>);
+    /// A page of ours opened a [`Port`] to the worker.
+    #[wasm_bindgen(js_namespace = ["chrome", "runtime", "onConnect"], js_name = addListener)]
+    pub fn on_runtime_connect(cb: &Closure<dyn FnMut(Port)>);
+    /// `chrome.runtime.connect({name})`: a port to the worker, open as long as the page is.
+    #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = connect)]
+    pub fn runtime_connect(info: &JsValue) -> Port;
+
+    /// `chrome.runtime.Port`.
+    pub type Port;
+    #[wasm_bindgen(method, getter)]
+    pub fn name(this: &Port) -> String;
+    #[wasm_bindgen(method, getter)]
+    pub fn sender(this: &Port) -> JsValue;
+    #[wasm_bindgen(method, getter, js_name = onDisconnect)]
+    pub fn on_disconnect(this: &Port) -> PortEvent;
+    pub type PortEvent;
+    #[wasm_bindgen(method, js_name = addListener)]
+    pub fn add_listener(this: &PortEvent, cb: &js_sys::Function);
 
     // chrome.storage
     #[wasm_bindgen(js_namespace = ["chrome", "storage", "local"], js_name = get, catch)]

@@ -7,6 +7,9 @@ use tabtunnel_wire::TabId;
 pub use tabtunnel_extension_core::status::DaemonState;
 pub use tabtunnel_wire::HandoverRequest;
 
+/// The name of the port each open panel holds to the worker (pictures are taken only then).
+pub const PANEL_PORT: &str = "panel";
+
 /// Panel → worker. The worker answers each with a [`PanelReply`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
@@ -62,6 +65,10 @@ pub enum PanelRequest {
     DismissMintedToken,
     /// Another browser holds the daemon: take it over for this one.
     UseThisBrowser,
+    /// The human clicked an agent's picture: its tab to the front, its window focused.
+    BringForward {
+        tab_id: TabId,
+    },
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -80,7 +87,17 @@ pub struct PanelReply {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum WorkerBroadcast {
-    State { state: PanelState, secrets: u64 },
+    State {
+        state: PanelState,
+        secrets: u64,
+    },
+    /// A new picture of the tab `agent` works in (a data URL; sent only while a panel is open).
+    #[serde(rename_all = "camelCase")]
+    Picture {
+        agent: String,
+        tab_id: TabId,
+        src: String,
+    },
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -113,8 +130,9 @@ pub struct PanelState {
     /// Questions the policy asks before an agent goes on.
     #[serde(default)]
     pub approvals: Vec<tabtunnel_wire::ApprovalRequest>,
-    /// Pictures of the elements the gesture guard asks about: question id and data URL. (A list:
-    /// a map with number keys does not survive serde's internally tagged enums.)
+    /// Pictures of the elements the gesture guard asks about, and of those answered that an
+    /// agent's history lists: question id and data URL. (A list: a map with number keys does
+    /// not survive serde's internally tagged enums.)
     #[serde(default)]
     pub approval_pictures: Vec<(u64, String)>,
     /// Every agent is stopped.
@@ -218,6 +236,9 @@ pub struct RecentStep {
     pub url: Option<String>,
     pub outcome: String,
     pub at: f64,
+    /// The gesture guard's question it answered (its picture is in `approval_pictures`).
+    #[serde(default)]
+    pub question: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -244,6 +265,12 @@ mod tests {
         let broadcast = WorkerBroadcast::State { state: PanelState::default(), secrets: 0 };
         let text = serde_json::to_string(&broadcast).unwrap();
         assert!(serde_json::from_str::<PanelRequest>(&text).is_err());
+        let picture = WorkerBroadcast::Picture { agent: "a".into(), tab_id: 7, src: "data:x".into() };
+        let text = serde_json::to_string(&picture).unwrap();
+        assert_eq!(text, r#"{"type":"picture","agent":"a","tabId":7,"src":"data:x"}"#);
+        assert!(serde_json::from_str::<PanelRequest>(&text).is_err());
+        let forward: PanelRequest = serde_json::from_str(r#"{"type":"bringForward","tabId":7}"#).unwrap();
+        assert_eq!(forward, PanelRequest::BringForward { tab_id: 7 });
     }
 
     #[test]

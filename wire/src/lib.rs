@@ -298,6 +298,9 @@ pub struct Activity {
     pub step: String,
     #[serde(default)]
     pub step_id: u64,
+    /// The question the human answered, for the picture the extension keeps beside it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<u64>,
 }
 
 /// One agent as the side panel shows it.

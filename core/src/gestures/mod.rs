@@ -209,7 +209,7 @@ impl Core {
         let key = (agent.clone(), signature(&question));
         if self.gestures.refused.get(&key).is_some_and(|until| self.now_ms <= *until) {
             let outcome = Outcome::Asked { rule: RULE.into(), answer: "denied: refused moments ago" };
-            self.audit_question(agent, Some(tab), method, url, outcome, question);
+            self.audit_question(agent, Some(tab), method, url, outcome, question, None);
             return self.gesture_settled(waiting, false, "the user refused it moments ago");
         }
         let timeout = self.gesture_timeout_ms();

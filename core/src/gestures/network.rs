@@ -180,7 +180,15 @@ impl Core {
             }
         };
         let outcome = Outcome::Asked { rule: RULE.into(), answer: "allowed once (with its gesture)" };
-        self.audit_question(&agent, Some(key.0), "request", Some(&request.request.url), outcome, question);
+        self.audit_question(
+            &agent,
+            Some(key.0),
+            "request",
+            Some(&request.request.url),
+            outcome,
+            question,
+            None,
+        );
     }
 
     /// Sends a write answered at once again, from its page: that copy, as it was, goes through

@@ -121,6 +121,10 @@ fn a_press_on_pay_asks_the_human_with_what_the_page_showed_and_deny_leaves_the_p
     assert!(matches!(&record.outcome, Outcome::Asked { answer: "denied", .. }));
     assert_eq!(record.question.as_ref().unwrap().element, "Pay €1,240.00");
     assert!(record.question.as_ref().unwrap().rect.is_none(), "no picture in the trail");
+    // The panel's history names the question, so that its picture shows beside the answer.
+    let statuses = h.core.agent_statuses();
+    let answered = statuses.iter().flat_map(|s| &s.recent).find(|a| a.outcome.contains("denied"));
+    assert_eq!(answered.and_then(|a| a.question), Some(asked.id));
 }
 
 const PAY_POST: &str = r#"{"requestId":"R1","request":{"url":"https://shop.test/pay","method":"POST","headers":{"Content-Type":"application/x-www-form-urlencoded"},"postData":"cardnumber=4242424242424242"},"frameId":"PAGE1","resourceType":"Document"}"#;

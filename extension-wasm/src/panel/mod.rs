@@ -48,6 +48,7 @@ pub fn start() {
     PANEL.set(Some(Panel { view, state: PanelState::default(), secrets: 0, active: None, notice: None }));
     update(|_| {});
     listen_to_chrome();
+    open_port();
     // "3 s ago" and grace countdowns move on their own.
     spawn_local(async {
         loop {
@@ -130,6 +131,9 @@ fn wire_dom(view: &View) {
     // One listener for every agent's buttons.
     on(&view.agents, "click", |event| {
         let Some(button) = clicked_button(&event) else { return };
+        if let Some(tab_id) = button.get_attribute("data-picture-tab").and_then(|id| id.parse().ok()) {
+            return spawn_local(request(PanelRequest::BringForward { tab_id }));
+        }
         if let Some(tab_id) = button.get_attribute("data-tab-id").and_then(|id| id.parse().ok()) {
             return spawn_local(request(PanelRequest::TakeBack { tab_id }));
         }
@@ -239,7 +243,9 @@ fn clicked_button(event: &web_sys::Event) -> Option<web_sys::Element> {
 fn listen_to_chrome() {
     let on_message = Closure::<dyn FnMut(JsValue, JsValue, js_sys::Function) -> bool>::new(
         |message: JsValue, _sender: JsValue, _respond: js_sys::Function| {
-            if let Some(WorkerBroadcast::State { state, secrets }) = from_js(&message) {
+            if let Some(WorkerBroadcast::Picture { agent, tab_id, src }) = from_js(&message) {
+                read(|p| p.view.show_picture(&agent, tab_id, &src, &p.state));
+            } else if let Some(WorkerBroadcast::State { state, secrets }) = from_js(&message) {
                 let human_window_changed =
                     read(|p| p.state.human_window != state.human_window).unwrap_or(false);
                 let secrets_changed = read(|p| p.secrets != secrets).unwrap_or(true);
@@ -273,6 +279,19 @@ fn listen_to_chrome() {
     let on_focus = Closure::<dyn FnMut(i32)>::new(|_| spawn_local(refresh_active_tab()));
     chrome::on_window_focus_changed(&on_focus);
     on_focus.forget();
+}
+
+/// A port to the worker, open while this panel is: it takes pictures of agents' tabs only
+/// then. Opened again when the worker restarts (which closes it).
+fn open_port() {
+    let port = chrome::runtime_connect(&to_js(&serde_json::json!({ "name": crate::messages::PANEL_PORT })));
+    let reopen = Closure::once_into_js(|| {
+        spawn_local(async {
+            crate::js::sleep(500).await;
+            open_port();
+        })
+    });
+    port.on_disconnect().add_listener(reopen.unchecked_ref());
 }
 
 async fn refresh_active_tab() {

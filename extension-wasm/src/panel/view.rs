@@ -58,6 +58,8 @@ pub struct View {
     pub dismiss_minted: HtmlButtonElement,
     /// What each list was last built from, to rebuild only on change.
     built: std::cell::RefCell<std::collections::HashMap<&'static str, String>>,
+    /// Each agent's live picture: its tab and element, kept across rebuilds of its card.
+    pictures: std::cell::RefCell<std::collections::HashMap<String, (i32, Element)>>,
 }
 
 impl View {
@@ -246,6 +248,7 @@ impl View {
             copy_minted: copy_minted.unchecked_into(),
             dismiss_minted: dismiss_minted.unchecked_into(),
             built: Default::default(),
+            pictures: Default::default(),
         }
     }
 
@@ -521,7 +524,8 @@ impl View {
     fn render_agents(&self, state: &PanelState) {
         // Rebuilt only when what it shows changed (times tick on in place, see `show_times`), so
         // its buttons stay put under the pointer.
-        let key = serde_json::to_string(&(&state.agents, &state.shared_tabs)).unwrap_or_default();
+        let pictured: Vec<u64> = state.approval_pictures.iter().map(|(id, _)| *id).collect();
+        let key = serde_json::to_string(&(&state.agents, &state.shared_tabs, pictured)).unwrap_or_default();
         if !self.changed("agents", key) {
             return;
         }
@@ -536,6 +540,8 @@ impl View {
                 ],
                 "",
             );
+            let slot = b.el("div", &[("class", "agent-picture-slot")], "");
+            self.place_picture(&slot, agent);
             let head = b.el("div", &[("class", "agent-head")], "");
             head.append_child(&b.el("span", &[("class", "swatch"), ("data-color", &agent.color)], ""))
                 .unwrap();
@@ -553,6 +559,7 @@ impl View {
                 }
                 item.append_child(&b.el("p", &[("class", "agent-client")], &who)).unwrap();
             }
+            item.append_child(&slot).unwrap();
             if let (Some(action), Some(at)) = (&agent.last_action, agent.last_action_at) {
                 // The last step in words, where there is one.
                 let action = agent.recent.last().map(|s| &s.step).filter(|s| !s.is_empty()).unwrap_or(action);
@@ -574,6 +581,17 @@ impl View {
                     let line =
                         b.el("li", &[("data-outcome", step.outcome.split(' ').next().unwrap_or(""))], "");
                     line.append_child(&b.el("span", &[("class", "step")], &text)).unwrap();
+                    // A held gesture's answer, beside the picture it was asked with.
+                    let picture =
+                        step.question.and_then(|id| state.approval_pictures.iter().find(|(q, _)| *q == id));
+                    if let Some((_, src)) = picture {
+                        line.append_child(&b.el(
+                            "img",
+                            &[("class", "picture"), ("src", src), ("alt", "")],
+                            "",
+                        ))
+                        .unwrap();
+                    }
                     let before = format!("{}, ", step.outcome);
                     line.append_child(&b.time(
                         "span",
@@ -623,6 +641,46 @@ impl View {
             self.agents.append_child(&item).unwrap();
         }
         self.agents_empty.set_hidden(!state.agents.is_empty());
+    }
+
+    /// A new picture of the tab `agent` works in: shown in its card (a button: a click brings
+    /// that tab forward), kept for the card's next rebuild.
+    pub fn show_picture(&self, agent: &str, tab_id: i32, src: &str, state: &PanelState) {
+        let b = Builder(&self.doc);
+        let element = {
+            let mut pictures = self.pictures.borrow_mut();
+            let (tab, element) = pictures.entry(agent.to_owned()).or_insert_with(|| {
+                let button = b.el("button", &[("type", "button"), ("class", "agent-picture")], "");
+                button.append_child(&b.el("img", &[("alt", "")], "")).unwrap();
+                (tab_id, button)
+            });
+            *tab = tab_id;
+            let title = format!("{agent}'s tab: click to see it");
+            for (name, value) in
+                [("data-picture-tab", tab_id.to_string().as_str()), ("title", title.as_str())]
+            {
+                element.set_attribute(name, value).unwrap();
+            }
+            if let Ok(Some(img)) = element.query_selector("img") {
+                img.set_attribute("src", src).unwrap();
+            }
+            element.clone()
+        };
+        let slot = self.agents.query_selector(&format!("li[data-agent=\"{agent}\"] .agent-picture-slot"));
+        if let (Ok(Some(slot)), Some(agent)) = (slot, state.agents.iter().find(|a| a.name == agent)) {
+            if element.parent_element().as_ref() != Some(&slot) {
+                self.place_picture(&slot, agent);
+            }
+        }
+    }
+
+    /// Puts the agent's picture in its card, if it is of one of the agent's tabs.
+    fn place_picture(&self, slot: &Element, agent: &AgentView) {
+        if let Some((tab, element)) = self.pictures.borrow().get(&agent.name) {
+            if agent.tabs.contains(tab) {
+                slot.append_child(element).unwrap();
+            }
+        }
     }
 
     /// Shows the stored URL, unless the user is typing one.

@@ -152,6 +152,7 @@ pub fn reported(daemon_now_ms: u64, statuses: Vec<AgentStatus>) {
                     method: a.method,
                     url: a.url,
                     outcome: a.outcome,
+                    question: a.question,
                 })
                 .collect(),
             token_id: s.token_id,
@@ -186,7 +187,7 @@ pub fn approval_requested(request: ApprovalRequest) {
 }
 
 pub fn approval_withdrawn(id: u64) {
-    super::gestures::forget_picture(id);
+    super::gestures::question_settled(id);
     with(|w| w.approvals.retain(|r| r.id != id));
     broadcast();
 }
@@ -196,7 +197,7 @@ pub fn answer_approval(id: u64, answer: ApprovalAnswer) -> Result<(), String> {
         return Err("That question is no longer waiting.".into());
     }
     with(|w| w.approvals.retain(|r| r.id != id));
-    super::gestures::forget_picture(id);
+    super::gestures::question_settled(id);
     daemon::send(&FromExtension::ApprovalAnswer { id, answer });
     broadcast();
     Ok(())
@@ -209,6 +210,6 @@ pub fn forget_reports() {
         w.agents.clear();
         w.handovers.clear();
         w.approvals.clear();
-        w.gestures.pictures.clear();
+        w.gestures.forget_pictures();
     });
 }

@@ -16,7 +16,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 use web_sys::{CloseEvent, MessageChannel, MessageEvent, WebSocket};
 
-use super::{link_effects, relay, settings, sharing};
+use super::{link_effects, pictures, relay, settings, sharing};
 use crate::js::{
     error_message, from_js, parse_json, performance_now, queue_microtask, send_js, set_timeout, to_js,
 };
@@ -204,6 +204,7 @@ fn interpret(effect: Effect<JsString>) {
             }
         }),
         Effect::PanelChanged => super::broadcast(),
+        Effect::Picture { agent, tab_id, data } => pictures::broadcast(agent, tab_id, data),
         Effect::Log(Level::Log, message) => log!("{message}"),
         Effect::Log(Level::Warn, message) => warn!("{message}"),
         Effect::Worker(effect) => link_effects::run(effect),
@@ -230,6 +231,7 @@ async fn perform(call: ChromeCall) -> Completion {
             browser: browser_info::get().await,
             instance_id: settings::instance_id().await,
         },
+        ChromeCall::CapturePicture { tab_id } => Completion::Picture(pictures::capture(tab_id).await),
     }
 }
 
@@ -301,7 +303,14 @@ fn receive(generation: u64, frame: &JsValue) {
         // Taken now, in arrival order: a command waits only for steps begun before it.
         let gate = sharing::reset_gate(command.tab_id);
         let epoch = sharing::epoch(command.tab_id);
-        MACHINE.with_borrow_mut(|m| m.command_started());
+        let pictured = MACHINE.with_borrow_mut(|m| {
+            m.command_started();
+            m.wants_pictures()
+        });
+        // Only while a panel shows pictures: the agent's picture is taken again soon.
+        if pictured {
+            drive(|m, now| m.acted(now, command.tab_id));
+        }
         spawn_local(relay::run_command(generation, command, gate, epoch));
         return;
     }

@@ -16,7 +16,7 @@
 //!   before the worker detaches a tab (unsharing, a reset, the kill switch) it fails the writes
 //!   still held there, and it fails them all when the daemon connection is lost.
 //! - **The picture**: a question about a gesture gets a screenshot of the element, shown in the
-//!   side panel; it never leaves the browser.
+//!   side panel, and beside the answer in the agent's history; it never leaves the browser.
 
 use serde_json::{json, Value};
 pub use tabtunnel_extension_core::gestures::Gestures;
@@ -472,7 +472,7 @@ pub fn picture(request: &ApprovalRequest) {
     });
 }
 
-/// A question is gone: so is its picture.
-pub fn forget_picture(id: u64) {
-    with(|w| w.gestures.pictures.remove(&id));
+/// A question was answered or withdrawn: its picture stays for the agent's history.
+pub fn question_settled(id: u64) {
+    with(|w| w.gestures.question_settled(id));
 }

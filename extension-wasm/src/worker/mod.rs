@@ -9,6 +9,7 @@ mod gestures;
 mod kill_switch;
 mod link_effects;
 mod navigation;
+mod pictures;
 mod placement;
 mod prepared;
 mod relay;
@@ -110,6 +111,7 @@ pub fn start() {
     agents::listen();
     kill_switch::listen();
     listen_to_panel();
+    pictures::listen();
     wake::listen();
     workers::watch();
     spawn_local(wake::schedule());
@@ -202,6 +204,7 @@ async fn handle(request: PanelRequest) -> Result<(), String> {
             Ok(())
         }
         PanelRequest::UseThisBrowser => daemon::input(Input::Panel(PanelInput::UseThisBrowser)),
+        PanelRequest::BringForward { tab_id } => pictures::bring_forward(tab_id).await,
     }
 }
 
@@ -229,7 +232,9 @@ fn snapshot() -> PanelState {
         handovers: w.handovers.clone(),
         human_window: w.focus.human_window(),
         approvals: w.approvals.clone(),
-        approval_pictures: w.gestures.pictures.iter().map(|(id, src)| (*id, src.clone())).collect(),
+        approval_pictures: w.gestures.shown_pictures(|id| {
+            w.agents.iter().flat_map(|a| &a.recent).any(|step| step.question == Some(id))
+        }),
         kill_switch,
         agent_credentials: w.agent_credentials.clone(),
         minted_token: w.minted_token.clone(),
