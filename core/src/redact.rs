@@ -105,8 +105,17 @@ impl Redactor {
 
     /// Every text of an approval request the side panel shows.
     pub fn approval(&self, mut request: tabtunnel_wire::ApprovalRequest) -> tabtunnel_wire::ApprovalRequest {
-        let tabtunnel_wire::ApprovalRequest { id: _, agent, tab_id: _, method, url, rule, gesture } =
-            &mut request;
+        let tabtunnel_wire::ApprovalRequest {
+            id: _,
+            agent,
+            tab_id: _,
+            method,
+            url,
+            rule,
+            gesture,
+            standing_ms: _,
+            remembers: _,
+        } = &mut request;
         for text in [agent, method, rule].into_iter().chain(url.as_mut()) {
             self.string(text);
         }
@@ -128,7 +137,10 @@ impl Redactor {
         }
         match outcome {
             crate::Outcome::Allowed => {}
-            crate::Outcome::Denied { rule } | crate::Outcome::Asked { rule, answer: _ } => self.string(rule),
+            crate::Outcome::Denied { rule }
+            | crate::Outcome::AllowedBy { rule }
+            | crate::Outcome::Standing { rule, .. }
+            | crate::Outcome::Asked { rule, answer: _ } => self.string(rule),
         }
         if let Some(question) = question {
             self.question(question);
@@ -457,7 +469,7 @@ mod tests {
             "Input.dispatchMouseEvent",
             None,
             format!("the gesture guard: {named}"),
-            Some(question),
+            Some((question.clone(), Default::default())),
             crate::awaiting_human::AwaitingHuman::Navigation { id: 8 },
             None,
         );
