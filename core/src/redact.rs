@@ -474,6 +474,14 @@ mod tests {
             None,
         );
         steps.push(h.drain());
+        // A standing answer given on that origin: the panel's list, and the trail's record.
+        h.core.give_standing(crate::gestures::Standing {
+            agent: crate::AgentId::new("scout"),
+            origin: format!("https://pay.test{named}"),
+            kinds: vec![tabtunnel_wire::gestures::GestureKind::Sending],
+            until: Some(h.now + 60_000),
+        });
+        steps.push(h.drain());
         h.core.resend_questions();
         steps.push(h.tick(2));
         for step in &steps {
@@ -481,7 +489,10 @@ mod tests {
             let shown = step.extension.iter().filter(|f| {
                 matches!(
                     f,
-                    ToExtension::Approval(_) | ToExtension::HandoverRequest(_) | ToExtension::Agents { .. }
+                    ToExtension::Approval(_)
+                        | ToExtension::HandoverRequest(_)
+                        | ToExtension::Agents { .. }
+                        | ToExtension::StandingAnswers { .. }
                 )
             });
             written.extend(shown.map(|f| serde_json::to_string(f).unwrap()));
@@ -491,9 +502,16 @@ mod tests {
             }));
         }
         let all = written.join("\n");
-        for kind in
-            ["Denied", "Asked", "handoverRequest", "approval", "recent", "lastAction\":\"Page.<secret>"]
-        {
+        for kind in [
+            "Denied",
+            "Asked",
+            "Standing",
+            "standingAnswers",
+            "handoverRequest",
+            "approval",
+            "recent",
+            "lastAction\":\"Page.<secret>",
+        ] {
             assert!(all.contains(kind), "{kind} missing from {all}");
         }
         for text in &written {

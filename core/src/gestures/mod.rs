@@ -53,6 +53,8 @@ use held::Paused;
 pub(crate) use held::{HeldGesture, Inspected, PausedKey};
 use rule::Triggers;
 pub use rule::DEFAULT_GESTURE_TIMEOUT_MS;
+#[cfg(test)]
+pub(crate) use standing::Standing;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use tabtunnel_wire::gestures::{GestureFacts, GestureQuestion, InspectTarget};
