@@ -44,6 +44,16 @@ pub enum Outcome {
         rule: String,
         answer: &'static str,
     },
+    /// Allowed without a question by this rule (the policy's choices per kind of gesture).
+    AllowedBy {
+        rule: String,
+    },
+    /// A standing answer of the human's (`rule` names it) was `given`, `used`, `taken back` or
+    /// `expired`.
+    Standing {
+        event: &'static str,
+        rule: String,
+    },
 }
 
 impl Outcome {
@@ -52,6 +62,8 @@ impl Outcome {
             Outcome::Allowed => "allowed".into(),
             Outcome::Denied { rule } => format!("denied by {rule}"),
             Outcome::Asked { rule, answer } => format!("asked ({rule}): {answer}"),
+            Outcome::AllowedBy { rule } => format!("allowed by {rule}"),
+            Outcome::Standing { event, rule } => format!("{rule}: {event}"),
         }
     }
 }

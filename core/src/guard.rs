@@ -406,12 +406,13 @@ impl Core {
         method: &str,
         url: Option<&str>,
         rule: String,
-        gesture: Option<tabtunnel_wire::gestures::GestureQuestion>,
+        gesture: Option<(tabtunnel_wire::gestures::GestureQuestion, crate::gestures::Offers)>,
         waiting: AwaitingHuman,
         timeout_ms: Option<u64>,
     ) {
         self.guard.next_id += 1;
         let id = self.guard.next_id;
+        let (gesture, offers) = gesture.map_or((None, Default::default()), |(q, o)| (Some(q), o));
         let request = ApprovalRequest {
             id,
             agent: agent.as_str().to_owned(),
@@ -420,6 +421,8 @@ impl Core {
             url: url.map(str::to_owned),
             rule,
             gesture: gesture.map(Box::new),
+            standing_ms: offers.standing_ms,
+            remembers: offers.remembers,
         };
         if self.extension_connected {
             self.out.push_back(Output::ToExtension(ToExtension::Approval(request.clone())));
@@ -491,17 +494,27 @@ impl Core {
     /// The human answered in the side panel.
     pub(crate) fn approval_answered(&mut self, id: u64, answer: ApprovalAnswer) {
         let Some(asked) = self.guard.asked.remove(&id) else { return };
-        // A gesture has no "always": whatever the answer says, it is this once.
+        // A gesture has no "always", and stands only for what its question offered: else it is
+        // this once.
+        let standing = self.standing_of(&asked.request, answer);
         let answer = match answer {
             ApprovalAnswer::Always if asked.request.gesture.is_some() => ApprovalAnswer::Allow,
+            ApprovalAnswer::AllowFor { .. } if standing.is_none() => ApprovalAnswer::Allow,
+            // A method's or an origin's question offers no period: once.
+            ApprovalAnswer::AllowFor { .. } if asked.request.gesture.is_none() => ApprovalAnswer::Allow,
             answer => answer,
         };
         let words = match answer {
+            ApprovalAnswer::Allow if standing.is_some() => "allowed, and not asked again here",
             ApprovalAnswer::Allow => "allowed once",
+            ApprovalAnswer::AllowFor { .. } => "allowed for a while",
             ApprovalAnswer::Always => "always allowed",
             ApprovalAnswer::Deny => "denied",
         };
         self.settle_asked(asked, answer != ApprovalAnswer::Deny, answer == ApprovalAnswer::Always, words);
+        if let Some(standing) = standing {
+            self.give_standing(standing);
+        }
     }
 
     fn settle_asked(&mut self, asked: Asked, allowed: bool, always: bool, words: &'static str) {
@@ -595,6 +608,8 @@ impl Core {
             url: Some(url.to_owned()),
             rule,
             gesture: None,
+            standing_ms: Vec::new(),
+            remembers: false,
         };
         match decision {
             Decision::Deny(rule) => {

@@ -430,6 +430,7 @@ impl Core {
             }
             FromExtension::HandoverAnswer { id, tab_id } => self.handover_answered(id, tab_id),
             FromExtension::ApprovalAnswer { id, answer } => self.approval_answered(id, answer),
+            FromExtension::TakeBackStanding { id } => self.take_back_standing(id),
             FromExtension::KillSwitch { engaged } => self.set_kill_switch(now, engaged),
             // Credentials are files of the shell's; it answers these itself.
             FromExtension::AgentToken(_) | FromExtension::Heartbeat => {}
@@ -467,6 +468,7 @@ impl Core {
             self.questions_due(),
             self.agents.grace_due(),
             self.popups_due.get(),
+            self.standing_due(),
         ])
     }
 
@@ -491,6 +493,7 @@ impl Core {
             self.hand_out_turns();
             self.expire_waiting();
             self.expire_questions();
+            self.expire_standing();
             self.release_idle_agents();
             // An agent whose grace period ended has no tab prepared any more.
             self.update_prepared_tabs();

@@ -49,6 +49,7 @@ impl Core {
         self.agents.forget_sent();
         self.resend_handovers();
         self.resend_questions();
+        self.resend_standing();
         self.send_navigation_rules();
         self.prepared.forget_sent();
         self.update_prepared_tabs();

@@ -8,6 +8,7 @@
 //! `allow_frame_origins`) or a preset set in the agent's section replaces the default's. So a
 //! deny in `[default]` holds for every agent.
 
+use crate::gestures::choices::Choices;
 use crate::gestures::rule::Triggers;
 use crate::origins::{is_local_document, origin_of, OriginPattern};
 pub use crate::presets::Preset;
@@ -49,6 +50,9 @@ pub struct Section {
     pub gesture_selectors: Option<Vec<String>>,
     /// Origins on whose pages every gesture on something that acts, and every write, is held.
     pub gesture_origins: Option<Vec<String>>,
+    /// Per kind of gesture (and per site): ask, allow or deny; and the standing answers a
+    /// question offers (`gestures/choices.rs`).
+    pub gestures: Option<crate::gestures::choices::ChoicesFile>,
     /// Directories whose files the agent may hand its pages (`DOM.setFileInputFiles`, a
     /// dragged file): absolute, never tabtunnel's own (`local_files.rs`). None by default.
     pub allow_file_uploads: Option<Vec<String>>,
@@ -367,6 +371,9 @@ pub struct PolicySet {
     default_gestures: std::sync::Arc<Triggers>,
     agent_gestures: BTreeMap<String, std::sync::Arc<Triggers>>,
     pub gesture_timeout_ms: u64,
+    /// Each agent's choices per kind of gesture (its section's laid over `[default]`'s).
+    default_choices: std::sync::Arc<Choices>,
+    agent_choices: BTreeMap<String, std::sync::Arc<Choices>>,
 }
 
 /// A section's gesture triggers laid over `base`'s.
@@ -400,8 +407,10 @@ impl PolicySet {
     pub fn compile(file: &PolicyFile) -> Result<Self, String> {
         let default = std::sync::Arc::new(AgentPolicy::compile("default", &file.default, None)?);
         let default_gestures = gesture_triggers("default", &file.default, None)?;
+        let default_choices = Choices::compile("default", file.default.gestures.as_ref(), None)?;
         let mut agents = BTreeMap::new();
         let mut agent_gestures = BTreeMap::new();
+        let mut agent_choices = BTreeMap::new();
         for (name, section) in &file.agent {
             if !crate::is_valid_agent_name(name) {
                 return Err(format!("[agent.{name}]: {name:?} is not an agent name"));
@@ -411,6 +420,12 @@ impl PolicySet {
             agents.insert(name.clone(), std::sync::Arc::new(policy));
             let triggers = gesture_triggers(&format!("agent.{name}"), section, Some(&default_gestures))?;
             agent_gestures.insert(name.clone(), std::sync::Arc::new(triggers));
+            let choices = Choices::compile(
+                &format!("agent.{name}"),
+                section.gestures.as_ref(),
+                Some(&default_choices),
+            )?;
+            agent_choices.insert(name.clone(), std::sync::Arc::new(choices));
         }
         let ask_timeout_ms = seconds_to_ms(file.ask_timeout, Self::DEFAULT_ASK_TIMEOUT_MS, "ask_timeout")?;
         let gesture_timeout_ms = seconds_to_ms(
@@ -425,7 +440,14 @@ impl PolicySet {
             default_gestures: std::sync::Arc::new(default_gestures),
             agent_gestures,
             gesture_timeout_ms,
+            default_choices: std::sync::Arc::new(default_choices),
+            agent_choices,
         })
+    }
+
+    /// The policy's choices per kind of gesture for `agent`.
+    pub fn gesture_choices(&self, agent: &str) -> std::sync::Arc<Choices> {
+        self.agent_choices.get(agent).unwrap_or(&self.default_choices).clone()
     }
 
     /// What the policy adds to the gesture guard for `agent`.

@@ -114,7 +114,17 @@ impl Redactor {
 
     /// Every text of an approval request the side panel shows.
     fn approval(&self, request: &mut tabtunnel_wire::ApprovalRequest) {
-        let tabtunnel_wire::ApprovalRequest { id: _, agent, tab_id: _, method, url, rule, gesture } = request;
+        let tabtunnel_wire::ApprovalRequest {
+            id: _,
+            agent,
+            tab_id: _,
+            method,
+            url,
+            rule,
+            gesture,
+            standing_ms: _,
+            remembers: _,
+        } = request;
         for text in [agent, method, rule].into_iter().chain(url.as_mut()) {
             self.string(text);
         }
@@ -141,7 +151,10 @@ impl Redactor {
         }
         match outcome {
             crate::Outcome::Allowed => {}
-            crate::Outcome::Denied { rule } | crate::Outcome::Asked { rule, answer: _ } => self.string(rule),
+            crate::Outcome::Denied { rule }
+            | crate::Outcome::AllowedBy { rule }
+            | crate::Outcome::Standing { rule, .. }
+            | crate::Outcome::Asked { rule, answer: _ } => self.string(rule),
         }
         if let Some(question) = question {
             self.question(question);
@@ -198,6 +211,14 @@ impl Redactor {
                 }
             }
             ToExtension::Rejected { reason } => self.string(reason),
+            ToExtension::StandingAnswers { now_ms: _, answers } => {
+                for tabtunnel_wire::gestures::StandingAnswer { id: _, agent, origin, kinds: _, until_ms: _ } in
+                    answers
+                {
+                    self.string(agent);
+                    self.string(origin);
+                }
+            }
             ToExtension::AgentTokenMinted { name: _, token: _, error } => {
                 if let Some(text) = error {
                     self.string(text);
@@ -556,10 +577,18 @@ mod tests {
             "Input.dispatchMouseEvent",
             None,
             format!("the gesture guard: {named}"),
-            Some(question),
+            Some((question.clone(), Default::default())),
             crate::awaiting_human::AwaitingHuman::Navigation { id: 8 },
             None,
         );
+        steps.push(h.drain());
+        // A standing answer given on that origin: the panel's list, and the trail's record.
+        h.core.give_standing(crate::gestures::Standing {
+            agent: crate::AgentId::new("scout"),
+            origin: format!("https://pay.test{named}"),
+            kinds: vec![tabtunnel_wire::gestures::GestureKind::Sending],
+            until: Some(h.now + 60_000),
+        });
         steps.push(h.drain());
         h.core.resend_questions();
         steps.push(h.tick(2));
@@ -568,7 +597,10 @@ mod tests {
             let shown = step.extension.iter().filter(|f| {
                 matches!(
                     f,
-                    ToExtension::Approval(_) | ToExtension::HandoverRequest(_) | ToExtension::Agents { .. }
+                    ToExtension::Approval(_)
+                        | ToExtension::HandoverRequest(_)
+                        | ToExtension::Agents { .. }
+                        | ToExtension::StandingAnswers { .. }
                 )
             });
             written.extend(shown.map(|f| serde_json::to_string(f).unwrap()));
@@ -578,9 +610,16 @@ mod tests {
             }));
         }
         let all = written.join("\n");
-        for kind in
-            ["Denied", "Asked", "handoverRequest", "approval", "recent", "lastAction\":\"Page.<secret>"]
-        {
+        for kind in [
+            "Denied",
+            "Asked",
+            "Standing",
+            "standingAnswers",
+            "handoverRequest",
+            "approval",
+            "recent",
+            "lastAction\":\"Page.<secret>",
+        ] {
             assert!(all.contains(kind), "{kind} missing from {all}");
         }
         for text in &written {

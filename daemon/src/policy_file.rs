@@ -45,6 +45,43 @@ mod tests {
     }
 
     #[test]
+    fn choices_per_kind_read_from_toml_per_agent_and_site() {
+        use tabtunnel_core::gestures::choices::Choice;
+        use tabtunnel_wire::gestures::GestureKind;
+        let policy = parse(
+            r#"
+[default.gestures]
+deleting = "deny"
+standing_minutes = [10, 60]
+
+[agent.mailer.gestures]
+sign_in = "ask"
+standing_for_paying = true
+
+[agent.mailer.gestures.sites."https://mail.example.com"]
+sending = "allow"
+"#,
+        )
+        .unwrap();
+        let mailer = policy.gesture_choices("mailer");
+        assert_eq!(mailer.of(GestureKind::Sending, "https://mail.example.com").0, Choice::Allow);
+        assert_eq!(mailer.of(GestureKind::Sending, "https://other.example").0, Choice::Ask);
+        assert_eq!(mailer.of(GestureKind::SigningIn, "https://mail.example.com").0, Choice::Ask);
+        assert_eq!(mailer.of(GestureKind::Deleting, "https://mail.example.com").0, Choice::Deny);
+        assert_eq!(mailer.offers(&[GestureKind::Paying]), [600_000, 3_600_000]);
+        let other = policy.gesture_choices("x");
+        assert_eq!(other.of(GestureKind::SigningIn, "https://mail.example.com").0, Choice::Once);
+        assert!(other.offers(&[GestureKind::Paying]).is_empty());
+        let error = parse(
+            "[default.gestures]
+sending = \"sometimes\"
+",
+        )
+        .unwrap_err();
+        assert!(error.contains("unknown variant"), "{error}");
+    }
+
+    #[test]
     fn mistakes_are_reported_with_where() {
         for (bad, says) in [
             ("[default]\ndeny_methods = \"Network.getCookies\"", "invalid type"),

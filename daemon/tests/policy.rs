@@ -251,3 +251,68 @@ async fn a_rewritten_trail_is_named_by_verify_and_by_the_next_daemon() {
         Some("BROKEN: record 1 was removed (before audit.jsonl line 2)")
     );
 }
+
+/// The next frame for the extension that is not a command (commands are answered `{}`, as a tab
+/// would).
+async fn next_not_command(ext: &mut ExtSocket) -> ToExtension {
+    loop {
+        match next_ext(ext).await {
+            ToExtension::Command(cmd) => {
+                ext_send(ext, FromExtension::CommandResult(CommandResult::ok(cmd.id, raw("{}")))).await
+            }
+            frame => return frame,
+        }
+    }
+}
+
+/// A standing answer ends by the daemon's own clock, with no input to wake it: the side panel
+/// hears of it, and the trail holds it given and expired.
+#[tokio::test]
+async fn a_standing_answer_expires_by_the_daemons_clock_and_the_panel_and_trail_hear_of_it() {
+    let policy = "[default.gestures]\nstanding_minutes = [0.01]\n"; // 600 ms
+    let d = daemon_with_policy(Limits::default(), Some(policy)).await;
+    let mut ext = extension(&d, &[1]).await;
+    let mut client = client(&d).await;
+    let page = attach_pages(&mut client).await.remove(0);
+    send(&mut client, json!({"id": 2, "sessionId": page, "method": "Input.dispatchMouseEvent", "params": {"type": "mousePressed", "x": 5, "y": 5, "button": "left", "clickCount": 1}})).await;
+    let ToExtension::Browser(BrowserRequest { id, op: BrowserOp::Inspect { .. } }) =
+        next_not_command(&mut ext).await
+    else {
+        panic!("the press is read first")
+    };
+    let facts = json!({
+        "url": "https://mail.test/inbox",
+        "element": {"tag": "button", "name": "Send message", "actionable": true, "submits": true},
+        "form": {"action": "https://mail.test/compose", "method": "post", "buttons": ["Send message"]},
+    });
+    ext_send(&mut ext, FromExtension::CommandResult(CommandResult::ok(id, raw(&facts.to_string())))).await;
+    let ToExtension::Approval(asked) = next_not_command(&mut ext).await else { panic!("asked") };
+    assert_eq!(asked.standing_ms, [600]);
+    let answer = tabtunnel_wire::ApprovalAnswer::AllowFor { ms: 600 };
+    ext_send(&mut ext, FromExtension::ApprovalAnswer { id: asked.id, answer }).await;
+    let ToExtension::StandingAnswers { answers, .. } = next_not_command(&mut ext).await else {
+        panic!("listed")
+    };
+    assert_eq!((answers.len(), answers[0].origin.as_str()), (1, "https://mail.test"));
+    // Nothing more is sent: the daemon wakes at the answer's end by itself.
+    let ToExtension::StandingAnswers { answers, .. } = next_not_command(&mut ext).await else {
+        panic!("ended")
+    };
+    assert!(answers.is_empty());
+    let mut standing: Vec<Value> = Vec::new();
+    for _ in 0..250 {
+        standing = trail_lines(&d, 1)
+            .await
+            .iter()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|l| l["outcome"] == "standing")
+            .collect();
+        if standing.len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let events: Vec<&str> = standing.iter().map(|l| l["answer"].as_str().unwrap()).collect();
+    assert_eq!(events, ["given", "expired"], "{standing:?}");
+    assert!(standing[0]["rule"].as_str().unwrap().contains("sending on https://mail.test"));
+}

@@ -49,6 +49,10 @@ pub enum PanelRequest {
         id: u64,
         answer: tabtunnel_wire::ApprovalAnswer,
     },
+    /// Take back a standing answer of the gesture guard's.
+    TakeBackStanding {
+        id: u64,
+    },
     /// Engage or release the kill switch.
     KillSwitch {
         engaged: bool,
@@ -135,6 +139,9 @@ pub struct PanelState {
     /// not survive serde's internally tagged enums.)
     #[serde(default)]
     pub approval_pictures: Vec<(u64, String)>,
+    /// The human's standing answers to the gesture guard, each with a way to take it back.
+    #[serde(default)]
+    pub standing: Vec<StandingView>,
     /// Every agent is stopped.
     #[serde(default)]
     pub kill_switch: bool,
@@ -223,6 +230,19 @@ pub struct AgentView {
     /// The client it came through (MCP client name and version, else its User-Agent).
     #[serde(default)]
     pub client: Option<String>,
+}
+
+/// A standing answer as the panel lists it, with this browser's time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StandingView {
+    pub id: u64,
+    pub agent: String,
+    pub origin: String,
+    pub kinds: Vec<tabtunnel_wire::gestures::GestureKind>,
+    /// When it ends (`None`: when tabtunnel stops).
+    #[serde(default)]
+    pub until: Option<f64>,
 }
 
 /// One audited step, with this browser's time.

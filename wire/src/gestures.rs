@@ -278,6 +278,20 @@ pub struct GestureQuestion {
     pub rect: Option<Rect>,
 }
 
+/// A standing answer of the human's: gestures of these kinds on this origin by this agent go
+/// without a question until `until_ms` (the daemon's clock; `None`: for the daemon's life, a
+/// sign-in remembered).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StandingAnswer {
+    pub id: u64,
+    pub agent: String,
+    pub origin: String,
+    pub kinds: Vec<GestureKind>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_ms: Option<u64>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -315,6 +329,32 @@ mod tests {
         .unwrap();
         assert_eq!(target, r#"{"request":{"frameId":"F","url":"u","method":"POST"}}"#);
         assert_eq!(serde_json::to_string(&InspectTarget::Focus).unwrap(), r#""focus""#);
+    }
+
+    #[test]
+    fn standing_answers_and_their_offers_on_the_wire() {
+        let answer = crate::ApprovalAnswer::AllowFor { ms: 600_000 };
+        assert_eq!(serde_json::to_string(&answer).unwrap(), r#"{"allowFor":{"ms":600000}}"#);
+        assert_eq!(serde_json::to_string(&crate::ApprovalAnswer::Allow).unwrap(), r#""allow""#);
+        let frame = crate::FromExtension::TakeBackStanding { id: 3 };
+        assert_eq!(serde_json::to_string(&frame).unwrap(), r#"{"takeBackStanding":{"id":3}}"#);
+        let listed = StandingAnswer {
+            id: 1,
+            agent: "a".into(),
+            origin: "https://m.test".into(),
+            kinds: vec![GestureKind::SigningIn],
+            until_ms: None,
+        };
+        assert_eq!(
+            serde_json::to_string(&listed).unwrap(),
+            r#"{"id":1,"agent":"a","origin":"https://m.test","kinds":["signing-in"]}"#
+        );
+        // A request from an older daemon offers nothing.
+        let old: crate::ApprovalRequest = serde_json::from_str(
+            r#"{"id":1,"agent":"a","method":"m","rule":"r","gesture":{"gesture":"click","origin":"o","reasons":[]}}"#,
+        )
+        .unwrap();
+        assert!(old.standing_ms.is_empty() && !old.remembers);
     }
 
     #[test]

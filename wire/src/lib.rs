@@ -100,6 +100,13 @@ pub enum ToExtension {
     /// its prepared tab closed. A prepared tab is not shared: the daemon never hears of it until
     /// `CreateTab` hands it out (a `TabShared` then, as for any new tab).
     PrepareTabs { agents: Vec<String> },
+    /// The gesture guard's standing answers, as the side panel lists them; sent when they change
+    /// and at connection. `now_ms` is the daemon's time at sending.
+    StandingAnswers {
+        #[serde(rename = "nowMs")]
+        now_ms: u64,
+        answers: Vec<gestures::StandingAnswer>,
+    },
     /// Keeps the service worker alive; no answer expected.
     Heartbeat,
 }
@@ -267,10 +274,17 @@ pub struct ApprovalRequest {
     pub url: Option<String>,
     /// The policy rule that asks (for a gesture: the gesture guard).
     pub rule: String,
-    /// A gesture held by the gesture guard, with what the page showed: answered with Allow once
-    /// or Deny only.
+    /// A gesture held by the gesture guard, with what the page showed: answered with Allow once,
+    /// Deny, or one of `standing_ms`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gesture: Option<Box<gestures::GestureQuestion>>,
+    /// The standing answers a gesture question offers besides Allow once: allow its kinds on its
+    /// origin for this agent for this long (ms each; [`ApprovalAnswer::AllowFor`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub standing_ms: Vec<u64>,
+    /// Allow once is remembered for the daemon's life (signing in: asked once per site and agent).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub remembers: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -281,6 +295,11 @@ pub enum ApprovalAnswer {
     /// This and every like it (the method, or the origin) for this agent, until the daemon stops.
     Always,
     Deny,
+    /// A gesture question's standing answer: its kinds on its origin for this agent, for `ms`
+    /// (one of the question's `standing_ms`).
+    AllowFor {
+        ms: u64,
+    },
 }
 
 /// One line of an agent's recent activity, as the side panel shows it.
@@ -410,6 +429,8 @@ pub enum FromExtension {
     },
     /// The human answered an [`ToExtension::Approval`].
     ApprovalAnswer { id: u64, answer: ApprovalAnswer },
+    /// The human took back a standing answer ([`ToExtension::StandingAnswers`]).
+    TakeBackStanding { id: u64 },
     /// The human pressed (or released) the kill switch: while engaged, every client connection
     /// is closed and new ones are refused; the extension has detached every tab.
     KillSwitch { engaged: bool },

@@ -31,13 +31,16 @@
 //! layer catches, measured, and the routes left open.
 
 mod allowance;
+mod answers;
 mod body;
+pub mod choices;
 mod fetch_clients;
 mod held;
 mod input;
 pub mod interception;
 mod network;
 pub mod rule;
+mod standing;
 pub mod vocabulary;
 
 use crate::approved::Approved;
@@ -45,10 +48,13 @@ use crate::audit::Outcome;
 use crate::frames::{errors, ClientCommand};
 use crate::session::{ConnId, SessionKind};
 use crate::{AgentId, Core};
+pub(crate) use answers::Offers;
 use held::Paused;
 pub(crate) use held::{HeldGesture, Inspected, PausedKey};
 use rule::Triggers;
 pub use rule::DEFAULT_GESTURE_TIMEOUT_MS;
+#[cfg(test)]
+pub(crate) use standing::Standing;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use tabtunnel_wire::gestures::{GestureFacts, GestureQuestion, InspectTarget};
@@ -73,6 +79,8 @@ pub(crate) struct Gestures {
     /// What the human refused (or let time out) a moment ago, per agent: the same gesture or
     /// request again (a client retrying, an agent wearing the human down) is refused at once.
     refused: HashMap<(AgentId, String), u64>,
+    /// The human's standing answers (`standing.rs`).
+    standing: standing::StandingAnswers,
 }
 
 /// How long a refusal stands for the same gesture or request of the same agent.
@@ -206,6 +214,19 @@ impl Core {
         question: GestureQuestion,
         waiting: HeldGesture,
     ) {
+        // The policy's choice for its kinds, or a standing answer, may settle it unasked.
+        let offers = match self.before_asking(agent, &question) {
+            answers::Before::Ask(offers) => offers,
+            answers::Before::Go(outcome) => {
+                self.audit_question(agent, Some(tab), method, url, outcome, question, None);
+                return self.gesture_settled(waiting, true, "");
+            }
+            answers::Before::Refuse(rule) => {
+                let why = format!("the policy refuses it ({rule})");
+                self.audit_question(agent, Some(tab), method, url, Outcome::Denied { rule }, question, None);
+                return self.gesture_settled(waiting, false, &why);
+            }
+        };
         let key = (agent.clone(), signature(&question));
         if self.gestures.refused.get(&key).is_some_and(|until| self.now_ms <= *until) {
             let outcome = Outcome::Asked { rule: RULE.into(), answer: "denied: refused moments ago" };
@@ -220,7 +241,7 @@ impl Core {
             method,
             url,
             rule,
-            Some(question),
+            Some((question, offers)),
             crate::awaiting_human::AwaitingHuman::Gesture(Box::new(waiting)),
             Some(timeout),
         );

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use tabtunnel_wire::gestures::InspectTarget;
 use tabtunnel_wire::{ApprovalAnswer, ApprovalRequest, BrowserOp};
 
-fn agent_page() -> (Harness, String) {
+pub(super) fn agent_page() -> (Harness, String) {
     let mut h = Harness::with_tabs(&[]);
     h.ext(FromExtension::TabShared(agent_tab(1, "a", true)));
     h.connect_as(1, "a");
@@ -16,7 +16,7 @@ fn agent_page() -> (Harness, String) {
     (h, page)
 }
 
-fn approvals(step: &Step) -> Vec<&ApprovalRequest> {
+pub(super) fn approvals(step: &Step) -> Vec<&ApprovalRequest> {
     step.extension
         .iter()
         .filter_map(|f| match f {
@@ -26,7 +26,7 @@ fn approvals(step: &Step) -> Vec<&ApprovalRequest> {
         .collect()
 }
 
-fn audits(step: &Step) -> Vec<&AuditRecord> {
+pub(super) fn audits(step: &Step) -> Vec<&AuditRecord> {
     step.other
         .iter()
         .filter_map(|o| match o {
@@ -36,16 +36,16 @@ fn audits(step: &Step) -> Vec<&AuditRecord> {
         .collect()
 }
 
-fn press(page: &str, id: i64) -> Value {
+pub(super) fn press(page: &str, id: i64) -> Value {
     json!({"id": id, "sessionId": page, "method": "Input.dispatchMouseEvent", "params": {"type": "mousePressed", "x": 40, "y": 50, "button": "left", "clickCount": 1}})
 }
 
-fn release(page: &str, id: i64) -> Value {
+pub(super) fn release(page: &str, id: i64) -> Value {
     json!({"id": id, "sessionId": page, "method": "Input.dispatchMouseEvent", "params": {"type": "mouseReleased", "x": 40, "y": 50, "button": "left", "clickCount": 1}})
 }
 
 /// What the extension reads for the shop's pay button.
-fn pay_button() -> Value {
+pub(super) fn pay_button() -> Value {
     json!({
         "url": "https://shop.test/checkout",
         "element": {"tag": "button", "role": "button", "name": "Pay €1,240.00", "text": "Pay €1,240.00", "actionable": true, "submits": true},
@@ -60,7 +60,7 @@ fn next_link() -> Value {
 }
 
 /// The inspection the core asked for: its id, and where it looks.
-fn inspection(step: &Step) -> (u64, InspectTarget) {
+pub(super) fn inspection(step: &Step) -> (u64, InspectTarget) {
     match step.browser_ops()[..] {
         [(id, BrowserOp::Inspect { target, .. })] => (id, target.clone()),
         ref other => panic!("expected one inspection, got {other:?}"),
@@ -131,11 +131,11 @@ const PAY_POST: &str = r#"{"requestId":"R1","request":{"url":"https://shop.test/
 const PAY_FETCH: &str = r#"{"requestId":"R2","request":{"url":"https://shop.test/api/pay","method":"POST","headers":{}},"frameId":"PAGE1","resourceType":"Fetch"}"#;
 const SEARCH_GET: &str = r#"{"requestId":"R3","request":{"url":"https://shop.test/search?q=x","method":"GET","headers":{}},"frameId":"PAGE1","resourceType":"Document"}"#;
 
-fn paused(params: &str) -> FromExtension {
+pub(super) fn paused(params: &str) -> FromExtension {
     event(1, None, "Fetch.requestPaused", params)
 }
 
-fn fetch_commands(step: &Step) -> Vec<(String, Value)> {
+pub(super) fn fetch_commands(step: &Step) -> Vec<(String, Value)> {
     step.commands()
         .iter()
         .filter(|c| c.method.starts_with("Fetch."))

@@ -102,7 +102,9 @@ impl Steps {
         let words = match event.outcome {
             Outcome::Denied { rule } => Some(format!("was refused: {} ({rule})", self.what(&event))),
             Outcome::Asked { answer, .. } => Some(asked(&self.what(&event), event.question, answer)),
-            Outcome::Allowed => None,
+            Outcome::Standing { event, rule } => Some(format!("{rule}: {event}")),
+            // Allowed by a choice of the policy's: the act's own words (the trail keeps the rule).
+            Outcome::Allowed | Outcome::AllowedBy { .. } => None,
         };
         let act = match words {
             Some(words) => Act::Plain(words),

@@ -32,12 +32,14 @@ pub struct Line {
     pub method: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
-    /// `allowed`, `denied` or `asked`.
+    /// `allowed`, `denied`, `asked` or `standing` (a standing answer given, used, taken back or
+    /// expired).
     pub outcome: String,
-    /// The policy rule that denied or asked.
+    /// The policy rule that denied, asked or allowed; or the standing answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
-    /// For `asked`: `allowed once`, `always allowed`, `denied`, `not answered in time`.
+    /// For `asked`: `allowed once`, `always allowed`, `denied`, `not answered in time`; for
+    /// `standing`: `given`, `used`, `taken back`, `expired`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<String>,
     /// For a question of the gesture guard's: what the human was shown (the gesture, origin,
@@ -68,6 +70,8 @@ impl Line {
             Outcome::Allowed => ("allowed", None, None),
             Outcome::Denied { rule } => ("denied", Some(rule.clone()), None),
             Outcome::Asked { rule, answer } => ("asked", Some(rule.clone()), Some((*answer).to_owned())),
+            Outcome::AllowedBy { rule } => ("allowed", Some(rule.clone()), None),
+            Outcome::Standing { event, rule } => ("standing", Some(rule.clone()), Some((*event).to_owned())),
         };
         Line {
             time: humantime::format_rfc3339_millis(at).to_string(),
@@ -92,8 +96,9 @@ impl Line {
     pub fn human(&self) -> String {
         let tab = self.tab.map(|t| format!("tab {t}")).unwrap_or_else(|| "-".into());
         let mut text = format!("{}  {:<16} {:<8} ", self.time, self.agent, tab);
-        if !self.step.is_empty() {
-            // The words say what the method, URL and rule said.
+        let words = !self.step.is_empty();
+        if words {
+            // The words say what the method, URL and a refusal or question said.
             text.push_str(&self.step);
         } else {
             // A line from before steps in words.
@@ -101,11 +106,14 @@ impl Line {
             if let Some(url) = &self.url {
                 text.push_str(&format!(" {url}"));
             }
-            match (&self.rule, &self.answer) {
-                (Some(rule), Some(answer)) => text.push_str(&format!("  asked ({rule}): {answer}")),
-                (Some(rule), None) => text.push_str(&format!("  DENIED by {rule}")),
-                _ => {}
-            }
+        }
+        match (self.outcome.as_str(), &self.rule, &self.answer) {
+            ("allowed", Some(rule), _) => text.push_str(&format!("  allowed by {rule}")),
+            _ if words => {}
+            ("standing", Some(rule), Some(event)) => text.push_str(&format!("  {rule}: {event}")),
+            (_, Some(rule), Some(answer)) => text.push_str(&format!("  asked ({rule}): {answer}")),
+            (_, Some(rule), None) => text.push_str(&format!("  DENIED by {rule}")),
+            _ => {}
         }
         if let Some(q) = &self.context {
             text.push_str(&format!("  [{} on {}", q.gesture, q.origin));
@@ -452,6 +460,28 @@ mod tests {
             question: None,
             step: Default::default(),
             identity: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_policy_choice_and_a_standing_answer_read_as_such_not_as_denials() {
+        let rule = "[default] gestures sending = \"allow\"";
+        let line =
+            Line::new(&record("request", Outcome::AllowedBy { rule: rule.into() }), SystemTime::UNIX_EPOCH);
+        assert_eq!(
+            (line.outcome.as_str(), line.rule.as_deref(), line.answer.as_deref()),
+            ("allowed", Some(rule), None)
+        );
+        assert!(line.human().ends_with(&format!("request  allowed by {rule}")), "{}", line.human());
+        let standing = "standing answer 1: sending on https://m.test for 600 s more";
+        for event in ["given", "used", "taken back", "expired"] {
+            let line = Line::new(
+                &record("standing answer", Outcome::Standing { event, rule: standing.into() }),
+                SystemTime::UNIX_EPOCH,
+            );
+            assert_eq!((line.outcome.as_str(), line.answer.as_deref()), ("standing", Some(event)));
+            assert!(line.human().ends_with(&format!("{standing}: {event}")), "{}", line.human());
+            assert!(!line.human().contains("DENIED") && !line.human().contains("asked"));
         }
     }
 

@@ -172,10 +172,21 @@ fn wire_dom(view: &View) {
             Some("allow") => tabtunnel_wire::ApprovalAnswer::Allow,
             Some("always") => tabtunnel_wire::ApprovalAnswer::Always,
             Some("deny") => tabtunnel_wire::ApprovalAnswer::Deny,
+            Some("for") => match button.get_attribute("data-ms").and_then(|ms| ms.parse().ok()) {
+                Some(ms) => tabtunnel_wire::ApprovalAnswer::AllowFor { ms },
+                None => return,
+            },
             _ => return,
         };
         if let Some(id) = request_id_of(&button) {
             spawn_local(request(PanelRequest::AnswerApproval { id, answer }));
+        }
+    });
+
+    on(&view.standing, "click", |event| {
+        let Some(button) = clicked_button(&event) else { return };
+        if let Some(id) = button.get_attribute("data-standing-id").and_then(|id| id.parse().ok()) {
+            spawn_local(request(PanelRequest::TakeBackStanding { id }));
         }
     });
 

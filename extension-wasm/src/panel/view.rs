@@ -43,6 +43,9 @@ pub struct View {
     agents_empty: HtmlElement,
     pub approvals: HtmlElement,
     approvals_section: HtmlElement,
+    /// The human's standing answers, each with a way to take it back.
+    pub standing: HtmlElement,
+    standing_section: HtmlElement,
     pub kill_switch: HtmlButtonElement,
     kill_note: HtmlElement,
     /// Shown while another browser holds the daemon: take it over for this one.
@@ -80,6 +83,9 @@ impl View {
         let approvals = b.el("ul", &[("id", "approvals"), ("class", "requests")], "");
         let approvals_section = b.section("Asking you");
         approvals_section.append_child(&approvals).unwrap();
+        let standing = b.el("ul", &[("id", "standing"), ("class", "requests")], "");
+        let standing_section = b.section("Standing answers");
+        standing_section.append_child(&standing).unwrap();
         let detail = b.el("p", &[("id", "daemon-detail"), ("class", "detail")], "");
         let use_this_browser = b.el(
             "button",
@@ -198,6 +204,7 @@ impl View {
             &audit_trail_warning,
             &kill_row,
             &approvals_section,
+            &standing_section,
             &endpoint_section,
             &requests_section,
             &share_section,
@@ -236,6 +243,8 @@ impl View {
             agents_empty: agents_empty.unchecked_into(),
             approvals: approvals.unchecked_into(),
             approvals_section: approvals_section.unchecked_into(),
+            standing: standing.unchecked_into(),
+            standing_section: standing_section.unchecked_into(),
             kill_switch: kill_switch.unchecked_into(),
             kill_note: kill_note.unchecked_into(),
             use_this_browser: use_this_browser.unchecked_into(),
@@ -336,6 +345,7 @@ impl View {
 
         self.render_kill_switch(state);
         self.render_approvals(state);
+        self.render_standing(state);
         self.render_requests(state, active.is_some());
         self.render_agents(state);
         self.render_agent_tokens(state);
@@ -491,6 +501,37 @@ impl View {
             self.approvals.append_child(&item).unwrap();
         }
         self.approvals_section.set_hidden(state.approvals.is_empty());
+    }
+
+    /// "shopper: Sending or publishing in your name on https://mail.example, for 9 min more
+    /// [Take back]".
+    fn render_standing(&self, state: &PanelState) {
+        if !self.changed("standing", serde_json::to_string(&state.standing).unwrap_or_default()) {
+            return;
+        }
+        let b = Builder(&self.doc);
+        self.standing.set_text_content(None);
+        for answer in &state.standing {
+            let id = answer.id.to_string();
+            let item = b.el("li", &[("data-standing", &id)], "");
+            let text = b.el("p", &[("class", "request")], "");
+            text.append_child(&b.el("strong", &[], &answer.agent)).unwrap();
+            let kinds: Vec<&str> = answer.kinds.iter().map(|k| k.name()).collect();
+            let what = format!(": {} on ", kind_names(&answer.kinds));
+            text.append_child(&b.el("span", &[("class", "kinds"), ("data-kinds", &kinds.join(" "))], &what))
+                .unwrap();
+            text.append_child(&b.el("strong", &[("class", "origin")], &answer.origin)).unwrap();
+            item.append_child(&text).unwrap();
+            let until = match answer.until {
+                Some(at) => b.time("p", &[("class", "hint")], "ends in ", at, Clock::In, ""),
+                None => b.el("p", &[("class", "hint")], "until tabtunnel stops"),
+            };
+            item.append_child(&until).unwrap();
+            let take_back = b.el("button", &[("type", "button"), ("data-standing-id", &id)], "Take back");
+            item.append_child(&b.row(&[&take_back])).unwrap();
+            self.standing.append_child(&item).unwrap();
+        }
+        self.standing_section.set_hidden(state.standing.is_empty());
     }
 
     fn render_requests(&self, state: &PanelState, has_active_tab: bool) {
@@ -798,9 +839,30 @@ fn gesture_item(
     item.append_child(&facts).unwrap();
     item.append_child(&b.el("p", &[("class", "hint")], &format!("Held because {}", q.reasons.join("; "))))
         .unwrap();
-    let button = |answer, label| b.el("button", &[("type", "button"), ("data-answer", answer)], label);
-    item.append_child(&b.row(&[&button("allow", "Allow once"), &button("deny", "Deny")])).unwrap();
+    let button = |answer, label: &str| b.el("button", &[("type", "button"), ("data-answer", answer)], label);
+    let allow = if request.remembers { "Allow, and don't ask again here" } else { "Allow once" };
+    let mut buttons = vec![button("allow", allow)];
+    // Standing answers, as the daemon offers them (never for paying unless the policy says so).
+    let kinds = kind_names(&q.kinds).to_lowercase();
+    for ms in &request.standing_ms {
+        let label = format!("Allow {kinds} on {} for {}", q.origin, how_long(*ms));
+        let for_ = button("for", &label);
+        for_.set_attribute("data-ms", &ms.to_string()).unwrap();
+        buttons.push(for_);
+    }
+    buttons.push(button("deny", "Deny"));
+    item.append_child(&b.row(&buttons.iter().collect::<Vec<_>>())).unwrap();
     item
+}
+
+/// `10 minutes`, `1 hour`, `6 seconds`.
+fn how_long(ms: u64) -> String {
+    let plural = |n: u64, unit: &str| format!("{n} {unit}{}", if n == 1 { "" } else { "s" });
+    match ms {
+        ms if ms % 3_600_000 == 0 => plural(ms / 3_600_000, "hour"),
+        ms if ms % 60_000 == 0 => plural(ms / 60_000, "minute"),
+        ms => plural(ms.div_ceil(1000), "second"),
+    }
 }
 
 /// The kinds of a question as the panel names them: `Sending or publishing in your name ·

@@ -203,6 +203,34 @@ pub fn answer_approval(id: u64, answer: ApprovalAnswer) -> Result<(), String> {
     Ok(())
 }
 
+/// The daemon's standing answers, on this browser's clock.
+pub fn standing_reported(daemon_now_ms: u64, answers: Vec<tabtunnel_wire::gestures::StandingAnswer>) {
+    let offset = with(|w| *w.clock_offset.get_or_insert_with(|| js_sys::Date::now() - daemon_now_ms as f64));
+    let standing = answers
+        .into_iter()
+        .map(|a| crate::messages::StandingView {
+            id: a.id,
+            agent: a.agent,
+            origin: a.origin,
+            kinds: a.kinds,
+            until: a.until_ms.map(|t| t as f64 + offset),
+        })
+        .collect();
+    with(|w| w.standing = standing);
+    broadcast();
+}
+
+/// The human takes a standing answer back.
+pub fn take_back_standing(id: u64) -> Result<(), String> {
+    if !with(|w| w.standing.iter().any(|s| s.id == id)) {
+        return Err("That standing answer is no longer there.".into());
+    }
+    with(|w| w.standing.retain(|s| s.id != id));
+    daemon::send(&FromExtension::TakeBackStanding { id });
+    broadcast();
+    Ok(())
+}
+
 /// The daemon connection is gone: what it reported is stale.
 pub fn forget_reports() {
     with(|w| {
@@ -211,5 +239,6 @@ pub fn forget_reports() {
         w.handovers.clear();
         w.approvals.clear();
         w.gestures.forget_pictures();
+        w.standing.clear();
     });
 }

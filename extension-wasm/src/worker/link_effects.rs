@@ -58,6 +58,7 @@ fn deliver(generation: u64, frame: ToExtension) {
         ToExtension::HandoverWithdrawn { id } => agents::handover_withdrawn(id),
         ToExtension::Approval(request) => agents::approval_requested(request),
         ToExtension::ApprovalWithdrawn { id } => agents::approval_withdrawn(id),
+        ToExtension::StandingAnswers { now_ms, answers } => agents::standing_reported(now_ms, answers),
         ToExtension::NavigationRules { rules, navigation_url } => {
             navigation::rules_changed(rules, navigation_url)
         }

@@ -81,6 +81,8 @@ struct Worker {
     navigation: navigation::Navigation,
     /// Questions the policy asks the human, waiting for an answer.
     approvals: Vec<ApprovalRequest>,
+    /// The human's standing answers to the gesture guard, as the daemon last listed them.
+    standing: Vec<crate::messages::StandingView>,
     /// The gesture guard's state in the browser.
     gestures: gestures::Gestures,
     /// Chrome lets the extension read local files: how to turn that off.
@@ -184,6 +186,7 @@ async fn handle(request: PanelRequest) -> Result<(), String> {
         PanelRequest::DisconnectAgent { agent, close_tabs } => agents::disconnect(&agent, close_tabs),
         PanelRequest::AnswerHandover { id, tab_id } => agents::answer_handover(id, tab_id).await,
         PanelRequest::AnswerApproval { id, answer } => agents::answer_approval(id, answer),
+        PanelRequest::TakeBackStanding { id } => agents::take_back_standing(id),
         PanelRequest::KillSwitch { engaged } => daemon::input(Input::Panel(PanelInput::KillSwitch(engaged))),
         PanelRequest::MintAgentToken { name } => {
             let name = name.trim().to_owned();
@@ -232,6 +235,7 @@ fn snapshot() -> PanelState {
         handovers: w.handovers.clone(),
         human_window: w.focus.human_window(),
         approvals: w.approvals.clone(),
+        standing: w.standing.clone(),
         approval_pictures: w.gestures.shown_pictures(|id| {
             w.agents.iter().flat_map(|a| &a.recent).any(|step| step.question == Some(id))
         }),
