@@ -47,8 +47,13 @@ pub(crate) struct Recent(VecDeque<Activity>);
 impl Recent {
     /// A record of the step shown last replaces it (the step's words got better); another
     /// step is a new line.
-    pub fn push(&mut self, activity: Activity) {
+    pub fn push(&mut self, mut activity: Activity) {
         if let Some(last) = self.0.back_mut().filter(|l| l.step_id == activity.step_id) {
+            // A later record of the step (a held click's release) keeps what the human answered.
+            activity.question = activity.question.or(last.question);
+            if activity.outcome == "allowed" {
+                activity.outcome = std::mem::take(&mut last.outcome);
+            }
             *last = activity;
             return;
         }
