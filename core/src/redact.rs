@@ -6,7 +6,7 @@
 //! segment before `/tabtunnel/` (the navigation key's path, for a reader that does not know the
 //! key). Each becomes [`REDACTED`].
 //!
-//! Each such text is also cut to [`MAX_TEXT_BYTES`] ([`Redactor::string`]): an agent's
+//! Each such text is also cut to [`MAX_TEXT_BYTES`] ([`Redactor::for_people`]): an agent's
 //! 17 MB URL or label would otherwise go whole into every line, question and activity that
 //! names it (six of them rotated the whole trail out).
 //!
@@ -79,12 +79,18 @@ impl Redactor {
     }
 
     /// Redacts a string in place (no copy when it holds no secret).
-    /// A text for people, in place: redacted, then cut to [`MAX_TEXT_BYTES`] (on a character's
-    /// boundary) with how much was cut said at its end.
+    /// `text`, redacted in place.
     pub fn string(&self, text: &mut String) {
         if let Cow::Owned(redacted) = self.text(text) {
             *text = redacted;
         }
+    }
+
+    /// A text for people (trail, panel), in place: redacted, then cut to [`MAX_TEXT_BYTES`] (on
+    /// a character's boundary) with how much was cut said at its end. Not what goes back to an
+    /// agent (a tool's screenshot is megabytes).
+    fn for_people(&self, text: &mut String) {
+        self.string(text);
         clip(text);
     }
 
@@ -105,10 +111,10 @@ impl Redactor {
             rect: _,
         } = question;
         for text in [gesture, origin, element, role, form, request] {
-            self.string(text);
+            self.for_people(text);
         }
         for text in amounts.iter_mut().chain(fields.iter_mut()).chain(reasons.iter_mut()) {
-            self.string(text);
+            self.for_people(text);
         }
     }
 
@@ -126,7 +132,7 @@ impl Redactor {
             remembers: _,
         } = request;
         for text in [agent, method, rule].into_iter().chain(url.as_mut()) {
-            self.string(text);
+            self.for_people(text);
         }
         if let Some(question) = gesture {
             self.question(question);
@@ -137,24 +143,24 @@ impl Redactor {
     fn record(&self, record: &mut crate::AuditRecord) {
         let crate::AuditRecord { agent, tab: _, method, url, outcome, question, step, identity } = record;
         let crate::steps::Step { id: _, words } = step;
-        self.string(words);
+        self.for_people(words);
         let crate::Identity { token_id: _, client } = identity;
         if let Some(client) = client {
-            self.string(client);
+            self.for_people(client);
         }
         if let Cow::Owned(name) = self.text(agent.as_str()) {
             *agent = crate::AgentId::new(&name);
         }
-        self.string(method);
+        self.for_people(method);
         if let Some(url) = url {
-            self.string(url);
+            self.for_people(url);
         }
         match outcome {
             crate::Outcome::Allowed => {}
             crate::Outcome::Denied { rule }
             | crate::Outcome::AllowedBy { rule }
             | crate::Outcome::Standing { rule, .. }
-            | crate::Outcome::Asked { rule, answer: _ } => self.string(rule),
+            | crate::Outcome::Asked { rule, answer: _ } => self.for_people(rule),
         }
         if let Some(question) = question {
             self.question(question);
@@ -186,7 +192,9 @@ impl Redactor {
         use tabtunnel_wire::{Activity, AgentStatus, HandoverRequest, ToExtension, Welcome};
         match frame {
             ToExtension::Approval(request) => self.approval(request),
-            ToExtension::HandoverRequest(HandoverRequest { id: _, agent: _, reason }) => self.string(reason),
+            ToExtension::HandoverRequest(HandoverRequest { id: _, agent: _, reason }) => {
+                self.for_people(reason)
+            }
             ToExtension::Agents { now_ms: _, agents } => {
                 for status in agents {
                     let AgentStatus {
@@ -201,32 +209,37 @@ impl Redactor {
                         client,
                     } = status;
                     for text in last_action.iter_mut().chain(client.iter_mut()) {
-                        self.string(text);
+                        self.for_people(text);
                     }
                     for Activity { method, url, outcome, at_ms: _, step, step_id: _, question: _ } in recent {
                         for text in [method, outcome, step].into_iter().chain(url.as_mut()) {
-                            self.string(text);
+                            self.for_people(text);
                         }
                     }
                 }
             }
-            ToExtension::Rejected { reason } => self.string(reason),
+            ToExtension::Rejected { reason } => self.for_people(reason),
             ToExtension::StandingAnswers { now_ms: _, answers } => {
-                for tabtunnel_wire::gestures::StandingAnswer { id: _, agent, origin, kinds: _, until_ms: _ } in
-                    answers
+                for tabtunnel_wire::gestures::StandingAnswer {
+                    id: _,
+                    agent,
+                    origin,
+                    kinds: _,
+                    until_ms: _,
+                } in answers
                 {
-                    self.string(agent);
-                    self.string(origin);
+                    self.for_people(agent);
+                    self.for_people(origin);
                 }
             }
             ToExtension::AgentTokenMinted { name: _, token: _, error } => {
                 if let Some(text) = error {
-                    self.string(text);
+                    self.for_people(text);
                 }
             }
             ToExtension::Welcome(Welcome { daemon_version: _, client_endpoint: _, audit_trail }) => {
                 if let Some(text) = audit_trail {
-                    self.string(text);
+                    self.for_people(text);
                 }
             }
             ToExtension::Command(_)
