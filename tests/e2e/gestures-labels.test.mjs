@@ -67,8 +67,8 @@ const FORMS = [
     body: JSON.stringify({ method: 'sendtoaddress', params: ['bc1qxy', 1.24], id: 1 }) }],
   ['a POST with X-HTTP-Method-Override: DELETE', '/acme/rocket', { method: 'POST', headers: { 'X-HTTP-Method-Override': 'DELETE' } }],
   ['a POST with X-HTTP-Method: DELETE', '/acme/rocket', { method: 'POST', headers: { 'X-HTTP-Method': 'DELETE' } }],
-  ['a POST with _method=DELETE in the query', '/acme/rocket?_method=DELETE', { method: 'POST' }],
-  ['a POST with _method=DELETE in a FormData body', '/acme/rocket', { method: 'POST', formMethod: 'DELETE' }],
+  // Held on main too (the red team's FormData was built in Node, and went as "{}"): kept so it stays so.
+  ['a POST with _method=DELETE in a FormData body built in the page', '/acme/rocket', { method: 'POST', formMethod: 'DELETE' }],
   ['an XML-RPC call', '/api/rpc', { method: 'POST', headers: { 'content-type': 'text/xml' },
     body: '<?xml version="1.0"?><methodCall><methodName>deleteRepository</methodName><params><param><value><string>acme/rocket</string></value></param></params></methodCall>' }],
 ];
