@@ -68,6 +68,14 @@ pub struct GestureFacts {
     /// `el.click()`/`dispatchEvent`), read for a request: the write may be its handler's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clicked: Option<Clicked>,
+    /// The elements clicked before `clicked` since a write was last judged (in this frame and
+    /// the same-origin frames above it), newest first: a handler of theirs may write after the
+    /// next click.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clicked_before: Vec<Clicked>,
+    /// More elements were clicked than are kept: the write may follow one no longer named.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub clicks_dropped: bool,
 }
 
 /// The element a click acted on, and how long ago its handlers finished.

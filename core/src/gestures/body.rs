@@ -17,6 +17,25 @@
 //! mutation's name and its fields (`mutation DropDatabase { dropDatabase(id: 7) { id } }`), a
 //! persisted query's `operationName`, a JSON-RPC `method` (Odoo's `unlink` inside `call`), an
 //! action field (`action=delete-post`, Roundcube's `_action=send`, Grails' `_action_terminate`).
+//! Also a JSON-RPC 1.0 `method` beside its `params` (bitcoind's `sendtoaddress`), an XML-RPC
+//! `<methodName>`, a GraphQL block string (`"""…"""`) skipped whole, and an
+//! `application/graphql` body read as the document it is.
+
+/// An XML-RPC call's `<methodName>`s (a SOAP or other XML body names none).
+fn xml_rpc(body: &str, out: &mut Fields) {
+    // ASCII lower-casing keeps every byte where it was.
+    let lower = body.to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(at) = lower[from..].find("<methodname>") {
+        let start = from + at + "<methodname>".len();
+        let Some(len) = lower[start..].find("</methodname>") else { break };
+        out.push("methodName".into(), body[start..start + len].trim().to_owned());
+        from = start + len;
+        if out.pairs.len() >= 32 {
+            break;
+        }
+    }
+}
 
 /// Names and values a body carries.
 #[derive(Debug, Default, PartialEq)]
@@ -36,7 +55,10 @@ pub fn fields(body: &str, content_type: &str) -> Fields {
     let mut out = Fields::default();
     let lower = content_type.to_ascii_lowercase();
     let trimmed = body.trim_start_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
-    if trimmed.starts_with('{') || trimmed.starts_with('[') || lower.contains("json") {
+    if lower.starts_with("application/graphql") && !lower.contains("json") {
+        // A GraphQL document as the body (express-graphql, GraphQL Yoga).
+        out.push("query".into(), body.to_owned());
+    } else if trimmed.starts_with('{') || trimmed.starts_with('[') || lower.contains("json") {
         out.json = true;
         json(trimmed, &mut out);
     } else if lower.contains("multipart/") {
@@ -51,6 +73,9 @@ pub fn fields(body: &str, content_type: &str) -> Fields {
         for (name, value) in url::form_urlencoded::parse(body.as_bytes()) {
             out.push(name.into_owned(), value.into_owned());
         }
+    }
+    if !out.json {
+        xml_rpc(body, &mut out); // whatever the type says (`text/xml`, `text/plain`, none)
     }
     out
 }
@@ -85,6 +110,7 @@ pub fn operations(fields: &Fields) -> Vec<String> {
             "operationname" => operation_names.push(value.clone()),
             "jsonrpc" => json_rpc = true,
             "method" => methods.push(value.clone()),
+            "methodname" if !fields.json => out.push(value.clone()),
             _ if fields.json => {}
             _ if ACTION_FIELDS.contains(&lower.as_str()) => out.push(value.clone()),
             _ => out.extend(lower.strip_prefix("_action_").map(str::to_owned)),
@@ -94,7 +120,9 @@ pub fn operations(fields: &Fields) -> Vec<String> {
     if queries == 0 || !out.is_empty() {
         out.extend(operation_names);
     }
-    if json_rpc || fields.names.iter().any(|n| n == "jsonrpc") {
+    // JSON-RPC 2.0 says so; 1.0 (bitcoind's) is a `method` with its `params`.
+    let call = |n: &String| n == "jsonrpc" || n == "params";
+    if json_rpc || (fields.json && fields.names.iter().any(call)) {
         out.extend(methods);
     }
     out.retain(|o| !o.trim().is_empty());
@@ -122,6 +150,11 @@ fn graphql_mutations(document: &str) -> Vec<String> {
             '#' => {
                 // A comment, to the end of the line.
                 while chars.next_if(|(_, c)| *c != '\n').is_some() {}
+            }
+            '"' if document[i..].starts_with(r#"""""#) => {
+                // A block string, to its closing `"""` (`\"""` is one inside): skipped whole.
+                let stop = i + 3 + block_string_len(&document[i + 3..]);
+                while chars.next_if(|(j, _)| *j < stop).is_some() {}
             }
             '"' => {
                 // A string (arguments' values): skipped whole.
@@ -167,18 +200,23 @@ fn graphql_mutations(document: &str) -> Vec<String> {
     out
 }
 
-/// The method a server takes a request for: a POST's `_method` field (Rails, Laravel, Symfony,
-/// Express's method-override: the last one wins, as in their parsers), upper-cased; else the
-/// method sent.
-pub fn server_method(method: &str, fields: &Fields) -> String {
-    let sent = method.to_ascii_uppercase();
-    if sent != "POST" {
-        return sent;
+/// The length of a GraphQL block string's rest (after its opening `"""`) with its closing
+/// `"""`: all of it when unterminated.
+fn block_string_len(rest: &str) -> usize {
+    let mut from = 0;
+    while let Some(at) = rest[from..].find(r#"""""#) {
+        let at = from + at;
+        if at > 0 && rest.as_bytes()[at - 1] == b'\\' {
+            from = at + 3;
+            continue;
+        }
+        return at + 3;
     }
-    method_override(fields).map_or(sent, |m| m.to_ascii_uppercase())
+    rest.len()
 }
 
-/// The body's `_method` field, if any (the last one).
+/// The body's `_method` field, if any (the last one, as in the parsers of Rails, Laravel,
+/// Symfony and Express's method-override): the method a server takes a POST for.
 pub fn method_override(fields: &Fields) -> Option<&str> {
     fields
         .names
@@ -455,6 +493,120 @@ mod tests {
     }
 
     #[test]
+    fn graphql_block_strings_are_skipped_whole() {
+        // A lone `"` inside: a reader of plain strings is desynchronised by it.
+        let doc = r#"{"query":"mutation { addComment(body: \"\"\" \" \"\"\") { id } deleteRepository(input: {id: 1}) { id } }"}"#;
+        assert_eq!(graphql_mutations(&fields(doc, "").pairs[0].1), ["addComment", "deleteRepository"]);
+        // An escaped `\"""` inside one does not end it.
+        let escaped = r#"mutation { a(x: """ \""" " """) { id } deleteRepository { id } }"#;
+        assert_eq!(graphql_mutations(escaped), ["a", "deleteRepository"]);
+        assert_eq!(ops(doc), ["addComment", "deleteRepository"]);
+        assert_eq!(graphql_mutations(r#"mutation { a(x: """""") { id } b }"#), ["a", "b"]);
+        for broken in
+            [r#"mutation { a(x: """ "#, r#"mutation { a(x: ""#, r#"""""#, r#"""#, r#"mutation { a(x: """"#]
+        {
+            let _ = graphql_mutations(broken);
+        }
+    }
+
+    #[test]
+    fn an_application_graphql_body_is_a_document() {
+        let doc = "mutation { deleteRepository(input: {repositoryId: \"R_1\"}) { clientMutationId } }";
+        assert_eq!(operations(&fields(doc, "application/graphql; charset=utf-8")), ["deleteRepository"]);
+        assert!(operations(&fields("{ viewer { id } }", "application/graphql")).is_empty());
+        assert!(operations(&fields(doc, "application/x-www-form-urlencoded")).is_empty());
+    }
+
+    #[test]
+    fn json_rpc_1_and_xml_rpc_methods_name_operations() {
+        let v1 = r#"{"method":"deleteRepository","params":["acme/rocket"],"id":1}"#;
+        assert_eq!(ops(v1), ["deleteRepository"]);
+        let bitcoind = r#"{"method":"sendtoaddress","params":["bc1qxy",1.24],"id":1}"#;
+        assert_eq!(operations(&fields(bitcoind, "text/plain")), ["sendtoaddress"]);
+        assert!(ops(r#"{"method":"unlink","note":"x"}"#).is_empty(), "no params: no call");
+        let xml = "<?xml version=\"1.0\"?><methodCall><methodName> deleteRepository </methodName>\
+                   <params><param><value><string>acme/rocket</string></value></param></params></methodCall>";
+        assert_eq!(operations(&fields(xml, "text/xml")), ["deleteRepository"]);
+        assert_eq!(operations(&fields(xml, "")), ["deleteRepository"]);
+        let cased = "<methodCall><METHODNAME>wp.deletePost</METHODNAME></methodCall>";
+        assert_eq!(operations(&fields(cased, "application/xml")), ["wp.deletePost"]);
+        for broken in
+            ["<methodName>", "<methodName>x", "</methodName><methodName>", "<methodCall><methodName><"]
+        {
+            let _ = operations(&fields(broken, "text/xml"));
+        }
+    }
+
+    const FRAGMENTS: &[&str] = &[
+        "\"",
+        "\"\"\"",
+        "\\",
+        "\\\"\"\"",
+        "{",
+        "}",
+        "(",
+        ")",
+        "[",
+        "]",
+        ":",
+        "#",
+        "\n",
+        "\r\n",
+        "é",
+        "😀",
+        "mutation",
+        "query",
+        " x",
+        "<methodName>",
+        "</methodName>",
+        "<METHODNAME>",
+        "<",
+        "--b",
+        "\r\n\r\n",
+        "Content-Disposition: form-data; name=",
+        "name*=UTF-8''",
+        "_method",
+        "=",
+        "&",
+        "%",
+        "%e9",
+        "\\u12",
+        "\\ud800",
+        "\"method\"",
+        "\"params\"",
+        "\"jsonrpc\"",
+        "\"query\"",
+        "deleteRepository",
+    ];
+    const TYPES: &[&str] = &[
+        "",
+        "application/json",
+        "application/graphql",
+        "text/xml",
+        "text/plain",
+        "multipart/form-data; boundary=b",
+        "multipart/form-data; boundary=\"",
+        "application/x-www-form-urlencoded",
+    ];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(512))]
+        /// Whatever a body holds, in whatever type: read, never a panic.
+        #[test]
+        fn no_body_makes_the_reader_panic(
+            parts in proptest::collection::vec(proptest::sample::select(FRAGMENTS), 0..48),
+            noise in proptest::collection::vec(proptest::prelude::any::<char>(), 0..16),
+            content_type in proptest::sample::select(TYPES),
+        ) {
+            let body = format!("{}{}", parts.concat(), noise.into_iter().collect::<String>());
+            let read = fields(&body, content_type);
+            let _ = operations(&read);
+            let _ = method_override(&read);
+            let _ = graphql_mutations(&body);
+        }
+    }
+
+    #[test]
     fn json_rpc_methods_and_action_fields_name_operations() {
         let odoo = r#"{"jsonrpc":"2.0","method":"call","params":{"model":"res.partner","method":"unlink","args":[[7]]}}"#;
         assert_eq!(ops(odoo), ["call", "unlink"]);
@@ -472,11 +624,10 @@ mod tests {
     #[test]
     fn a_posts_method_field_says_what_the_server_does() {
         let read = fields("_method=patch&x=1&_method=delete", "application/x-www-form-urlencoded");
-        assert_eq!(server_method("post", &read), "DELETE");
-        assert_eq!(server_method("PUT", &read), "PUT", "only a POST is overridden");
-        assert_eq!(server_method("POST", &fields("x=1", "")), "POST");
-        assert_eq!(server_method("POST", &fields("_method=", "")), "POST");
+        assert_eq!(method_override(&read), Some("delete"));
+        assert_eq!(method_override(&fields("x=1", "")), None);
+        assert_eq!(method_override(&fields("_method=", "")), None);
         let multipart = "--b\r\nContent-Disposition: form-data; name=\"_method\"\r\n\r\ndelete\r\n--b--";
-        assert_eq!(server_method("POST", &fields(multipart, "multipart/form-data; boundary=b")), "DELETE");
+        assert_eq!(method_override(&fields(multipart, "multipart/form-data; boundary=b")), Some("delete"));
     }
 }

@@ -192,11 +192,13 @@ impl Core {
     ) -> bool {
         let body = changed.body();
         let content_type = changed.content_type();
+        let method_override = changed.method_override();
         let req = rule::Request {
             method: &changed.request.method,
             url: &changed.request.url,
             content_type: &content_type,
             body: body.as_deref(),
+            method_override: &method_override,
         };
         let mut held = rule::request(&req, None, &self.gesture_triggers(agent));
         if unlike_allowed {

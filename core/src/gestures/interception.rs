@@ -158,6 +158,17 @@ impl PausedRequest {
             .to_owned()
     }
 
+    /// The method-override header a server may take a POST's method from (the first present).
+    pub fn method_override(&self) -> String {
+        let headers = &self.request.headers;
+        ["x-http-method-override", "x-http-method", "x-method-override"]
+            .iter()
+            .find_map(|name| headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)))
+            .and_then(|(_, v)| v.as_str())
+            .unwrap_or_default()
+            .to_owned()
+    }
+
     /// The body, as text: `postData`, or its entries (base64) joined.
     pub fn body(&self) -> Option<String> {
         if let Some(data) = &self.request.post_data {

@@ -148,11 +148,13 @@ impl Core {
         let agent = self.tabs.get(&tab).map(|s| s.tab.owner.clone())?;
         let body = request.body();
         let content_type = request.content_type();
+        let method_override = request.method_override();
         let req = rule::Request {
             method: &request.request.method,
             url: &request.request.url,
             content_type: &content_type,
             body: body.as_deref(),
+            method_override: &method_override,
         };
         let held = rule::request(&req, facts, &self.gesture_triggers(&agent));
         if !held.is_held() {
@@ -170,11 +172,13 @@ impl Core {
             Some((_, question)) => question,
             None => {
                 let (content_type, body) = (request.content_type(), request.body());
+                let method_override = request.method_override();
                 let req = rule::Request {
                     method: &request.request.method,
                     url: &request.request.url,
                     content_type: &content_type,
                     body: body.as_deref(),
+                    method_override: &method_override,
                 };
                 rule::question("form submission", facts.as_ref(), Some(&req), &rule::Held::default())
             }

@@ -111,15 +111,29 @@ pub struct Request<'a> {
     pub url: &'a str,
     pub content_type: &'a str,
     pub body: Option<&'a str>,
+    /// Its `X-HTTP-Method-Override` (or `X-HTTP-Method`, `X-Method-Override`) header.
+    pub method_override: &'a str,
 }
 
 impl Request<'_> {
-    /// The method the server takes it for: a POST's `_method` field decides (`body.rs`).
+    /// The method the server takes it for: a POST's `_method` field (in its body, else its
+    /// query: Laravel, Symfony), else its method-override header (Rack, Express) decides.
     pub fn server_method(&self) -> String {
-        match self.body.filter(|b| b.contains("_method")) {
-            Some(b) => body::server_method(self.method, &body::fields(b, self.content_type)),
-            None => self.method.to_ascii_uppercase(),
+        let sent = self.method.to_ascii_uppercase();
+        if sent != "POST" {
+            return sent;
         }
+        let from_body = self.body.filter(|b| b.contains("_method")).and_then(|b| {
+            let read = body::fields(b, self.content_type);
+            body::method_override(&read).map(str::to_ascii_uppercase)
+        });
+        let from_query = || {
+            let query = self.url.split('#').next().unwrap_or_default().split_once('?')?.1;
+            let read = body::fields(query, "application/x-www-form-urlencoded");
+            body::method_override(&read).map(str::to_ascii_uppercase)
+        };
+        let header = Some(self.method_override.trim().to_ascii_uppercase()).filter(|m| !m.is_empty());
+        from_body.or_else(from_query).or(header).unwrap_or(sent)
     }
 }
 
@@ -245,6 +259,13 @@ pub fn request(request: &Request, facts: Option<&GestureFacts>, triggers: &Trigg
                 "on the element clicked before it",
             );
         }
+        // A handler of an earlier click may write after the next one: each lends its label.
+        for clicked in facts.clicked_before.iter().filter(|c| acts_through_handlers(c)) {
+            held.found(label_words(&label_of(&clicked.element), triggers), "on an element clicked earlier");
+        }
+        if facts.clicks_dropped {
+            held.add("more elements were clicked before it than the guard keeps".into());
+        }
         if !facts.matched_selectors.is_empty() {
             held.add(format!("gesture_selectors {:?} in [{}]", facts.matched_selectors, triggers.section));
         }
@@ -274,6 +295,23 @@ fn clip(text: &str, max: usize) -> String {
 /// they take (a handler can wait, and an agent can slow the network or the page down).
 fn acts_through_handlers(clicked: &Clicked) -> bool {
     clicked.element.actionable && !clicked.navigates
+}
+
+/// The clicked element a request is shown with: the first (newest) whose label names
+/// something sensitive, else the last one clicked.
+fn lending_click(facts: &GestureFacts) -> Option<&ElementFacts> {
+    let acting: Vec<&ElementFacts> = facts
+        .clicked
+        .iter()
+        .chain(&facts.clicked_before)
+        .filter(|c| acts_through_handlers(c))
+        .map(|c| &c.element)
+        .collect();
+    let sensitive = |e: &&ElementFacts| {
+        let label = label_of(e);
+        !vocabulary::find_priced(&label, &[], !amounts(&label, 1).is_empty()).is_empty()
+    };
+    acting.iter().copied().find(sensitive).or(acting.first().copied())
 }
 
 /// The method a form's submission is taken for by its server: a POST's `_method` field decides.
@@ -493,9 +531,7 @@ pub fn question(
     let origin =
         url::Url::parse(url).map(|u| u.origin().ascii_serialization()).unwrap_or_else(|_| url.to_owned());
     // A request's element is the one whose click it follows, when no form's button sent it.
-    let element = facts.and_then(|f| {
-        f.element.as_ref().or(f.clicked.as_ref().filter(|c| acts_through_handlers(c)).map(|c| &c.element))
-    });
+    let element = facts.and_then(|f| f.element.as_ref().or_else(|| lending_click(f)));
     let form = facts.and_then(|f| f.form.as_ref());
     // The element's own amounts first, then the form's button's, then the page's.
     let mut texts: Vec<&str> = Vec::new();
@@ -719,7 +755,11 @@ mod tests {
     }
 
     fn post(url: &str, body: &str, content_type: &str) -> Held {
-        request(&Request { method: "POST", url, content_type, body: Some(body) }, None, &none())
+        request(
+            &Request { method: "POST", url, content_type, body: Some(body), ..Default::default() },
+            None,
+            &none(),
+        )
     }
 
     #[test]
@@ -778,6 +818,113 @@ mod tests {
     }
 
     #[test]
+    fn a_write_is_judged_with_every_element_clicked_since_the_last_one() {
+        let neutral = Request { method: "POST", url: "https://shop.test/api/v1/ops", ..Default::default() };
+        let click = |label: &str| Clicked {
+            element: ElementFacts { submits: false, input_type: "button".into(), ..button(label) },
+            ms_ago: 200,
+            navigates: false,
+        };
+        // "Pay", then "Close" 200 ms later: the write of Pay's handler comes after Close's click.
+        let page = GestureFacts {
+            url: "https://shop.test/checkout".into(),
+            clicked: Some(click("Close")),
+            clicked_before: vec![
+                click("Add to cart"),
+                click("Pay €1,240.00"),
+                click("Delete this repository"),
+            ],
+            ..Default::default()
+        };
+        let held = request(&neutral, Some(&page), &none());
+        assert!(held.kinds.contains(&Kind::Paying) && held.kinds.contains(&Kind::Deleting), "{held:?}");
+        assert!(held.reasons.iter().any(|r| r.ends_with("on an element clicked earlier")), "{held:?}");
+        let q = question("request", Some(&page), Some(&neutral), &held);
+        assert_eq!(q.element, "Pay €1,240.00", "the newest sensitive one is shown");
+        // Harmless clicks only: nothing, and a link that went to its page lends nothing.
+        let harmless = GestureFacts {
+            clicked: Some(click("Close")),
+            clicked_before: vec![
+                click("Sort by price"),
+                Clicked { navigates: true, ..click("Delete account") },
+            ],
+            ..page.clone()
+        };
+        assert!(!request(&neutral, Some(&harmless), &none()).is_held());
+        assert_eq!(question("request", Some(&harmless), Some(&neutral), &Held::default()).element, "Close");
+        // Clicks pushed out of the list: asked.
+        let flooded = GestureFacts { clicks_dropped: true, ..harmless };
+        assert!(request(&neutral, Some(&flooded), &none()).is_held());
+    }
+
+    #[test]
+    fn the_red_teams_forms_of_a_deletion_are_each_held() {
+        let gql = r#"mutation { deleteRepository(input: {repositoryId: "R_1"}) { clientMutationId } }"#;
+        let block = r#"{"query":"mutation { addComment(body: \"\"\" \" \"\"\") { id } deleteRepository(input: {repositoryId: \"R_1\"}) { clientMutationId } }"}"#;
+        let form = "------WebKitFormBoundaryq\r\nContent-Disposition: form-data; name=\"_method\"\r\n\r\nDELETE\r\n------WebKitFormBoundaryq--\r\n";
+        let xml = "<?xml version=\"1.0\"?><methodCall><methodName>deleteRepository</methodName><params/></methodCall>";
+        let cases: &[(&str, &str, &str, &str, Kind)] = &[
+            ("/api/graphql", "application/json", block, "", Kind::Deleting),
+            ("/api/graphql", "application/graphql", gql, "", Kind::Deleting),
+            (
+                "/api/rpc",
+                "application/json",
+                r#"{"method":"deleteRepository","params":["acme/rocket"],"id":1}"#,
+                "",
+                Kind::Deleting,
+            ),
+            (
+                "/api/rpc",
+                "text/plain",
+                r#"{"method":"sendtoaddress","params":["bc1qxy",1.24],"id":1}"#,
+                "",
+                Kind::Paying,
+            ),
+            ("/acme/rocket", "", "", "DELETE", Kind::Deleting),
+            (
+                "/acme/rocket",
+                "multipart/form-data; boundary=----WebKitFormBoundaryq",
+                form,
+                "",
+                Kind::Deleting,
+            ),
+            ("/api/rpc", "text/xml", xml, "", Kind::Deleting),
+            (
+                "/rpc",
+                "application/json",
+                r#"{"jsonrpc":"2.0","method":"eth_sendTransaction","params":[{}],"id":1}"#,
+                "",
+                Kind::Paying,
+            ),
+        ];
+        for &(path, content_type, body, method_override, kind) in cases {
+            let url = format!("https://git.test{path}");
+            let r = Request { method: "POST", url: &url, content_type, body: Some(body), method_override };
+            let held = request(&r, None, &none());
+            assert!(held.kinds.contains(&kind), "{path} {content_type} {body}: {held:?}");
+        }
+    }
+
+    #[test]
+    fn a_method_override_header_or_query_field_is_the_servers_method() {
+        let post =
+            |url, method_override| Request { method: "POST", url, method_override, ..Default::default() };
+        for header in ["DELETE", " delete "] {
+            let r = post("https://git.test/acme/rocket", header);
+            assert_eq!(r.server_method(), "DELETE");
+            assert_eq!(request(&r, None, &none()).reasons, ["its method is DELETE"]);
+        }
+        assert_eq!(post("https://git.test/acme/rocket?_method=delete", "").server_method(), "DELETE");
+        assert_eq!(post("https://git.test/acme/rocket?x=1#_method=delete", "").server_method(), "POST");
+        assert_eq!(post("https://git.test/acme/rocket", "").server_method(), "POST");
+        // Only a POST is overridden; the body's field comes before the header (Rack).
+        let put = Request { method: "PUT", ..post("https://git.test/acme/rocket", "DELETE") };
+        assert_eq!(put.server_method(), "PUT");
+        let both = Request { body: Some("_method=patch"), ..post("https://git.test/acme/rocket", "DELETE") };
+        assert_eq!(both.server_method(), "PATCH");
+    }
+
+    #[test]
     fn a_write_after_a_click_is_judged_with_the_clicked_elements_label() {
         let neutral =
             Request { method: "POST", url: "https://git.test/api/v3/actions", ..Default::default() };
@@ -825,6 +972,7 @@ mod tests {
             url: "https://git.test/repos/1",
             content_type: "application/x-www-form-urlencoded",
             body: Some("_method=delete&authenticity_token=abc"),
+            ..Default::default()
         };
         let held = request(&r, Some(&page), &none());
         assert!(held.reasons.iter().any(|x| x.ends_with("on the form's button")), "{held:?}");
@@ -863,7 +1011,7 @@ mod tests {
         let checkout = form("post", "https://shop.test/orders", &[("text", "cc-number")], &["Pay"]);
         let page = facts(button("x"), Some(checkout));
         let held = request(
-            &Request { method: "POST", url: "https://shop.test/orders", content_type: "", body: None },
+            &Request { method: "POST", url: "https://shop.test/orders", ..Default::default() },
             Some(&page),
             &none(),
         );
@@ -918,7 +1066,7 @@ mod tests {
     }
 
     fn request_to(method: &str, url: &str, body: &str) -> Held {
-        let r = Request { method, url, content_type: "", body: (!body.is_empty()).then_some(body) };
+        let r = Request { method, url, body: (!body.is_empty()).then_some(body), ..Default::default() };
         request(&r, None, &none())
     }
 
@@ -1083,7 +1231,7 @@ mod tests {
         assert_eq!(q.amounts, ["€1,240.00"]);
         assert_eq!(q.fields, ["card number"]);
         assert_eq!(q.kinds, [Kind::Paying]);
-        let r = Request { method: "POST", url: "https://shop.test/pay", content_type: "", body: None };
+        let r = Request { method: "POST", url: "https://shop.test/pay", ..Default::default() };
         assert_eq!(question("request", None, Some(&r), &held).request, "POST https://shop.test/pay");
     }
 }

@@ -72,6 +72,11 @@ pub const LANGUAGES: &[Language] = &[
             "transfer money",
             "transfer funds",
             "wire transfer",
+            // Wallets' RPC methods (bitcoind's, Ethereum's `eth_sendTransaction`).
+            "sendtoaddress",
+            "sendmany",
+            "send transaction",
+            "send raw transaction",
             "donate",
             "place bid",
             "place your bid",

@@ -1,20 +1,50 @@
-// tabtunnel's gesture guard: remembers the element the frame's last click acted on (a person's,
-// a client's input, or a script's `el.click()` / `dispatchEvent`), for the write its handlers
-// send (`gesture_facts.js` reads it). Runs at document start in the guard's isolated world,
+// tabtunnel's gesture guard: remembers the elements the frame's clicks acted on (a person's,
+// a client's input, or a script's `el.click()` / `dispatchEvent`), for the write their handlers
+// send (`gesture_facts.js` reads them). Runs at document start in the guard's isolated world,
 // which the page's scripts cannot see; its capturing listeners on the window come before any
 // of theirs.
+//
+// The last element that acts is `node`; the ones clicked before it since a write was last
+// judged are kept in `earlier` (a handler may write after the next click), so nothing an
+// agent fires next takes a label back: an event on no element that acts (the window, the
+// body, plain text) changes nothing, and one on another element only adds it.
 (() => {
   if (globalThis.__tabtunnelClick) return;
-  const record = { node: null, done: 0, event: null };
+  // Same as `ACTS` in gesture_facts.js (a native test keeps them equal).
+  const ACTS = 'button, a[href], input, select, textarea, summary, label, [role=button], [role=link],' +
+    ' [role=menuitem], [role=menuitemcheckbox], [role=menuitemradio], [role=option], [role=tab],' +
+    ' [role=checkbox], [role=radio], [role=switch], [onclick], [contenteditable=""], [contenteditable=true]';
+  const KEEP = 16;
+  // `latest` and each of `earlier`: { node, event, done, judged } (`done`: when its dispatch
+  // ended; `judged`: a write was read while it was the last).
+  const record = { latest: null, earlier: [], dropped: false };
   Object.defineProperty(globalThis, '__tabtunnelClick', { value: record });
+  const up = (e) => e.parentElement || (e.parentNode && e.parentNode.host) || null;
+  const acting = (node) => {
+    let e = node && (node.nodeType === 1 ? node : node.parentElement || null);
+    for (let depth = 0; e && depth < 16; e = up(e), depth += 1) {
+      if (e.matches && e.matches(ACTS)) return e;
+    }
+    return null;
+  };
   const seen = (event) => {
     const path = event.composedPath ? event.composedPath() : [];
     const node = path[0] || event.target;
-    record.node = node;
-    record.event = event;
-    record.done = 0;
+    const element = acting(node);
+    if (!element) return;
+    const last = record.latest;
+    // One a write was judged with while it was the last has had its say: it leaves.
+    if (last && !last.judged && acting(last.node) !== element) {
+      record.earlier.push(last);
+      if (record.earlier.length > KEEP) {
+        record.earlier.shift();
+        record.dropped = true; // judged as asked: a label may have been pushed out
+      }
+    }
+    const entry = { node, event, done: 0, judged: false };
+    record.latest = entry;
     // After the dispatch (and any dialog its handlers opened): from then on the age counts.
-    setTimeout(() => { if (record.node === node) record.done = performance.now(); }, 0);
+    setTimeout(() => { entry.done = performance.now(); }, 0);
   };
   for (const type of ['click', 'auxclick', 'dblclick', 'mousedown', 'mouseup', 'pointerdown', 'pointerup', 'touchend']) {
     addEventListener(type, seen, true);

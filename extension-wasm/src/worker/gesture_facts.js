@@ -116,16 +116,44 @@ function (mode, selectors, request) {
   const defaultButton = (f) => [...f.elements].find(SUBMITS) || null;
   const editableEl = (e) => (e.tagName === 'INPUT' && TEXT_INPUTS.includes(e.type)) || e.tagName === 'TEXTAREA' || e.isContentEditable === true;
 
-  // The element the frame's last click acted on (`gesture_clicks.js`), for a request.
-  const click = globalThis.__tabtunnelClick;
-  let clickedEl = null;
-  if (mode === 'request' && click && click.node) {
-    const at = click.node.nodeType === 1 ? click.node : click.node.parentElement;
-    for (let e = at, depth = 0; e && depth < 16; e = up(e), depth += 1) {
-      if (e.matches && e.matches(ACTS)) { clickedEl = e; break; }
+  // The elements clicked in this frame and in the same-origin frames above it (a handler up
+  // there may write through this frame's realm), kept by `gesture_clicks.js`: each frame's
+  // last one, then those before it, newest first. Reading them for a write ends the earlier
+  // ones' part, and the last one's at the next click (before, it lasted until the next click
+  // whatever followed; a write after a judged "Pay" and a click on "Add to cart" is the cart's).
+  const clicks = [];
+  let clicksDropped = false;
+  if (mode === 'request') {
+    const actingEl = (node) => {
+      let e = node && (node.nodeType === 1 ? node : node.parentElement || null);
+      for (let depth = 0; e && depth < 16; e = up(e), depth += 1) {
+        if (e.matches && e.matches(ACTS)) return e.tagName === 'LABEL' && e.control ? e.control : e;
+      }
+      return null;
+    };
+    let w = window;
+    for (let depth = 0; w && depth < 8; depth += 1) {
+      try {
+        const record = w.__tabtunnelClick;
+        if (record && typeof record === 'object') {
+          const entries = [record.latest, ...[...(record.earlier || [])].reverse()];
+          for (const entry of entries.slice(0, 17)) {
+            const el = entry && actingEl(entry.node);
+            if (el && clicks.length < 24) clicks.push({ el, entry, w });
+          }
+          if (record.dropped) clicksDropped = true;
+          record.earlier = [];
+          record.dropped = false;
+          if (record.latest) record.latest.judged = true;
+        }
+        if (w === w.top) break;
+        w = w.parent;
+      } catch (err) {
+        break; // another origin's frame: its scripts cannot reach this frame's realm
+      }
     }
-    if (clickedEl && clickedEl.tagName === 'LABEL' && clickedEl.control) clickedEl = clickedEl.control;
   }
+  const clickedEl = clicks.length ? clicks[0].el : null;
 
   // The form: the element's, or the one in this frame that sends the request.
   let form = null;
@@ -232,7 +260,7 @@ function (mode, selectors, request) {
   if (pictured && pictured.getBoundingClientRect) {
     const r = pictured.getBoundingClientRect();
     let x = r.x, y = r.y;
-    let w = window;
+    let w = (pictured.ownerDocument && pictured.ownerDocument.defaultView) || window;
     try {
       while (w !== w.top) {
         const fe = w.frameElement;
@@ -260,28 +288,31 @@ function (mode, selectors, request) {
     }
   }
 
-  // A click's age counts from the end of its dispatch; a link or a GET form's button whose
-  // default action no handler prevented went to read a page.
-  let clicked = null;
-  if (clickedEl) {
-    const event = click.event;
+  // A click's age counts from the end of its dispatch (in its frame's clock); a link or a GET
+  // form's button whose default action no handler prevented went to read a page.
+  const clickedFacts = ({ el, entry, w }) => {
+    const event = entry.event;
     const prevented = !!(event && event.defaultPrevented);
-    const href = clickedEl.tagName === 'A' && clickedEl.href ? String(clickedEl.href) : '';
-    const here = String(location.href).split('#')[0];
+    const href = el.tagName === 'A' && el.href ? String(el.href) : '';
+    const here = String(w.location.href).split('#')[0];
     const toAPage = href && !href.startsWith('javascript:') && href.split('#')[0] !== here;
-    const getForm = SUBMITS(clickedEl) && clickedEl.form && ['get', 'dialog'].includes(sentBy(clickedEl.form, clickedEl).method);
-    clicked = {
-      element: elementFacts(clickedEl),
-      msAgo: Math.max(0, Math.round(click.done ? performance.now() - click.done : 0)),
+    const getForm = SUBMITS(el) && el.form && ['get', 'dialog'].includes(sentBy(el.form, el).method);
+    return {
+      element: elementFacts(el),
+      msAgo: Math.max(0, Math.round(entry.done ? w.performance.now() - entry.done : 0)),
       navigates: !prevented && !!(toAPage || getForm),
     };
-  }
+  };
+  const clicked = clicks.length ? clickedFacts(clicks[0]) : null;
+  const clickedBefore = clicks.slice(1).map(clickedFacts);
 
   return {
     url: String(location.href),
     element: element ? elementFacts(element) : null,
     form: form ? formFacts(form, submitter) : null,
     clicked,
+    clickedBefore,
+    clicksDropped,
     pageText,
     rect,
     matchedSelectors,

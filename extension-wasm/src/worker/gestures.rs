@@ -476,3 +476,22 @@ pub fn picture(request: &ApprovalRequest) {
 pub fn question_settled(id: u64) {
     with(|w| w.gestures.question_settled(id));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The selector of what acts, as one script has it.
+    fn acts(script: &str) -> String {
+        let start = script.find("const ACTS = ").expect("an ACTS selector");
+        let end = start + script[start..].find(";\n").expect("its end");
+        script[start..end].to_owned()
+    }
+
+    #[test]
+    fn the_click_hook_and_the_reader_agree_on_what_acts() {
+        // A click the hook does not keep lends no label; one it keeps and the reader does not
+        // resolve is lost the same way.
+        assert_eq!(acts(CLICKS_JS).trim(), acts(FACTS_JS).trim());
+    }
+}
