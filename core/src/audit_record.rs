@@ -18,7 +18,7 @@ pub struct AuditRecord {
     /// what was typed into a field).
     pub question: Option<Box<tabtunnel_wire::gestures::GestureQuestion>>,
     /// The step it belongs to, in words (`steps.rs`).
-    pub step: crate::steps::Step,
+    pub step: Step,
     /// Who sent it: the agent's token and client.
     pub identity: Identity,
 }
@@ -66,4 +66,12 @@ impl Outcome {
             Outcome::Standing { event, rule } => format!("{rule}: {event}"),
         }
     }
+}
+
+/// One step as a record carries it: records with the same `id` (of one agent) are one step, and
+/// the last one's words say it best (folded in `crate::steps`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Step {
+    pub id: u64,
+    pub words: String,
 }

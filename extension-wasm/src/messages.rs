@@ -92,7 +92,7 @@ pub struct PanelReply {
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum WorkerBroadcast {
     State {
-        state: PanelState,
+        state: Box<PanelState>,
         secrets: u64,
     },
     /// A new picture of the tab `agent` works in (a data URL; sent only while a panel is open).
@@ -282,7 +282,7 @@ mod tests {
         let back: PanelRequest = serde_json::from_str(r#"{"type":"setDaemonUrl","url":"ws://x"}"#).unwrap();
         assert_eq!(back, PanelRequest::SetDaemonUrl { url: "ws://x".into() });
         // A broadcast is not a request, so the worker ignores the panel's traffic and vice versa.
-        let broadcast = WorkerBroadcast::State { state: PanelState::default(), secrets: 0 };
+        let broadcast = WorkerBroadcast::State { state: Box::default(), secrets: 0 };
         let text = serde_json::to_string(&broadcast).unwrap();
         assert!(serde_json::from_str::<PanelRequest>(&text).is_err());
         let picture = WorkerBroadcast::Picture { agent: "a".into(), tab_id: 7, src: "data:x".into() };
@@ -307,7 +307,8 @@ mod tests {
         };
         let heard = full.clone().withholding_secrets();
         let text =
-            serde_json::to_string(&WorkerBroadcast::State { state: heard.clone(), secrets: 1 }).unwrap();
+            serde_json::to_string(&WorkerBroadcast::State { state: Box::new(heard.clone()), secrets: 1 })
+                .unwrap();
         for secret in ["extsecret", "ownertoken", "tta_bobtoken"] {
             assert!(!text.contains(secret), "{secret} in {text}");
         }

@@ -302,7 +302,7 @@ describe('policy, questions, audit trail and kill switch', { timeout: 600_000 },
     assert.equal(broken.code, 1, `verify of a trail with two lines swapped: ${broken.stdout}${broken.stderr}`);
     assert.match(broken.stdout, /^BROKEN: record 1 was moved: it belongs before audit\.jsonl line 2, it is at audit\.jsonl line 3/);
     const readable = await audit('--agent', 'reader');
-    assert.match(readable, /reader\s+tab \d+\s+Input\.\w+\s+DENIED by preset "read-only"/);
+    assert.match(readable, /reader\s+tab \d+\s+was refused: Input\.\w+ \(preset "read-only"/);
     assert.ok(!readable.includes(' a '), 'only the reader');
     // The side panel shows each agent's recent steps.
     const panel = await h.openPanel();

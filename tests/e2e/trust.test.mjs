@@ -480,7 +480,8 @@ preset = "read-only"
     try {
       const { session } = await newPage(raw, 'about:blank');
       await call(raw, 'Page.navigate', { url: `${h.pageUrl}?t=${h.token}&a=${tokens.alice}` }, session);
-      await call(raw, 'Page.navigate', { url: `${h.pageUrl}?forged\n2026-01-01T00:00:00.000Z  admin  tab 1  ok\u001b[2J` }, session);
+      // In the path: the steps in words show no query.
+      await call(raw, 'Page.navigate', { url: `${new URL(h.pageUrl).origin}/forged\n2026-01-01T00:00:00.000Z  admin  tab 1  ok\u001b[2J` }, session);
     } finally {
       raw.close();
     }
@@ -492,7 +493,8 @@ preset = "read-only"
     assert.ok(!plain.includes('\u001b'), 'an escape sequence reached the terminal');
     const forged = plain.split('\n').filter((l) => l.includes('forged'));
     assert.equal(forged.length, 1, 'one step, one line');
-    assert.ok(forged[0].includes('\\n2026') && forged[0].includes('\\u{1b}'), forged[0]);
+    assert.ok(forged[0].includes('\\u{1b}'), forged[0]);
+    assert.ok(!plain.split('\n').some((l) => l.startsWith('2026-01-01T00:00:00.000Z')), 'a forged line');
   });
 
   test('(10) a response the agent writes for another site\'s request sets no cookie there', async () => {

@@ -11,18 +11,11 @@
 //! was typed: only how many characters.
 
 use crate::audit_record::Outcome;
+pub use crate::audit_record::Step;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use tabtunnel_wire::gestures::GestureQuestion;
 use tabtunnel_wire::TabId;
-
-/// One step as a record carries it: records with the same `id` (of one agent) are one step, and
-/// the last one's words say it best.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Step {
-    pub id: u64,
-    pub words: String,
-}
 
 /// What the folder is fed: what the audit record holds, plus an `Input` command's params.
 #[derive(Debug, Clone, Copy)]

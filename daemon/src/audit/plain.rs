@@ -3,7 +3,7 @@
 //! of the last; a line naming the agent's token and client comes before its first step and
 //! whenever they change.
 
-use super::Line;
+use super::line::{escape_controls, Line};
 use std::collections::BTreeMap;
 
 #[derive(Default)]
@@ -28,7 +28,7 @@ impl Folder {
             out.extend(self.held.remove(&line.agent).map(|l| self.print(l)));
             let token = who.0.as_deref().map(|t| format!(" token {t}")).unwrap_or_default();
             let client = who.1.as_deref().map(|c| format!(" client {c:?}")).unwrap_or_default();
-            out.push(super::escape_controls(&format!("agent {}:{token}{client}", line.agent)));
+            out.push(escape_controls(&format!("agent {}:{token}{client}", line.agent)));
             self.said.insert(line.agent.clone(), who);
         }
         self.held.insert(line.agent.clone(), line);

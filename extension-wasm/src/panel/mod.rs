@@ -261,7 +261,7 @@ fn listen_to_chrome() {
                     read(|p| p.state.human_window != state.human_window).unwrap_or(false);
                 let secrets_changed = read(|p| p.secrets != secrets).unwrap_or(true);
                 update(|p| {
-                    let old = std::mem::replace(&mut p.state, state);
+                    let old = std::mem::replace(&mut p.state, *state);
                     p.state.keep_secrets_of(&old);
                 });
                 if secrets_changed {

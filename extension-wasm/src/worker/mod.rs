@@ -255,7 +255,7 @@ fn snapshot() -> PanelState {
 fn broadcast() {
     let state = snapshot();
     let secrets = state.secrets_fingerprint();
-    let message = to_js(&WorkerBroadcast::State { state: state.withholding_secrets(), secrets });
+    let message = to_js(&WorkerBroadcast::State { state: Box::new(state.withholding_secrets()), secrets });
     spawn_local(async move {
         let _ = chrome::send_message(&message).await;
     });
