@@ -1,7 +1,7 @@
 // The label a script's click lends to the write its handler sends (issue 28; the outside red
 // team's run 3, findings 1 and 3), end to end in real Chromium through an agent's own endpoint:
 // whatever the agent fires after the click (a pointerdown on the window, a mousedown on the body,
-// a click on "Close") and whichever realm the handler writes through (a same-origin frame's
+// a click on "Close", a release of the button itself after its click) and whichever realm the handler writes through (a same-origin frame's
 // `fetch`), the write of "Pay €1,240.00" or "Delete this repository" is asked about, shown with
 // that button, and a refusal keeps it from the server. Harmless: after a refused "Pay", a click
 // on "Add to cart" sends its write at once. Also the forms of one operation the request rule
@@ -37,6 +37,12 @@ document.getElementById('cart').addEventListener('click', () => fetch('/api/v1/c
 <iframe id="f" src="/labels/blank" style="display:none"></iframe>
 <script>document.getElementById('b').addEventListener('click', () => document.getElementById('f').contentWindow.${SEND});</script>`),
   '/labels/blank': page('<p>blank</p>'),
+  // A single-page app's link and a GET form's button whose handlers cancel the navigation and
+  // write instead (run 4, finding 1).
+  '/labels/spa': page(`<p>Order total: <strong>€1,240.00</strong></p><a id="b" href="/checkout/pay">Pay €1,240.00</a>
+<script>document.getElementById('b').addEventListener('click', (e) => { e.preventDefault(); setTimeout(() => ${SEND}, ${MS}); });</script>`),
+  '/labels/getform': page(`<h1>acme/rocket settings</h1><form action="/search" method="get"><button id="b">Delete this repository</button></form>
+<script>document.getElementById('b').addEventListener('click', (e) => { e.preventDefault(); setTimeout(() => ${SEND}, ${MS}); });</script>`),
 };
 
 // [what, page, what the agent runs in the page, the button shown]
@@ -50,6 +56,12 @@ const LABELS = [
     'Pay €1,240.00'],
   ['a script click on Pay (its write 1.5 s later), a script click on Close 200 ms later', '/labels/pay?ms=1500',
     () => { document.getElementById('b').click(); setTimeout(() => document.getElementById('c').click(), 200); }, 'Pay €1,240.00'],
+  ['a script click on an SPA link "Pay", then a mouseup on it', '/labels/spa?ms=0',
+    () => { const b = document.getElementById('b'); b.click(); b.dispatchEvent(new MouseEvent('mouseup', { bubbles: true })); },
+    'Pay €1,240.00'],
+  ["a script click on a GET form's Delete, then a pointerup on it 200 ms later", '/labels/getform?ms=1500',
+    () => { const b = document.getElementById('b'); b.click(); setTimeout(() => b.dispatchEvent(new PointerEvent('pointerup', { bubbles: true })), 200); },
+    'Delete this repository'],
   ["Pay's handler writes through a same-origin frame's fetch", '/labels/realm',
     () => document.getElementById('b').click(), 'Pay €1,240.00'],
 ];

@@ -18,6 +18,9 @@
   // `latest` and each of `earlier`: { node, event, done, judged } (`done`: when its dispatch
   // ended; `judged`: a write was read while it was the last).
   const record = { latest: null, earlier: [], dropped: false };
+  // A click's own event says what it did (a handler may cancel its navigation); a press or
+  // release of the same element after it says nothing new, and must not take its place.
+  const CLICKS = ['click', 'auxclick', 'dblclick'];
   Object.defineProperty(globalThis, '__tabtunnelClick', { value: record });
   const up = (e) => e.parentElement || (e.parentNode && e.parentNode.host) || null;
   const acting = (node) => {
@@ -33,6 +36,10 @@
     const element = acting(node);
     if (!element) return;
     const last = record.latest;
+    if (last && !last.judged && acting(last.node) === element && CLICKS.includes(last.event.type) &&
+        !CLICKS.includes(event.type)) {
+      return;
+    }
     // One a write was judged with while it was the last has had its say: it leaves.
     if (last && !last.judged && acting(last.node) !== element) {
       record.earlier.push(last);
