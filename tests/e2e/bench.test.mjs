@@ -13,7 +13,11 @@ const BENCH = path.join(REPO_ROOT, 'tests', 'bench', 'bench.mjs');
 
 function runBench(args) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BENCH, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // Not a test file: without the runner's context, whose hooks (the harness's watchdog) would
+    // make node:test write its binary reports to the bench's stdout.
+    const env = { ...process.env };
+    delete env.NODE_TEST_CONTEXT;
+    const child = spawn(process.execPath, [BENCH, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

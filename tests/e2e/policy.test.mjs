@@ -303,7 +303,7 @@ describe('policy, questions, audit trail and kill switch', { timeout: 600_000 },
     assert.match(broken.stdout, /^BROKEN: record 1 was moved: it belongs before audit\.jsonl line 2, it is at audit\.jsonl line 3/);
     const readable = await audit('--agent', 'reader');
     assert.match(readable, /reader\s+tab \d+\s+was refused: Input\.\w+ \(preset "read-only"/);
-    assert.ok(!readable.includes(' a '), 'only the reader');
+    assert.ok(!readable.split('\n').some((l) => /^\S+\s+a\s/.test(l)), 'only the reader');
     // The side panel shows each agent's recent steps.
     const panel = await h.openPanel();
     await panel.waitForSelector('#agents li[data-agent="reader"] .activity li[data-outcome="denied"]', { timeout: WAIT_MS });

@@ -481,7 +481,7 @@ preset = "read-only"
       const { session } = await newPage(raw, 'about:blank');
       await call(raw, 'Page.navigate', { url: `${h.pageUrl}?t=${h.token}&a=${tokens.alice}` }, session);
       // In the path: the steps in words show no query.
-      await call(raw, 'Page.navigate', { url: `${new URL(h.pageUrl).origin}/forged\n2026-01-01T00:00:00.000Z  admin  tab 1  ok\u001b[2J` }, session);
+      await call(raw, 'Page.navigate', { url: `${new URL(h.pageUrl).origin}/forged\u001b[2J\n2026-01-01T00:00:00.000Z  admin  tab 1  ok` }, session);
     } finally {
       raw.close();
     }
