@@ -160,11 +160,24 @@ impl PausedRequest {
 
     /// The method-override header a server may take a POST's method from (the first present).
     pub fn method_override(&self) -> String {
-        let headers = &self.request.headers;
-        ["x-http-method-override", "x-http-method", "x-method-override"]
+        // Servers differ in which one they read (ASP.NET and OData `X-HTTP-Method`, most
+        // others `X-HTTP-Method-Override`): with several, the most consequential counts.
+        let rank = |m: &str| match m.trim().to_ascii_uppercase().as_str() {
+            "DELETE" => 3,
+            "PUT" | "PATCH" => 2,
+            "POST" => 1,
+            _ => 0,
+        };
+        self.request
+            .headers
             .iter()
-            .find_map(|name| headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)))
-            .and_then(|(_, v)| v.as_str())
+            .filter(|(k, _)| {
+                ["x-http-method-override", "x-http-method", "x-method-override"]
+                    .iter()
+                    .any(|name| k.eq_ignore_ascii_case(name))
+            })
+            .filter_map(|(_, v)| v.as_str())
+            .max_by_key(|m| rank(m))
             .unwrap_or_default()
             .to_owned()
     }
@@ -310,6 +323,23 @@ mod tests {
         assert_eq!(base64_decode("cGF5").unwrap(), b"pay");
         assert_eq!(base64_decode("cGE"), Some(b"pa".to_vec()));
         assert!(base64_decode("!!").is_none());
+    }
+
+    /// Red team run 4: with a harmless override beside a DELETE, the DELETE counts (a server
+    /// may read either header).
+    #[test]
+    fn of_several_method_overrides_the_most_consequential_counts() {
+        let with = |headers: &str| {
+            PausedRequest::read(&format!(
+                r#"{{"requestId":"1","request":{{"url":"u","method":"POST","headers":{{{headers}}}}}}}"#
+            ))
+            .unwrap()
+            .method_override()
+        };
+        assert_eq!(with(r#""X-HTTP-Method-Override":"PATCH","X-HTTP-Method":"DELETE""#), "DELETE");
+        assert_eq!(with(r#""x-method-override":"delete","X-HTTP-Method-Override":"PUT""#), "delete");
+        assert_eq!(with(r#""X-HTTP-Method":"PATCH""#), "PATCH");
+        assert_eq!(with(r#""Content-Type":"text/plain""#), "");
     }
 
     #[test]
