@@ -43,6 +43,9 @@ pub struct Gestures {
     clients_intercept: BTreeSet<Target>,
     /// Our click hook's `addScriptToEvaluateOnNewDocument` identifiers.
     hooks: BTreeSet<(Target, String)>,
+    /// Hooks sent and not answered yet, by target: until Chrome names the identifier, no
+    /// client may remove any script there (it could be ours).
+    hooks_pending: BTreeMap<Target, u32>,
     /// Pictures of held elements, by question id (data URLs).
     pub pictures: BTreeMap<u64, String>,
     /// Pictures of questions answered (or withdrawn), newest last, for the agent's history.
@@ -65,8 +68,26 @@ impl Gestures {
         self.world_name.clone()
     }
 
-    pub fn hook_added(&mut self, tab_id: TabId, session: Option<&str>, identifier: String) {
-        self.hooks.insert((target(tab_id, session), identifier));
+    /// Our click hook was sent to a target. Its answer can come late, or never: Chrome runs the
+    /// hook in the current document first (`runImmediately`), and a document replaced meanwhile
+    /// (a popup leaving its initial empty document) was seen never to answer. So arming does
+    /// not wait for it, and the target stays protected while it is pending.
+    pub fn hook_sent(&mut self, tab_id: TabId, session: Option<&str>) {
+        *self.hooks_pending.entry(target(tab_id, session)).or_default() += 1;
+    }
+
+    /// The hook's answer: its identifier (`None`: it failed). Ignored once the target is
+    /// forgotten (unshared or detached meanwhile).
+    pub fn hook_answered(&mut self, tab_id: TabId, session: Option<&str>, identifier: Option<String>) {
+        let target = target(tab_id, session);
+        let Some(pending) = self.hooks_pending.get_mut(&target) else { return };
+        *pending -= 1;
+        if *pending == 0 {
+            self.hooks_pending.remove(&target);
+        }
+        if let Some(identifier) = identifier {
+            self.hooks.insert((target, identifier));
+        }
     }
 
     /// A request of `tab_id` paused for the guard.
@@ -101,6 +122,7 @@ impl Gestures {
         let of_child = |(t, s): &Target| *t == tab_id && s.as_deref() == Some(session);
         self.clients_intercept.retain(|t| !of_child(t));
         self.hooks.retain(|(t, _)| !of_child(t));
+        self.hooks_pending.retain(|t, _| !of_child(t));
         self.worlds.retain(|(t, _), _| !of_child(t));
     }
 
@@ -121,7 +143,9 @@ impl Gestures {
             return Ok(());
         }
         if method == "Page.removeScriptToEvaluateOnNewDocument" {
-            if param("identifier").is_some_and(|id| self.hooks.contains(&(target(tab_id, session), id))) {
+            let target = target(tab_id, session);
+            let ours = |id: String| self.hooks.contains(&(target.clone(), id));
+            if self.hooks_pending.contains_key(&target) || param("identifier").is_some_and(ours) {
                 // As Chrome answers an identifier it does not know.
                 return Err(CdpError { code: -32000, message: "Script not found".into(), data: None });
             }
@@ -161,6 +185,7 @@ impl Gestures {
         self.hidden_contexts.retain(|(t, _)| *t != tab_id);
         self.clients_intercept.retain(|(t, _)| *t != tab_id);
         self.hooks.retain(|((t, _), _)| *t != tab_id);
+        self.hooks_pending.retain(|(t, _), _| *t != tab_id);
     }
 
     /// A tab closed: its requests went with it, nothing of it is left to fail.
@@ -275,7 +300,8 @@ mod tests {
         assert!(!g.context_created(1, "other", ["9".to_owned()]));
         assert!(g.context_created(1, &name, ["7".to_owned(), "u-7".to_owned()]));
         g.world_made(1, None, "F", 8);
-        g.hook_added(1, None, "h1".into());
+        g.hook_sent(1, None);
+        g.hook_answered(1, None, Some("h1".into()));
         let refused = |g: &mut Gestures, method: &str, p: &[(&str, &str)]| {
             g.command_sent(1, None, method, params(p)).is_err()
         };
@@ -295,6 +321,36 @@ mod tests {
         g.forget(1);
         assert!(!refused(&mut g, "Runtime.evaluate", &[("contextId", "7")]));
         assert_eq!(g.world(1, None, "F"), None);
+    }
+
+    #[test]
+    fn while_our_hook_is_unanswered_no_script_of_its_target_may_be_removed() {
+        let mut g = Gestures::default();
+        let remove = |g: &mut Gestures, session: Option<&str>, id: &str| {
+            g.command_sent(
+                1,
+                session,
+                "Page.removeScriptToEvaluateOnNewDocument",
+                params(&[("identifier", id)]),
+            )
+        };
+        // Armed twice (a reset's re-arm) before either answer came.
+        g.hook_sent(1, None);
+        g.hook_sent(1, None);
+        assert!(remove(&mut g, None, "1").is_err(), "it could be ours");
+        assert!(remove(&mut g, Some("C"), "1").is_ok(), "another target of the tab");
+        g.hook_answered(1, None, Some("1".into()));
+        assert!(remove(&mut g, None, "2").is_err(), "the second is still unanswered");
+        g.hook_answered(1, None, None);
+        assert!(remove(&mut g, None, "2").is_ok(), "a client's own");
+        assert!(remove(&mut g, None, "1").is_err(), "ours");
+        // A hook never answered (its document replaced meanwhile) goes with its tab, and an
+        // answer after that is not taken for the next sharing's.
+        g.hook_sent(1, None);
+        g.forget(1);
+        assert!(remove(&mut g, None, "3").is_ok());
+        g.hook_answered(1, None, Some("3".into()));
+        assert!(remove(&mut g, None, "3").is_ok(), "a late answer of a forgotten target");
     }
 
     #[test]
@@ -321,7 +377,8 @@ mod tests {
         let mut g = Gestures::default();
         g.world_made(1, Some("C"), "F", 3);
         g.world_made(1, None, "F", 4);
-        g.hook_added(1, Some("C"), "h".into());
+        g.hook_sent(1, Some("C"));
+        g.hook_answered(1, Some("C"), Some("h".into()));
         g.intercept(1, Some("C"), true);
         g.child_detached(1, "C");
         assert_eq!((g.world(1, Some("C"), "F"), g.world(1, None, "F")), (None, Some(4)));

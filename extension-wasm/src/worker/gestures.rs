@@ -62,32 +62,37 @@ pub async fn arm(tab_id: TabId) -> Result<(), String> {
 }
 
 /// `documents`: a page or frame (a worker has none), which gets the click hook in our world
-/// (the document it has now, and every next one, before the page's scripts).
+/// (the document it has now, and every next one, before the page's scripts). The hook is sent
+/// before arming ends, so it comes before any client's command, but not waited for
+/// (`hook_sent`): a popup whose initial empty document was replaced while the hook ran in it
+/// was seen never to answer, and its adoption hung with it.
 async fn arm_target(tab_id: TabId, session: Option<&str>, documents: bool) -> Result<(), String> {
     let fetch = to_js(&json!({ "patterns": guard_fetch_patterns() }));
     let auto = to_js(&json!({ "autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true }));
-    let hook = to_js(&json!({ "source": CLICKS_JS, "worldName": world_name(), "runImmediately": true }));
-    let (a, b, c) = futures_util::join!(
+    if documents {
+        let hook = to_js(&json!({ "source": CLICKS_JS, "worldName": world_name(), "runImmediately": true }));
+        with(|w| w.gestures.hook_sent(tab_id, session));
+        let session = session.map(str::to_owned);
+        // Sent once this function first waits (a microtask): before any answer of Chrome's comes.
+        spawn_local(async move {
+            let session = session.as_deref();
+            let hooked =
+                chrome::send_command(tab_id, session, "Page.addScriptToEvaluateOnNewDocument", &hook);
+            // Without the hook the guard still holds what writes carry and what forms say.
+            let identifier = match hooked.await {
+                Ok(answer) => get_str(&answer, "identifier"),
+                Err(e) => {
+                    warn!("tab {tab_id}: no click hook: {}", error_message(&e));
+                    None
+                }
+            };
+            with(|w| w.gestures.hook_answered(tab_id, session, identifier));
+        });
+    }
+    let (a, b) = futures_util::join!(
         chrome::send_command(tab_id, session, "Fetch.enable", &fetch),
         chrome::send_command(tab_id, session, "Target.setAutoAttach", &auto),
-        async {
-            match documents {
-                true => chrome::send_command(tab_id, session, "Page.addScriptToEvaluateOnNewDocument", &hook)
-                    .await
-                    .map(Some),
-                false => Ok(None),
-            }
-        }
     );
-    // Without the hook the guard still holds what writes carry and what forms say.
-    match c {
-        Ok(hooked) => {
-            if let Some(id) = hooked.as_ref().and_then(|r| get_str(r, "identifier")) {
-                with(|w| w.gestures.hook_added(tab_id, session, id));
-            }
-        }
-        Err(e) => warn!("tab {tab_id}: no click hook: {}", error_message(&e)),
-    }
     a.and(b).map(drop).map_err(|e| format!("could not arm the gesture guard: {}", error_message(&e)))
 }
 
