@@ -14,6 +14,10 @@
 //! client may ask for a 100 MB screenshot, and its writer takes it off the queue before the
 //! next frame comes.)
 //!
+//! Before any of that, a client with more than a few MiB waiting is told to the core as not
+//! reading, so that its commands wait rather than Chrome working on its behalf
+//! (`core/src/fair_share.rs`); the hub is woken when its queue drains ([`Outbox::wake_when_drained`]).
+//!
 //! A frame around a large result (`ClientFrame::Around`) is counted at its length, and holds
 //! the buffer the extension's message was read into; the hub shares one only when that is at
 //! most four times the result (`hub::shares_bytes`).
@@ -143,6 +147,8 @@ struct State {
     /// The hub let go: write what is queued, then close.
     finished: bool,
     overflowed: bool,
+    /// Who to wake once no more than this many bytes wait ([`Outbox::wake_when_drained`]).
+    drained: Option<(usize, Arc<Notify>)>,
 }
 
 struct Shared {
@@ -192,6 +198,7 @@ pub fn outbox(limits: Limits) -> (Outbox, OutboxReader) {
             in_flight: 0,
             finished: false,
             overflowed: false,
+            drained: None,
         }),
         wake: Notify::new(),
         stop: Notify::new(),
@@ -233,6 +240,22 @@ impl Outbox {
         Backlog { bytes: state.bytes, idle }
     }
 
+    /// Bytes waiting now (as the bound counts them).
+    pub fn queued_bytes(&self) -> usize {
+        self.shared.state().bytes
+    }
+
+    /// Wakes `hub` (once) when no more than `bytes` wait: at once if that is so already.
+    pub fn wake_when_drained(&self, bytes: usize, hub: Arc<Notify>) {
+        let mut state = self.shared.state();
+        if state.bytes <= bytes {
+            drop(state);
+            hub.notify_one();
+        } else {
+            state.drained = Some((bytes, hub));
+        }
+    }
+
     /// Gives up on the client now (all clients together hold too much, and it has taken
     /// nothing for longest: [`over_the_total`]), as by an overflow.
     pub fn give_up(&self) -> Overflow {
@@ -268,6 +291,10 @@ impl State {
         self.bytes -= frame.len() + FRAME_OVERHEAD;
         self.progress_at = Instant::now();
         self.in_flight = frame.len();
+        if self.drained.as_ref().is_some_and(|(bytes, _)| self.bytes <= *bytes) {
+            let (_, hub) = self.drained.take().expect("checked");
+            hub.notify_one();
+        }
         if self.queue.is_empty() && self.queue.capacity() > KEPT_CAPACITY {
             self.queue = VecDeque::new();
         }
