@@ -4,9 +4,9 @@
 //! (`Core::poll_timeout`), and checks the sockets' own queues a few times a second
 //! ([`HOUSEKEEPING`]).
 //!
-//! A client with more than [`NOT_READING_BYTES`] waiting in its outbox is told to the core as
-//! not reading: its commands wait in the core, not in Chrome, until its queue drains to
-//! [`READING_AGAIN_BYTES`] (the outbox wakes the hub then).
+//! A client whose outbox says it is not reading (more than `outbox::NOT_READING_BYTES` waiting)
+//! is told to the core so: its commands wait in the core, not in Chrome, until the outbox says
+//! it reads again (it wakes the hub then).
 //!
 //! A client whose outbox is full, or that has stopped taking frames off it, is not reading: it
 //! is disconnected (see `outbox`) rather than allowed to stall the hub, and with it every other
@@ -27,12 +27,6 @@ use tabtunnel_wire::{BrowserInfo, FromExtension, Hello, TabInfo, ToExtension, We
 use tokio::sync::{mpsc, oneshot, Notify};
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
-
-/// A client with more than this waiting for it gets no new work handed to Chrome on its behalf
-/// (a few answers of a MiB: enough that a reading client's writer never runs dry)...
-const NOT_READING_BYTES: usize = 4 << 20;
-/// ...until no more than this waits.
-const READING_AGAIN_BYTES: usize = 1 << 20;
 
 /// Frames queued for the extension before it counts as stuck.
 pub const EXTENSION_OUTBOX: usize = 8192;
@@ -225,9 +219,9 @@ struct Hub {
     navigations: HashMap<u64, oneshot::Sender<bool>>,
     next_navigation: u64,
     clients: HashMap<ConnId, Outbox>,
-    /// Clients told to the core as not reading ([`NOT_READING_BYTES`]).
+    /// Clients told to the core as not reading (`Outbox::reading`).
     not_reading: HashSet<ConnId>,
-    /// Woken by an outbox of theirs that drained.
+    /// Woken by an outbox of theirs that reads again.
     drained: Arc<Notify>,
     /// One-shot connections of HTTP requests, waiting for their one answer.
     requests: HashMap<ConnId, oneshot::Sender<String>>,
@@ -533,12 +527,13 @@ impl Hub {
         }
     }
 
-    /// Clients whose queues drained are reading again: their commands may go.
+    /// Clients whose outboxes read again: their commands may go. One that stopped again since
+    /// its outbox woke the hub stays as it is (its outbox wakes the hub again when it reads).
     fn reading_again(&mut self) {
         let drained: Vec<ConnId> = self
             .not_reading
             .iter()
-            .filter(|conn| self.clients.get(conn).is_none_or(|o| o.queued_bytes() <= READING_AGAIN_BYTES))
+            .filter(|conn| self.clients.get(conn).is_none_or(Outbox::reading))
             .copied()
             .collect();
         for conn in drained {
@@ -646,8 +641,8 @@ impl Hub {
                         Ok(()) => {
                             self.sent_since_trim += len;
                             self.sent_this_round += len;
-                            if outbox.queued_bytes() > NOT_READING_BYTES && self.not_reading.insert(conn) {
-                                outbox.wake_when_drained(READING_AGAIN_BYTES, self.drained.clone());
+                            if !outbox.reading() && self.not_reading.insert(conn) {
+                                outbox.wake_when_reading(self.drained.clone());
                                 self.core.client_reading(self.now_ms, conn, false);
                             }
                         }
