@@ -15,7 +15,7 @@
 //! everyone else's).
 //! A connection whose client has stopped reading gets no turn: its commands wait, not Chrome.
 //!
-//! A command out for [`LONG_MS`] no longer counts: it is not waiting in line but for something
+//! A command out for [`LONG_MS`] (`Limits::in_line_ms`) no longer counts: it is not waiting in line but for something
 //! else (a promise, a navigation, the human), and Chrome answers others meanwhile. Without
 //! that, a few long waits (a client's own `awaitPromise` waiting for its next click) would hold
 //! the window, and every client, still.
@@ -27,7 +27,8 @@ use std::collections::VecDeque;
 pub const WINDOW: u32 = 32;
 /// Answer bytes one unit stands for.
 pub const SLOT_BYTES: usize = 64 << 10;
-/// After this long in flight, a command stops counting in the window.
+/// After this long in flight, a command stops counting in the window (the default of
+/// `Limits::in_line_ms`).
 pub const LONG_MS: u64 = 500;
 
 /// What one command in flight holds of the window: when it went, and its cost.
@@ -50,15 +51,28 @@ pub(crate) enum Turn {
 }
 
 /// The window's use and the connections waiting for a turn, in turn order.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct FairShare {
+    /// After this long in flight a command stops counting ([`LONG_MS`] by default).
+    long_ms: u64,
     used: u32,
     /// The shares counted in `used`, oldest first (a few dozen at most).
     window: VecDeque<Share>,
     turns: VecDeque<ConnId>,
 }
 
+impl Default for FairShare {
+    fn default() -> Self {
+        FairShare::new(LONG_MS)
+    }
+}
+
 impl FairShare {
+    /// An empty window whose commands stop counting after `long_ms` in flight.
+    pub(crate) fn new(long_ms: u64) -> Self {
+        FairShare { long_ms, used: 0, window: VecDeque::new(), turns: VecDeque::new() }
+    }
+
     /// What one command costs, given its connection's latest answer: at most the whole window,
     /// so that any command fits an empty one.
     pub(crate) fn cost(latest_answer_bytes: usize) -> u32 {
@@ -67,7 +81,7 @@ impl FairShare {
 
     /// Whether another command may be handed to the extension at `now`.
     pub(crate) fn has_room(&mut self, now: u64) -> bool {
-        while let Some(share) = self.window.front().filter(|s| s.at.saturating_add(LONG_MS) <= now) {
+        while let Some(share) = self.window.front().filter(|s| s.at.saturating_add(self.long_ms) <= now) {
             self.used -= share.cost;
             self.window.pop_front();
         }
@@ -95,7 +109,7 @@ impl FairShare {
         if self.turns.is_empty() {
             return None;
         }
-        self.window.front().map(|s| s.at.saturating_add(LONG_MS))
+        self.window.front().map(|s| s.at.saturating_add(self.long_ms))
     }
 
     /// `conn` has commands waiting: it gets a turn after those already waiting for one.

@@ -149,6 +149,7 @@ pub struct Core {
 
 impl Core {
     pub fn new(config: Config) -> Self {
+        let fair = fair_share::FairShare::new(config.limits.in_line_ms);
         Core {
             redactor: redact::Redactor::new(&config.secrets),
             config,
@@ -167,7 +168,7 @@ impl Core {
             now_ms: 0,
             waiting_due: deadline::Deadline::default(),
             popups_due: deadline::Deadline::default(),
-            fair: fair_share::FairShare::default(),
+            fair,
             handing_turns: false,
             out: VecDeque::new(),
         }
@@ -480,7 +481,7 @@ impl Core {
     pub fn handle_timeout(&mut self, now: u64) {
         self.now_ms = self.now_ms.max(now);
         let now = self.now_ms;
-        // Commands out for long stop counting (`fair_share::LONG_MS`): those waiting may go.
+        // Commands out for long stop counting (`Limits::in_line_ms`): those waiting may go.
         if self.fair.next_expiry().is_some_and(|at| at <= now) {
             self.hand_out_turns();
         }

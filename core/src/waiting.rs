@@ -224,6 +224,22 @@ mod tests {
         assert_eq!(step.commands()[0].method, "Page.reload", "it goes once they stop counting");
     }
 
+    #[test]
+    fn how_long_a_command_counts_in_line_is_a_limit() {
+        let mut h = Harness::with_tabs_and_limits(&[1], Limits { in_line_ms: 2000, ..Limits::default() });
+        h.connect(1);
+        h.connect(2);
+        let p1 = h.playwright_attach(1)[0].clone();
+        let p2 = h.playwright_attach(2)[0].clone();
+        for id in 0..WINDOW as i64 {
+            evaluate(&mut h, 1, &p1, id);
+        }
+        assert!(evaluate(&mut h, 2, &p2, 1).extension.is_empty());
+        assert_eq!(h.next_deadline(), Some(2000));
+        assert!(h.tick(fair_share::LONG_MS).extension.is_empty(), "still in line");
+        assert_eq!(h.tick(2000).commands().len(), 1);
+    }
+
     /// A client whose commands fill the window at 0 ms, with a command timeout of 400 ms (less
     /// than `LONG_MS`: these commands count in the window until they time out).
     fn all_slots_taken() -> (Harness, String) {
