@@ -24,11 +24,21 @@ pub struct Limits {
     pub agent_grace_ms: u64,
     /// How long a command may wait for its tab before it is answered with an error.
     pub command_timeout_ms: u64,
+    /// How long a command handed to the extension counts as waiting in line for it
+    /// (`fair_share.rs`): past it, it waits for something else (a promise, a navigation) and no
+    /// longer holds back others' commands.
+    pub in_line_ms: u64,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_agents: 32, max_tabs_per_agent: 32, agent_grace_ms: 60_000, command_timeout_ms: 120_000 }
+        Limits {
+            max_agents: 32,
+            max_tabs_per_agent: 32,
+            agent_grace_ms: 60_000,
+            command_timeout_ms: 120_000,
+            in_line_ms: crate::fair_share::LONG_MS,
+        }
     }
 }
 

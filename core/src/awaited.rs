@@ -33,6 +33,8 @@ pub(crate) struct ReplyTo {
     pub(crate) session_id: String,
     /// What a successful answer does besides reaching the client.
     pub(crate) on_success: Option<OnSuccess>,
+    /// What it holds of the window in flight to the extension (`fair_share.rs`).
+    pub(crate) share: crate::fair_share::Share,
 }
 
 pub(crate) enum OnSuccess {

@@ -41,6 +41,7 @@ mod deadline;
 mod domains;
 mod emulation;
 pub mod envelope;
+mod fair_share;
 pub mod frames;
 pub mod gestures;
 mod guard;
@@ -139,11 +140,16 @@ pub struct Core {
     waiting_due: deadline::Deadline,
     /// When the first popup past the tab limit is closed (`lifecycle.rs`).
     popups_due: deadline::Deadline,
+    /// The window of commands in flight to the extension, and whose turn is next (`fair_share.rs`).
+    fair: fair_share::FairShare,
+    /// Turns are being handed out (`waiting.rs`): a command sent meanwhile does not start another round.
+    handing_turns: bool,
     out: VecDeque<Output>,
 }
 
 impl Core {
     pub fn new(config: Config) -> Self {
+        let fair = fair_share::FairShare::new(config.limits.in_line_ms);
         Core {
             redactor: redact::Redactor::new(&config.secrets),
             config,
@@ -162,6 +168,8 @@ impl Core {
             now_ms: 0,
             waiting_due: deadline::Deadline::default(),
             popups_due: deadline::Deadline::default(),
+            fair,
+            handing_turns: false,
             out: VecDeque::new(),
         }
     }
@@ -304,13 +312,23 @@ impl Core {
         self.forget_questions_of(conn);
         self.gestures_forget_conn(conn);
         // Answers still in flight for this connection are dropped when they arrive; a tab being
-        // created for it is still learnt (its TabShared comes anyway).
+        // created for it is still learnt (its TabShared comes anyway). What the dropped ones held
+        // of the window is given back now.
+        let mut freed = Vec::new();
         self.pending.retain(|p| match p {
             Pending::Client(to) => {
-                to.conn != conn || matches!(to.on_success, Some(OnSuccess::TabCreated { .. }))
+                let keep = to.conn != conn || matches!(to.on_success, Some(OnSuccess::TabCreated { .. }));
+                if !keep {
+                    freed.push(to.share);
+                }
+                keep
             }
             Pending::Core(_) => true,
         });
+        for share in freed {
+            self.fair.give_back(share);
+        }
+        self.hand_out_turns();
     }
 
     /// One text frame from a client. Always produces exactly one reply for it, now or when the
@@ -426,9 +444,8 @@ impl Core {
         self.advance(now);
         match self.pending.take(id) {
             Some(Pending::Client(to)) => {
-                let conn = to.conn;
                 self.command_answered(to, outcome);
-                self.release_waiting(conn);
+                self.hand_out_turns();
             }
             Some(Pending::Core(Some(then))) => self.then(then, outcome.ok().map(|r| r.as_str())),
             Some(Pending::Core(None)) | None => {}
@@ -439,7 +456,7 @@ impl Core {
     /// (ms on the shell's clock), `None` for none. The shell calls [`Core::handle_timeout`] once
     /// it is reached; it may be in the past (call at once). Cheap: no module's state is scanned.
     pub fn poll_timeout(&self) -> Option<u64> {
-        earliest([self.next_expiry(), self.agents.report_due()])
+        earliest([self.next_expiry(), self.agents.report_due(), self.fair.next_expiry()])
     }
 
     /// The earliest deadline that changes state: everything [`Core::poll_timeout`] waits for
@@ -464,16 +481,17 @@ impl Core {
     pub fn handle_timeout(&mut self, now: u64) {
         self.now_ms = self.now_ms.max(now);
         let now = self.now_ms;
+        // Commands out for long stop counting (`Limits::in_line_ms`): those waiting may go.
+        if self.fair.next_expiry().is_some_and(|at| at <= now) {
+            self.hand_out_turns();
+        }
         if self.next_expiry().is_some_and(|at| at <= now) {
             let timeout = self.config.limits.command_timeout_ms;
             let timed_out = self.pending.take_older_than(now, timeout);
-            let freed = !timed_out.is_empty();
             for pending in timed_out {
                 self.fail_pending(pending, &errors::timed_out(timeout));
             }
-            if freed {
-                self.release_all_waiting();
-            }
+            self.hand_out_turns();
             self.expire_waiting();
             self.expire_questions();
             self.expire_standing();
@@ -709,8 +727,10 @@ impl Core {
             return None;
         }
         connection.in_flight += 1;
+        let cost = fair_share::FairShare::cost(connection.latest_answer_bytes);
+        let share = self.fair.take(self.now_ms, cost);
         let session_id = cmd.session_id.to_owned();
-        Some(Pending::Client(ReplyTo { conn, client_id: cmd.id, session_id, on_success }))
+        Some(Pending::Client(ReplyTo { conn, client_id: cmd.id, session_id, on_success, share }))
     }
 
     fn send_command(
@@ -749,7 +769,10 @@ impl Core {
     /// The extension answered a client's command.
     fn command_answered(&mut self, to: ReplyTo, outcome: Result<ResultText<'_>, CdpError>) {
         self.settle(&to);
-        let ReplyTo { conn, client_id, session_id, on_success } = to;
+        let ReplyTo { conn, client_id, session_id, on_success, .. } = to;
+        if let (Some(c), Ok(passed)) = (self.conns.get_mut(&conn), &outcome) {
+            c.latest_answer_bytes = passed.as_str().len();
+        }
         let passed = match outcome {
             Err(e) => {
                 return self.send_if_open(conn, frames::error_response(Some(client_id), &session_id, &e))
@@ -817,6 +840,7 @@ impl Core {
 
     /// Bookkeeping for a client command that got (or will never get) its answer.
     fn settle(&mut self, to: &ReplyTo) {
+        self.fair.give_back(to.share);
         if let Some(c) = self.conns.get_mut(&to.conn) {
             c.in_flight = c.in_flight.saturating_sub(1);
         }

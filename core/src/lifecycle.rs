@@ -75,7 +75,7 @@ impl Core {
         for pending in self.pending.drain() {
             self.fail_pending(pending, &errors::extension_gone());
         }
-        self.release_all_waiting();
+        self.hand_out_turns();
         let tabs: Vec<TabId> = self.tabs.keys().copied().collect();
         for tab in tabs {
             self.tab_unshared(tab);

@@ -73,6 +73,10 @@ pub struct Connection {
     pub in_flight: usize,
     /// Its commands held back until fewer are in flight (see `waiting.rs`).
     pub waiting: crate::backlog::Backlog,
+    /// Its client has stopped reading (the shell says so): its commands wait (`fair_share.rs`).
+    pub not_reading: bool,
+    /// The size of its latest answer from the extension: what its next command is counted at.
+    pub latest_answer_bytes: usize,
     /// A socket that keeps its agent present (not a one-shot HTTP request such as `/json/new`).
     pub presence: bool,
     /// Why every command of this connection is refused (its agent was over the limit).
@@ -94,6 +98,8 @@ impl Connection {
             sessions,
             in_flight: 0,
             waiting: Default::default(),
+            not_reading: false,
+            latest_answer_bytes: 0,
             presence,
             refused: None,
             policy: None,

@@ -4,6 +4,10 @@
 //! (`Core::poll_timeout`), and checks the sockets' own queues a few times a second
 //! ([`HOUSEKEEPING`]).
 //!
+//! A client whose outbox says it is not reading (more than `outbox::NOT_READING_BYTES` waiting)
+//! is told to the core so: its commands wait in the core, not in Chrome, until the outbox says
+//! it reads again (it wakes the hub then).
+//!
 //! A client whose outbox is full, or that has stopped taking frames off it, is not reading: it
 //! is disconnected (see `outbox`) rather than allowed to stall the hub, and with it every other
 //! client, or to pile up memory. The same goes for a stuck extension.
@@ -11,7 +15,7 @@
 use crate::audit::AuditLog;
 use crate::outbox::{self, Outbox, Overflow};
 use bytes::Bytes;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -20,7 +24,7 @@ use tabtunnel_core::policy::PolicySet;
 use tabtunnel_core::{AgentId, ClientFrame, ConnId, Core, Output, ResultText, Root, TabEvent};
 use tabtunnel_wire::hot::{self, Hot};
 use tabtunnel_wire::{BrowserInfo, FromExtension, Hello, TabInfo, ToExtension, Welcome};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, Notify};
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
@@ -215,6 +219,10 @@ struct Hub {
     navigations: HashMap<u64, oneshot::Sender<bool>>,
     next_navigation: u64,
     clients: HashMap<ConnId, Outbox>,
+    /// Clients told to the core as not reading (`Outbox::reading`).
+    not_reading: HashSet<ConnId>,
+    /// Woken by an outbox of theirs that reads again.
+    drained: Arc<Notify>,
     /// One-shot connections of HTTP requests, waiting for their one answer.
     requests: HashMap<ConnId, oneshot::Sender<String>>,
     handovers: HashMap<u64, oneshot::Sender<Option<TabInfo>>>,
@@ -253,6 +261,8 @@ pub fn spawn(
         navigations: HashMap::new(),
         next_navigation: 1,
         clients: HashMap::new(),
+        not_reading: HashSet::new(),
+        drained: Arc::new(Notify::new()),
         requests: HashMap::new(),
         handovers: HashMap::new(),
         extension: None,
@@ -276,6 +286,7 @@ pub fn spawn(
         // does not reset it per frame: woken before the core's real deadline, the core does
         // nothing and names the next.
         let mut armed: Option<u64> = None;
+        let drained = hub.drained.clone();
         loop {
             tokio::select! {
                 // A deadline passed goes before any input that comes after it; the timer and
@@ -289,6 +300,10 @@ pub fn spawn(
                 _ = housekeeping.tick() => {
                     hub.read_clock();
                     hub.housekeeping()
+                }
+                () = drained.notified() => {
+                    hub.read_clock();
+                    hub.reading_again();
                 }
                 input = rx.recv() => match input {
                     Some(input) => {
@@ -512,6 +527,21 @@ impl Hub {
         }
     }
 
+    /// Clients whose outboxes read again: their commands may go. One that stopped again since
+    /// its outbox woke the hub stays as it is (its outbox wakes the hub again when it reads).
+    fn reading_again(&mut self) {
+        let drained: Vec<ConnId> = self
+            .not_reading
+            .iter()
+            .filter(|conn| self.clients.get(conn).is_none_or(Outbox::reading))
+            .copied()
+            .collect();
+        for conn in drained {
+            self.not_reading.remove(&conn);
+            self.core.client_reading(self.now_ms, conn, true);
+        }
+    }
+
     /// One browser at a time: a second one is told so rather than taking turns with the first,
     /// unless the human asked this one to take over (the side panel's "Use this browser").
     fn admit(&self, hello: &Hello) -> Result<(), String> {
@@ -589,6 +619,7 @@ impl Hub {
     fn drop_client(&mut self, conn: ConnId) {
         // Dropping the outbox ends the client's writer, which closes its socket.
         self.clients.remove(&conn);
+        self.not_reading.remove(&conn);
         self.core.client_disconnected(self.now_ms, conn);
     }
 
@@ -610,6 +641,10 @@ impl Hub {
                         Ok(()) => {
                             self.sent_since_trim += len;
                             self.sent_this_round += len;
+                            if !outbox.reading() && self.not_reading.insert(conn) {
+                                outbox.wake_when_reading(self.drained.clone());
+                                self.core.client_reading(self.now_ms, conn, false);
+                            }
                         }
                         Err(overflow) => self.drop_slow_client(conn, overflow),
                     }
@@ -618,6 +653,7 @@ impl Hub {
                 // Dropping the outbox closes the socket once its queued frames are written.
                 Output::CloseClient { conn } => {
                     self.clients.remove(&conn);
+                    self.not_reading.remove(&conn);
                     // A one-shot request closed before its answer (the kill switch, the agent
                     // disconnected by the human) still gets one.
                     if let Some(reply) = self.requests.remove(&conn) {

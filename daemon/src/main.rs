@@ -181,6 +181,7 @@ impl ServeArgs {
             max_tabs_per_agent: self.max_tabs_per_agent.max(1),
             agent_grace_ms: ms(self.agent_grace, "agent-grace")?,
             command_timeout_ms: ms(self.command_timeout, "command-timeout")?.max(1000),
+            ..Limits::default()
         })
     }
 }

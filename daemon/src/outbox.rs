@@ -14,6 +14,13 @@
 //! client may ask for a 100 MB screenshot, and its writer takes it off the queue before the
 //! next frame comes.)
 //!
+//! Before any of that, a client with more than [`NOT_READING_BYTES`] waiting is not reading as
+//! the fair share counts it, so that its commands wait rather than Chrome working on its behalf
+//! (`core/src/fair_share.rs`), until no more than [`READING_AGAIN_BYTES`] wait. The outbox keeps
+//! that state itself and wakes the hub each time it turns back to reading
+//! ([`Outbox::wake_when_reading`]): the hub, told late, reads the state, never a byte count that
+//! may have grown again since.
+//!
 //! A frame around a large result (`ClientFrame::Around`) is counted at its length, and holds
 //! the buffer the extension's message was read into; the hub shares one only when that is at
 //! most four times the result (`hub::shares_bytes`).
@@ -28,6 +35,12 @@ use tokio::time::Instant;
 /// What a queued frame costs beyond its text: its slot in the queue and the allocation's own
 /// bookkeeping. Counted in the byte bound, so that many tiny frames are bounded too.
 pub const FRAME_OVERHEAD: usize = 64;
+
+/// A client with more than this waiting is not reading (a few answers of a MiB: enough that a
+/// reading client's writer never runs dry)...
+pub const NOT_READING_BYTES: usize = 4 << 20;
+/// ...until no more than this waits.
+pub const READING_AGAIN_BYTES: usize = 1 << 20;
 
 /// An empty queue keeps room for this many frames; a burst's larger room is given back.
 const KEPT_CAPACITY: usize = 1024;
@@ -143,6 +156,10 @@ struct State {
     /// The hub let go: write what is queued, then close.
     finished: bool,
     overflowed: bool,
+    /// Whether the client reads, as the fair share counts it ([`NOT_READING_BYTES`]).
+    reading: bool,
+    /// Who to wake each time it turns back to reading ([`Outbox::wake_when_reading`]).
+    on_reading: Option<Arc<Notify>>,
 }
 
 struct Shared {
@@ -192,6 +209,8 @@ pub fn outbox(limits: Limits) -> (Outbox, OutboxReader) {
             in_flight: 0,
             finished: false,
             overflowed: false,
+            reading: true,
+            on_reading: None,
         }),
         wake: Notify::new(),
         stop: Notify::new(),
@@ -217,6 +236,9 @@ impl Outbox {
         }
         state.bytes += cost;
         state.queue.push_back(frame);
+        if state.bytes > NOT_READING_BYTES {
+            state.reading = false;
+        }
         drop(state);
         self.shared.wake.notify_one();
         Ok(())
@@ -231,6 +253,22 @@ impl Outbox {
             now.saturating_duration_since(state.progress_at)
         };
         Backlog { bytes: state.bytes, idle }
+    }
+
+    /// Whether the client reads what it is sent: false once more than [`NOT_READING_BYTES`]
+    /// wait, true again once no more than [`READING_AGAIN_BYTES`] do.
+    pub fn reading(&self) -> bool {
+        self.shared.state().reading
+    }
+
+    /// Wakes `hub` every time the client turns back to reading from now on, and at once if it
+    /// reads now: whoever is woken late still finds the state as it is then.
+    pub fn wake_when_reading(&self, hub: Arc<Notify>) {
+        let mut state = self.shared.state();
+        if state.reading {
+            hub.notify_one();
+        }
+        state.on_reading = Some(hub);
     }
 
     /// Gives up on the client now (all clients together hold too much, and it has taken
@@ -268,6 +306,12 @@ impl State {
         self.bytes -= frame.len() + FRAME_OVERHEAD;
         self.progress_at = Instant::now();
         self.in_flight = frame.len();
+        if !self.reading && self.bytes <= READING_AGAIN_BYTES {
+            self.reading = true;
+            if let Some(hub) = &self.on_reading {
+                hub.notify_one();
+            }
+        }
         if self.queue.is_empty() && self.queue.capacity() > KEPT_CAPACITY {
             self.queue = VecDeque::new();
         }
@@ -514,6 +558,49 @@ mod tests {
         assert_eq!(outbox.check_stalled(before_push + patience - Duration::from_millis(100)), None);
         let after_idle = Instant::now() + patience;
         assert!(outbox.check_stalled(after_idle).is_some(), "queued at once, nothing taken since");
+    }
+
+    /// Whether `hub` was woken (a permit waits), without waiting.
+    fn woken(hub: &Notify) -> bool {
+        use futures_util::FutureExt;
+        hub.notified().now_or_never().is_some()
+    }
+
+    #[tokio::test]
+    async fn a_client_past_the_bound_is_not_reading_and_wakes_the_hub_each_time_it_reads_again() {
+        let (outbox, reader) = outbox(Limits::default());
+        let mib = |outbox: &Outbox| outbox.push(frame((1 << 20) - FRAME_OVERHEAD)).unwrap();
+        for _ in 0..4 {
+            mib(&outbox);
+        }
+        assert!(outbox.reading(), "4 MiB waiting: still reading");
+        mib(&outbox);
+        assert!(!outbox.reading());
+        let hub = Arc::new(Notify::new());
+        outbox.wake_when_reading(hub.clone());
+        assert!(!woken(&hub));
+        // Down to 2 MiB: not yet; to 1 MiB: reading, and the hub is woken.
+        for _ in 0..3 {
+            reader.next_ready().unwrap();
+        }
+        assert!(!outbox.reading() && !woken(&hub));
+        reader.next_ready().unwrap();
+        assert!(outbox.reading() && woken(&hub));
+        // More comes before the hub looks: it finds the client not reading again, and is woken
+        // again when it reads (a wake-up taken once would leave it not reading for ever).
+        for _ in 0..4 {
+            mib(&outbox);
+        }
+        assert!(!outbox.reading());
+        while outbox.shared.state().bytes > READING_AGAIN_BYTES {
+            assert!(!woken(&hub));
+            reader.next_ready().unwrap();
+        }
+        assert!(outbox.reading() && woken(&hub));
+        // A hub that asks while the client reads is woken at once.
+        let late = Arc::new(Notify::new());
+        outbox.wake_when_reading(late.clone());
+        assert!(woken(&late));
     }
 
     #[tokio::test]

@@ -23,6 +23,7 @@ import { parseArgs } from 'node:util';
 import { REPO_ROOT, startHarness } from '../e2e/harness.mjs';
 import { agentsAtOnce } from './agents.mjs';
 import { floodFairness } from './fairness.mjs';
+import { browserShare } from './share.mjs';
 import { eventFlood } from './flood.mjs';
 import { gestureCost } from './gestures.mjs';
 import { largeResults } from './large.mjs';
@@ -42,6 +43,7 @@ const FULL = {
   agents: { agents: 16, commandsEach: 500 },
   flood: { requests: 2000 },
   fairness: { messages: 200_000, directFlood: true },
+  share: { samples: 5, gapMs: 20, evaluates: 10_000, large: 200, largeBytes: 1 << 20 },
   sessions: { rounds: 5 },
   large: { screenshot: { width: 1024, height: 3000 }, evaluateBytes: 64 << 20, repeats: 3 },
   gestures: { gestures: 200 },
@@ -51,6 +53,7 @@ const QUICK = {
   agents: { agents: 4, commandsEach: 20 },
   flood: { requests: 50 },
   fairness: { messages: 2000, restSamples: 20, directFlood: true },
+  share: { samples: 3, gapMs: 0, evaluates: 500, large: 10, largeBytes: 1 << 20 },
   sessions: { rounds: 1 },
   large: { screenshot: { width: 256, height: 256 }, evaluateBytes: 1 << 20, repeats: 1 },
   gestures: { gestures: 25 },
@@ -136,7 +139,10 @@ try {
   });
   await run('agents', () => agentsAtOnce(h, pageTargetId, { ...opts.sizes.agents, openPages }));
   await run('flood', () => eventFlood(h, pageTargetId, opts.sizes.flood));
-  await run('fairness', () => floodFairness(h, opts.sizes.fairness));
+  await run('fairness', async () => ({
+    share: await browserShare(h, opts.sizes.share),
+    ...(await floodFairness(h, opts.sizes.fairness)),
+  }));
   await run('sessions', () => clientSessions(h, { ...opts.sizes.sessions, openPages }));
   await run('large', () => largeResults(h, pageTargetId, opts.sizes.large));
   await run('gestures', () => gestureCost(h, pageTargetId, opts.sizes.gestures));

@@ -121,7 +121,22 @@ function floodReport(f) {
   out(table(rows), `(tabtunnel/direct: ${fmtRatio(ratio(f.tabtunnel.ms, f.direct.ms))}; daemon CPU ${ms1(f.tabtunnel.daemon_cpu_ms)}, peak RSS ${fmtMiB(f.tabtunnel.daemon_peak_rss_bytes)})`);
 }
 
+function shareReport(s) {
+  const rows = [["one agent does (another agent's Runtime.evaluate 1+1 on its own tab, median)", 'tabtunnel', "Chromium's port", 'tabtunnel - direct']];
+  const row = (name, t, d) => rows.push([name, fmtMs(t.p50_ms, 1), fmtMs(d.p50_ms, 1), fmtMs(t.p50_ms - d.p50_ms, 1)]);
+  row('nothing', s.tabtunnel.idle, s.direct.idle);
+  row(`${s.evaluates} Runtime.evaluate sent at once`, s.tabtunnel.evaluates, s.direct.evaluates);
+  row(`${s.large} Runtime.evaluate of ${fmtMiB(s.largeBytes)} each, never reading its socket`, s.tabtunnel.unread, s.direct.unread);
+  const rate = (x) => `${fmtRate(x.busy_alone_cmd_s)} alone, ${fmtRate(x.evaluates.busy_cmd_s)} with the victim`;
+  out(
+    table(rows),
+    `(the busy agent's ${s.evaluates} pipelined: through tabtunnel ${rate(s.tabtunnel)}; over Chromium's port ${rate(s.direct)}; ` +
+      `target: tabtunnel within direct + 50 ms in both loaded rows)`,
+  );
+}
+
 function fairnessReport(f) {
+  if (f.share) shareReport(f.share);
   const t = f.tabtunnel;
   const rows = [[`another agent's Runtime.evaluate during a ${f.messages}-message console flood`, 'rest p50', 'rest p99', 'flood p50', 'flood p99', 'flood max', 'calls']];
   const row = (name, x) => rows.push([name, fmtMs(x.rest.p50_ms, 1), fmtMs(x.rest.p99_ms, 1), fmtMs(x.during.p50_ms, 1), fmtMs(x.during.p99_ms, 1), fmtMs(x.during.max_ms, 1), x.during.samples]);
