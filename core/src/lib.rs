@@ -551,7 +551,11 @@ impl Core {
             }
             m if m.starts_with("Browser.") || m.starts_with("Target.") => match child {
                 None => self.target_level_command(conn, cmd, tab, true),
-                Some(_) if m.starts_with("Browser.") => self.browser_session_command(conn, cmd),
+                // A new tab is the agent's, counted and placed, whichever session asks: Chrome
+                // would open one for a worker's or frame's session outside all of that.
+                Some(_) if m.starts_with("Browser.") || m == "Target.createTarget" => {
+                    self.browser_session_command(conn, cmd)
+                }
                 Some(_) => self.forward(conn, cmd, tab, child),
             },
             "Log.startViolationsReport" => self.start_violations(conn, cmd, tab, child),

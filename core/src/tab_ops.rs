@@ -167,6 +167,36 @@ mod tests {
     }
 
     #[test]
+    fn create_target_on_a_child_session_opens_the_agents_own_tab_never_chromes() {
+        let limits = Limits { max_tabs_per_agent: 2, ..Limits::default() };
+        let mut h = Harness::with_limits(limits);
+        h.core.extension_connected(h.now, hello(&[])).unwrap();
+        h.ext(FromExtension::TabShared(created_tab(1, "a")));
+        h.connect_as(1, "a");
+        let page = h.playwright_attach(1)[0].clone();
+        h.send(1, json!({"id": 1, "sessionId": page, "method": "Target.setAutoAttach", "params": {"autoAttach": true, "flatten": true, "waitForDebuggerOnStart": false}}));
+        h.ext(event(
+            1,
+            None,
+            "Target.attachedToTarget",
+            r#"{"sessionId":"W1","targetInfo":{"targetId":"W1T","type":"worker","url":"http://x/w.js"},"waitingForDebugger":false}"#,
+        ));
+        // A worker's session asks for a tab: the agent's own, in its window, counted.
+        let create = json!({"id": 2, "sessionId": "W1", "method": "Target.createTarget", "params": {"url": "http://x/"}});
+        let step = h.send(1, create.clone());
+        assert!(step.commands().is_empty(), "not sent to Chrome's session of the worker");
+        assert_eq!(
+            step.browser_ops()[0].1,
+            &BrowserOp::CreateTab { agent: "a".into(), url: "http://x/".into(), allow_once: false }
+        );
+        // And its limit holds there too.
+        let step = h.send(1, create);
+        assert!(step.commands().is_empty() && step.browser_ops().is_empty());
+        let error = &step.only_reply(1)["error"];
+        assert!(error["message"].as_str().unwrap().contains("already has 2 tabs"), "{error}");
+    }
+
+    #[test]
     fn create_target_learns_the_tab_from_the_answer_alone_and_puppeteer_gets_a_tab_target() {
         let mut h = Harness::with_tabs(&[]);
         h.connect_as(1, "a");

@@ -83,8 +83,14 @@ impl Exact {
         if unseen || (body.is_none() && request.request.has_post_data == Some(true)) {
             return None;
         }
+        // The method the server acts on: a method-override header (which a form never sends)
+        // makes another request of the same method, URL and body.
+        let method = match request.method_override() {
+            m if m.trim().is_empty() => request.request.method.to_ascii_uppercase(),
+            m => m.trim().to_ascii_uppercase(),
+        };
         Some(Exact {
-            method: request.request.method.to_ascii_uppercase(),
+            method,
             url: without_fragment(&request.request.url).to_owned(),
             body: Some(Body::read(body.as_deref(), &request.content_type())),
         })
@@ -236,6 +242,22 @@ mod tests {
         let spaced =
             paused("R3", "POST", "https://shop.test/api/pay", json, Some(r#"{"amount": 1}"#), "Fetch");
         assert_eq!(allowed.spend(1, None, &spaced, 1), None);
+    }
+
+    #[test]
+    fn a_copy_with_a_method_override_header_is_another_request() {
+        let pay = paused("R1", "POST", "https://shop.test/orders/7", FORM, Some("amount=1240"), "Document");
+        let mut allowed = Allowances::default();
+        allowed.grant(allowance(Exact::form("post", "https://shop.test/orders/7", Some("amount=1240"))), 0);
+        let mut deleting =
+            paused("R2", "POST", "https://shop.test/orders/7", FORM, Some("amount=1240"), "Fetch");
+        deleting.request.headers.insert("X-HTTP-Method-Override".into(), "DELETE".into());
+        assert_eq!(allowed.spend(1, None, &deleting, 1), None, "the server deletes: not what was allowed");
+        assert_eq!(allowed.spend(1, None, &pay, 1), Some(From::Resent));
+        // A resent request keeps the override it was asked about.
+        allowed.grant(allowance(Exact::of(&deleting).unwrap()), 0);
+        assert_eq!(allowed.spend(1, None, &pay, 1), None);
+        assert_eq!(allowed.spend(1, None, &deleting, 1), Some(From::Resent));
     }
 
     #[test]

@@ -65,14 +65,32 @@ pub struct Head {
     pub next: u64,
     /// The seal the next line chains to.
     pub prev: String,
-    /// What the last rotation dropped, so that a trail pushed out by a burst says so.
+    /// What the last rotation dropped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rotated_out: Option<RotatedOut>,
+    /// The last rotation that dropped records [`RotatedOut::early`] (a burst or a flood pushed
+    /// them out), kept when later rotations are ordinary ones, so a rotation after the flood
+    /// does not hide it; and how many rotations did so in all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pushed_out: Option<RotatedOut>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pushed_out_times: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Default for Head {
     fn default() -> Self {
-        Head { first: 0, next: 0, prev: GENESIS.into(), rotated_out: None }
+        Head {
+            first: 0,
+            next: 0,
+            prev: GENESIS.into(),
+            rotated_out: None,
+            pushed_out: None,
+            pushed_out_times: 0,
+        }
     }
 }
 
@@ -87,13 +105,27 @@ pub struct RotatedOut {
 
 /// Records younger than this when rotated out were pushed out by a burst, not by time.
 pub const YOUNG: std::time::Duration = std::time::Duration::from_secs(3600);
+/// The trail keeps at least this much of the past when nobody floods it (five files of 16 MiB
+/// hold weeks of an agent's ordinary steps): records rotated out younger than this were pushed
+/// out early, by a flood however slow (one line every few seconds for days).
+pub const KEPT_AT_LEAST: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
 
 impl RotatedOut {
-    /// How old the newest record rotated out was, if it was [`YOUNG`].
-    pub fn young(&self) -> Option<std::time::Duration> {
+    /// How old the newest record rotated out was.
+    fn age(&self) -> Option<std::time::Duration> {
         let written = humantime::parse_rfc3339(&self.written).ok()?;
         let at = humantime::parse_rfc3339(&self.at).ok()?;
-        at.duration_since(written).ok().filter(|age| *age < YOUNG)
+        at.duration_since(written).ok()
+    }
+
+    /// How old the newest record rotated out was, if it was [`YOUNG`].
+    pub fn young(&self) -> Option<std::time::Duration> {
+        self.age().filter(|age| *age < YOUNG)
+    }
+
+    /// How old the newest record rotated out was, if it was younger than [`KEPT_AT_LEAST`].
+    pub fn early(&self) -> Option<std::time::Duration> {
+        self.age().filter(|age| *age < KEPT_AT_LEAST)
     }
 }
 
@@ -105,6 +137,13 @@ impl fmt::Display for RotatedOut {
                 f,
                 ", {} s after the newest of them was written: a burst filled the trail (`tabtunnel audit` shows whose)",
                 age.as_secs()
+            )?;
+        } else if let Some(age) = self.early() {
+            write!(
+                f,
+                ", {} h after the newest of them was written: the trail kept less than {} days, a flood may have filled it (`tabtunnel audit` shows whose)",
+                age.as_secs() / 3600,
+                KEPT_AT_LEAST.as_secs() / 86_400
             )?;
         }
         Ok(())
@@ -226,8 +265,10 @@ impl Sealer {
                 .unwrap_or_default();
             let at = humantime::format_rfc3339_millis(at).to_string();
             let rotated = RotatedOut { through, written, at };
-            if rotated.young().is_some() {
+            if rotated.early().is_some() {
                 tracing::warn!("the audit trail: {rotated}");
+                self.head.pushed_out = Some(rotated.clone());
+                self.head.pushed_out_times += 1;
             }
             self.head.rotated_out = Some(rotated);
         }
@@ -357,6 +398,8 @@ pub struct Report {
     pub problem: Option<Problem>,
     /// What the last rotation dropped, as the head says.
     pub rotated_out: Option<RotatedOut>,
+    /// The last rotation that dropped records early, and how many did, as the head says.
+    pub pushed_out: Option<(RotatedOut, u64)>,
 }
 
 impl fmt::Display for Report {
@@ -372,13 +415,25 @@ impl fmt::Display for Report {
         if let Some(rotated) = &self.rotated_out {
             write!(f, "; {rotated}")?;
         }
+        if let Some((pushed, times)) = &self.pushed_out {
+            if Some(pushed) != self.rotated_out.as_ref() {
+                write!(f, "; earlier, {pushed}")?;
+            }
+            if *times > 1 {
+                write!(f, " ({times} rotations dropped records early)")?;
+            }
+        }
         Ok(())
     }
 }
 
 /// Checks the trail `files` (oldest first: name for messages, path) against `key` and `head`.
 pub fn verify(key: &Key, head: Option<&Head>, files: &[(String, PathBuf)]) -> Report {
-    let mut report = Report { rotated_out: head.and_then(|h| h.rotated_out.clone()), ..Report::default() };
+    let mut report = Report {
+        rotated_out: head.and_then(|h| h.rotated_out.clone()),
+        pushed_out: head.and_then(|h| Some((h.pushed_out.clone()?, h.pushed_out_times))),
+        ..Report::default()
+    };
     let mut expected: Option<(u64, String)> = None;
     // After a gap: the places missing, looked for in the rest of the trail.
     let mut gap: Option<(u64, u64, At)> = None;
@@ -491,6 +546,26 @@ mod tests {
             }
             std::fs::write(self.file(name), text).unwrap();
             sealer.save_head();
+        }
+
+        /// Writes `n` lines written at `time` (RFC 3339) into `name`.
+        fn write_at(&self, name: &str, n: u64, time: &str) {
+            let mut sealer = Sealer::open(self.config.path(), &self.file(name)).unwrap();
+            let mut text = std::fs::read_to_string(self.file(name)).unwrap_or_default();
+            for i in 0..n {
+                text.push_str(&sealer.seal(&format!("{{\"time\":\"{time}\",\"n\":{i}}}")));
+            }
+            std::fs::write(self.file(name), text).unwrap();
+            sealer.save_head();
+        }
+
+        /// A rotation at `at` dropping `dropped` (the oldest file) and keeping `oldest`.
+        fn rotate(&self, dropped: &str, oldest: &str, at: &str) {
+            let mut sealer = Sealer::open(self.config.path(), &self.file(oldest)).unwrap();
+            sealer.dropping(&self.file(dropped), humantime::parse_rfc3339(at).unwrap());
+            sealer.oldest_is(&self.file(oldest));
+            sealer.save_head();
+            std::fs::remove_file(self.file(dropped)).unwrap();
         }
 
         fn lines(&self, name: &str) -> Vec<String> {
@@ -618,6 +693,41 @@ mod tests {
         sealer.save_head();
         assert_eq!(t.verify(&["b"]).problem, None);
         assert_eq!(sealer.head().first, 3);
+    }
+
+    #[test]
+    fn a_flood_stays_named_after_later_rotations_and_a_slow_one_is_seen() {
+        let t = Trail::new();
+        // A burst: records pushed out 10 s after they were written.
+        t.write_at("a", 2, "2026-12-01T10:00:00Z");
+        t.write_at("b", 2, "2026-12-01T10:00:05Z");
+        t.rotate("a", "b", "2026-12-01T10:00:10Z");
+        let report = t.verify(&["b"]);
+        assert!(report.to_string().contains("a burst filled the trail"), "{report}");
+        // Then ordinary rotations, weeks later: the burst is still said.
+        t.write_at("c", 2, "2026-12-20T10:00:00Z");
+        t.rotate("b", "c", "2027-01-10T10:00:00Z");
+        let report = t.verify(&["c"]);
+        assert_eq!(report.problem, None, "{report}");
+        assert_eq!(report.rotated_out.as_ref().map(|r| r.through), Some(3));
+        assert!(report.to_string().contains("earlier, records up to 1 were rotated out"), "{report}");
+        assert!(report.to_string().contains("a burst filled the trail"), "{report}");
+        // A slow flood: records pushed out three hours after they were written.
+        let t = Trail::new();
+        t.write_at("a", 2, "2026-12-01T10:00:00Z");
+        t.write_at("b", 2, "2026-12-01T12:00:00Z");
+        t.rotate("a", "b", "2026-12-01T13:00:00Z");
+        let report = t.verify(&["b"]);
+        assert!(report.to_string().contains("3 h after the newest of them was written"), "{report}");
+        assert!(report.to_string().contains("a flood may have filled it"), "{report}");
+        // Records kept longer than a week went by time: nothing is said.
+        let t = Trail::new();
+        t.write_at("a", 2, "2026-11-01T10:00:00Z");
+        t.write_at("b", 2, "2026-12-01T12:00:00Z");
+        t.rotate("a", "b", "2026-12-01T13:00:00Z");
+        let report = t.verify(&["b"]);
+        assert!(!report.to_string().contains("flood") && !report.to_string().contains("burst"), "{report}");
+        assert_eq!(report.pushed_out, None);
     }
 
     #[test]
