@@ -15,6 +15,8 @@ pub mod input;
 pub mod kill_switch;
 pub mod link;
 pub mod machine;
+#[cfg(test)]
+mod pair;
 pub mod pairing;
 pub mod pictures;
 pub mod placement;

@@ -86,6 +86,8 @@ pub struct Harness {
     pub effects: Vec<Effect<String>>,
     /// Messages sent: generation, frames.
     pub sent: Vec<(u64, Vec<Value>)>,
+    /// Every frame sent, as the socket carried it: generation, text.
+    pub sent_text: Vec<(u64, String)>,
     /// Chrome calls waiting for an answer (when `chrome.answer` is off).
     pub pending: Vec<(OpId, ChromeCall)>,
     flushes: Vec<Flush>,
@@ -100,6 +102,7 @@ impl Default for Harness {
             restore_at_once: true,
             effects: Vec::new(),
             sent: Vec::new(),
+            sent_text: Vec::new(),
             pending: Vec::new(),
             flushes: Vec::new(),
         }
@@ -157,6 +160,7 @@ impl Harness {
                 self.effects.push(Effect::Chrome { op, call });
             }
             Effect::Send { generation, frames } => {
+                self.sent_text.extend(frames.iter().map(|f| (generation, f.clone())));
                 let frames = frames.iter().map(|f| serde_json::from_str(f).unwrap()).collect();
                 self.sent.push((generation, frames));
             }
