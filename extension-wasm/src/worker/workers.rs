@@ -11,14 +11,15 @@
 //! end it (an attached service worker is never stopped for being idle).
 
 use serde::Deserialize;
-pub use tabtunnel_extension_core::workers::{is_worker, Workers};
+pub use tabtunnel_extension_core::workers::is_worker;
 use tabtunnel_extension_core::workers::{owning_agent, Ended};
 use tabtunnel_extension_core::TargetChange;
 use tabtunnel_wire::{TabId, TabInfo, UnshareReason};
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::spawn_local;
 
-use super::{daemon, sharing, with};
+use super::state::with;
+use super::{daemon, tab_gate};
 use crate::chrome::{self, Debuggee};
 use crate::js::{error_message, from_js, sleep};
 
@@ -151,7 +152,7 @@ pub async fn attached(handle: TabId) -> Result<String, String> {
 /// The daemon's `ResetTab` for a worker: its last client left, so our session closes (the next
 /// command opens a fresh one), as a step of the worker that later commands wait for.
 pub fn reset(handle: TabId) {
-    sharing::exclusively(handle, async move {
+    tab_gate::exclusively(handle, async move {
         if let Some(target_id) = with(|w| w.workers.reset(handle)) {
             if let Err(e) = chrome::detach_from(Debuggee::Target(&target_id)).await {
                 warn!("detach from worker {target_id}: {e}");
