@@ -73,6 +73,15 @@ impl Pair {
         pair
     }
 
+    /// Connected, tab 1 shared, and client 1 attached to it: the pair and the page's session.
+    pub fn with_a_client_on_tab_1() -> (Self, String) {
+        let mut pair = Pair::connected();
+        pair.share(1).unwrap();
+        pair.client_connects(1);
+        let session = pair.attach(1);
+        (pair, session)
+    }
+
     fn now(&self) -> u64 {
         self.worker.now as u64
     }
@@ -248,10 +257,7 @@ mod tests {
 
     #[test]
     fn a_clients_command_goes_through_core_and_worker_to_chrome_and_its_answer_comes_back() {
-        let mut pair = Pair::connected();
-        pair.share(1).unwrap();
-        pair.client_connects(1);
-        let session = pair.attach(1);
+        let (mut pair, session) = Pair::with_a_client_on_tab_1();
         pair.client_sends(
             1,
             json!({"id": 7, "sessionId": session, "method": "Runtime.evaluate", "params": {"expression": "1+1"}}),
@@ -265,10 +271,7 @@ mod tests {
 
     #[test]
     fn a_tabs_events_reach_the_session_that_enabled_their_domain() {
-        let mut pair = Pair::connected();
-        pair.share(1).unwrap();
-        pair.client_connects(1);
-        let session = pair.attach(1);
+        let (mut pair, session) = Pair::with_a_client_on_tab_1();
         pair.client_sends(1, json!({"id": 2, "sessionId": session, "method": "Page.enable"}));
         assert!(pair.answer(1, 2).is_some());
         pair.chrome_event(1, "Page.loadEventFired", r#"{"timestamp":1.5}"#);
@@ -294,10 +297,7 @@ mod tests {
 
     #[test]
     fn the_panels_kill_switch_closes_the_daemons_clients_and_stops_the_worker() {
-        let mut pair = Pair::connected();
-        pair.share(1).unwrap();
-        pair.client_connects(1);
-        pair.attach(1);
+        let (mut pair, _) = Pair::with_a_client_on_tab_1();
         pair.input(Input::Panel(PanelInput::KillSwitch(true))).unwrap();
         assert_eq!(pair.closed, [1], "the client is closed");
         assert!(pair.other.iter().any(|o| matches!(o, tabtunnel_core::Output::KillSwitch { engaged: true })));
@@ -309,10 +309,7 @@ mod tests {
 
     #[test]
     fn an_answer_to_a_command_of_a_dropped_connection_never_goes_out_on_the_next() {
-        let mut pair = Pair::connected();
-        pair.share(1).unwrap();
-        pair.client_connects(1);
-        let session = pair.attach(1);
+        let (mut pair, session) = Pair::with_a_client_on_tab_1();
         pair.hold = true;
         pair.client_sends(
             1,
