@@ -28,6 +28,7 @@ pub mod status;
 pub mod steps;
 #[cfg(test)]
 mod testing;
+pub mod worker_scan;
 pub mod workers;
 
 pub use effect::{ChromeCall, Effect, Level, OpId, WorkerEffect};

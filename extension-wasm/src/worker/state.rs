@@ -13,6 +13,7 @@ use tabtunnel_extension_core::popups::{Adopting, Popups};
 use tabtunnel_extension_core::prepared::Prepared;
 use tabtunnel_extension_core::sharing::{Owner, Sharing};
 use tabtunnel_extension_core::steps::Steps;
+use tabtunnel_extension_core::worker_scan::WorkerScan;
 use tabtunnel_extension_core::workers::Workers;
 use tabtunnel_wire::{ApprovalRequest, HandoverRequest, TabId};
 use wasm_bindgen::prelude::*;
@@ -46,6 +47,8 @@ pub struct Worker {
     pub adopting: Adopting,
     /// The service and shared workers of shared pages, announced as targets.
     pub workers: Workers,
+    /// The scan for them under way, if any.
+    pub scan: WorkerScan,
     /// Tabs being put into or taken out of a group by us right now.
     pub placing: Placing,
     /// The daemon's agents, as it last reported them.
