@@ -15,6 +15,8 @@ pub mod input;
 pub mod kill_switch;
 pub mod link;
 pub mod machine;
+#[cfg(test)]
+mod pair;
 pub mod pairing;
 pub mod pictures;
 pub mod placement;
@@ -26,6 +28,7 @@ pub mod status;
 pub mod steps;
 #[cfg(test)]
 mod testing;
+pub mod worker_scan;
 pub mod workers;
 
 pub use effect::{ChromeCall, Effect, Level, OpId, WorkerEffect};

@@ -86,6 +86,8 @@ pub struct Harness {
     pub effects: Vec<Effect<String>>,
     /// Messages sent: generation, frames.
     pub sent: Vec<(u64, Vec<Value>)>,
+    /// Every frame sent, as the socket carried it: generation, text.
+    pub sent_text: Vec<(u64, String)>,
     /// Chrome calls waiting for an answer (when `chrome.answer` is off).
     pub pending: Vec<(OpId, ChromeCall)>,
     flushes: Vec<Flush>,
@@ -100,6 +102,7 @@ impl Default for Harness {
             restore_at_once: true,
             effects: Vec::new(),
             sent: Vec::new(),
+            sent_text: Vec::new(),
             pending: Vec::new(),
             flushes: Vec::new(),
         }
@@ -157,6 +160,7 @@ impl Harness {
                 self.effects.push(Effect::Chrome { op, call });
             }
             Effect::Send { generation, frames } => {
+                self.sent_text.extend(frames.iter().map(|f| (generation, f.clone())));
                 let frames = frames.iter().map(|f| serde_json::from_str(f).unwrap()).collect();
                 self.sent.push((generation, frames));
             }
@@ -275,5 +279,99 @@ pub fn kind(frame: &Value) -> String {
         Value::Object(map) => map.keys().next().cloned().unwrap_or_default(),
         Value::String(s) => s.clone(),
         other => other.to_string(),
+    }
+}
+
+/// Chrome's worker targets, for the worker scan (`worker_scan.rs`): what `getTargets` lists and
+/// what `Target.getTargetInfo` says of each; and the pages shared, with when each navigated.
+#[derive(Default)]
+pub struct FakeTargets {
+    /// Listed workers: id, URL, CDP type.
+    pub targets: Vec<(String, String, String)>,
+    pub pages: Vec<(TabInfo, f64)>,
+    pub workers: crate::workers::Workers,
+    pub scan: crate::worker_scan::WorkerScan,
+    /// Announced: whether the daemon takes them (the kill switch refuses).
+    pub refuse: bool,
+    pub announced: Vec<TabInfo>,
+    pub ended: Vec<tabtunnel_wire::TabId>,
+    /// How many times each target was described.
+    pub described: Vec<String>,
+}
+
+impl FakeTargets {
+    /// An agent's shared page at `url`, navigated at `at`.
+    pub fn page(&mut self, tab_id: i32, agent: &str, url: &str, at: f64) {
+        let info = TabInfo { agent: agent.into(), url: url.into(), ..tab(tab_id) };
+        self.pages.push((info, at));
+    }
+
+    pub fn worker(&mut self, id: &str, url: &str, cdp_type: &str) {
+        self.targets.push((id.into(), url.into(), cdp_type.into()));
+    }
+
+    /// One whole scan, each step answered from the targets as they are.
+    pub fn scan(&mut self) {
+        let first = self.scan.begin(true);
+        self.run(first.into_iter().collect());
+    }
+
+    /// Runs steps until none is left.
+    pub fn run(&mut self, mut steps: std::collections::VecDeque<crate::worker_scan::Step>) {
+        while let Some(step) = steps.pop_front() {
+            steps.extend(self.step(step));
+        }
+    }
+
+    /// Runs one step; the steps that follow.
+    pub fn step(&mut self, step: crate::worker_scan::Step) -> Vec<crate::worker_scan::Step> {
+        use crate::worker_scan::Step;
+        let pages = self.pages.iter().map(|(t, at)| (t, *at));
+        match step {
+            Step::List { op } => {
+                let listed = self.listed();
+                self.scan.listed(op, Ok(listed), &mut self.workers, pages)
+            }
+            Step::Describe { op, target_id } => {
+                self.described.push(target_id.clone());
+                let described = self.describe(&target_id);
+                self.scan.described(op, described, &mut self.workers, pages)
+            }
+            Step::End { handle, .. } => {
+                self.workers.end(handle);
+                self.ended.push(handle);
+                Vec::new()
+            }
+            Step::Announce(info) => {
+                if !self.refuse {
+                    self.workers.announce(info.clone());
+                    self.announced.push(info);
+                }
+                Vec::new()
+            }
+        }
+    }
+
+    pub fn listed(&self) -> Vec<crate::worker_scan::Listed> {
+        let listed = self
+            .targets
+            .iter()
+            .map(|(id, url, _)| crate::worker_scan::Listed { id: id.clone(), url: url.clone() });
+        listed.collect()
+    }
+
+    /// What `Target.getTargetInfo` says, or Chrome's error for a target gone.
+    pub fn describe(&self, target_id: &str) -> Result<crate::worker_scan::Described, String> {
+        let (_, url, cdp_type) = self
+            .targets
+            .iter()
+            .find(|(id, _, _)| id == target_id)
+            .ok_or_else(|| format!("No target with given id {target_id}"))?;
+        Ok(crate::worker_scan::Described {
+            cdp_type: cdp_type.clone(),
+            url: url.clone(),
+            title: String::new(),
+            browser_context_id: "B".into(),
+        })
     }
 }

@@ -1,5 +1,5 @@
-//! Service and shared workers of agents' pages, as targets of those agents (see
-//! `extension-wasm`'s `worker/workers.rs`, which scans Chrome's targets): which are announced,
+//! Service and shared workers of agents' pages, as targets of those agents (found by the scan
+//! of [`crate::worker_scan`], which `extension-wasm`'s `worker/workers.rs` runs): which are announced,
 //! under which handle, whose they are, and whether our debugger session on each is open.
 
 use std::collections::{BTreeMap, BTreeSet};

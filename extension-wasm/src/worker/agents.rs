@@ -11,8 +11,12 @@ use wasm_bindgen_futures::spawn_local;
 
 use tabtunnel_extension_core::popups::Adoption;
 
-use super::sharing::{self, Owner};
-use super::{broadcast, daemon, placement, with};
+use tabtunnel_extension_core::sharing::Owner;
+
+use super::panel_state::broadcast;
+use super::sharing;
+use super::state::with;
+use super::{daemon, placement};
 use crate::chrome;
 use crate::js::from_js;
 use crate::messages::{AgentView, RecentStep};
@@ -60,7 +64,7 @@ fn popup_opened(tab_id: TabId, source: TabId) {
 /// as Chrome would make it a new target of the same browser; it closes when the agent is done if
 /// the opener was one the agent opened. Let go if the human disconnected the agent meanwhile.
 async fn adopt_popup(tab_id: TabId, opener: Owner, adoption: &Adoption) {
-    if sharing::is_shared(tab_id) {
+    if super::state::is_shared(tab_id) {
         return;
     }
     let agent = opener.agent.clone();
@@ -69,7 +73,7 @@ async fn adopt_popup(tab_id: TabId, opener: Owner, adoption: &Adoption) {
         Err(e) => return log!("not sharing tab {tab_id} opened by a page of {agent}: {e}"),
     };
     placement::join_group(tab_id, tab.window_id, &opener.agent).await;
-    match sharing::attach_and_describe(tab_id, false, opener).await {
+    match super::attach::attach_and_describe(tab_id, false, opener).await {
         Ok(info) if with(|w| w.adopting.confirmed(adoption)) => {
             log!("tab {tab_id}, opened by a page of {agent}, is {agent}'s");
             if let Err(e) = sharing::add(info).await {

@@ -6,11 +6,12 @@ use tabtunnel_wire::{
     BrowserOp, BrowserRequest, CdpError, CommandResult, FromExtension, RawValue, TabInfo, WindowBounds,
     WindowId,
 };
-use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
-use super::sharing::{self, Owner};
-use super::{daemon, gestures, navigation, placement, prepared, with};
+use tabtunnel_extension_core::sharing::Owner;
+
+use super::sharing;
+use super::{agent_queue, daemon, gestures, navigation, placement, prepared};
 use crate::chrome;
 use crate::js::sleep;
 
@@ -37,7 +38,7 @@ fn error(message: String) -> CdpError {
 async fn perform(op: BrowserOp) -> Result<Value, String> {
     match op {
         BrowserOp::CreateTab { agent, url, allow_once } => {
-            serially(&agent.clone(), create_tab(agent, url, allow_once)).await
+            agent_queue::serially(&agent.clone(), create_tab(agent, url, allow_once)).await
         }
         BrowserOp::AllowNavigation { tab_id, url } => {
             tabtunnel_wire::destinations::check(&url)?;
@@ -109,7 +110,7 @@ async fn create_tab(agent: String, url: String, allow_once: bool) -> Result<Valu
             let opened = placement::open_tab(&agent, if later { "about:blank" } else { &url }).await?;
             let tab_id = opened.tab_id;
             let owner = Owner { agent: agent.clone(), created: true };
-            let attached = sharing::attach_and_describe(tab_id, false, owner).await;
+            let attached = super::attach::attach_and_describe(tab_id, false, owner).await;
             (opened, attached)
         }
     };
@@ -143,29 +144,6 @@ async fn share_created(mut info: TabInfo, url: &str, later: bool, allow_once: bo
         chrome::update_tab(tab_id, &json!({ "url": url })).await?;
     }
     serde_json::to_value(info).map_err(|e| e.to_string())
-}
-
-/// Runs `work` after the agent's previous tab operation (two at once could each open a window
-/// for an agent that has none): creating a tab, preparing one.
-pub(super) async fn serially<T, F: std::future::Future<Output = T>>(agent: &str, work: F) -> T {
-    let mut resolve = None;
-    let done = js_sys::Promise::new(&mut |res, _| resolve = Some(res));
-    let (token, previous) = with(|w| {
-        (w.agent_steps.begin(agent.to_owned()).0, w.agent_queue.insert(agent.to_owned(), done.clone()))
-    });
-    if let Some(previous) = previous {
-        let _ = wasm_bindgen_futures::JsFuture::from(previous).await;
-    }
-    let outcome = work.await;
-    with(|w| {
-        if w.agent_steps.finish(&agent.to_owned(), token) {
-            w.agent_queue.remove(agent);
-        }
-    });
-    if let Some(resolve) = resolve {
-        let _ = resolve.call0(&JsValue::NULL);
-    }
-    outcome
 }
 
 fn agents_window(window_id: WindowId) -> Result<(), String> {

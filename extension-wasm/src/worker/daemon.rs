@@ -2,21 +2,24 @@
 //! machine, feeds it inputs ([`input`], and the hot path's [`send_event`]/[`send_text_on`]), and
 //! interprets its effects: the WebSocket, flushes, `chrome.storage`, the native host, timers
 //! from `poll_timeout`. The decisions (dialing, `Hello`, heartbeats, reconnecting, batching, the
-//! kill switch) are the machine's; what it hands to the rest of the worker goes to
-//! [`super::link_effects`].
+//! kill switch) are the machine's. What it hands to the rest of the worker (the machine's worker
+//! effects, a changed panel state, the commands' fast path) goes to the [`Handlers`] the worker
+//! gave [`install`]: this file is below every other part of the worker, which all feed it.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use js_sys::JsString;
 use tabtunnel_extension_core::batching::{Flush, Queued};
 use tabtunnel_extension_core::status::LinkStatus;
-use tabtunnel_extension_core::{ChromeCall, Completion, Config, Effect, Input, Level, Machine, TargetChange};
+use tabtunnel_extension_core::{
+    ChromeCall, Completion, Config, Effect, Input, Level, Machine, TargetChange, WorkerEffect,
+};
 use tabtunnel_wire::{FromExtension, ToExtension};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 use web_sys::{CloseEvent, MessageChannel, MessageEvent, WebSocket};
 
-use super::{link_effects, pictures, relay, settings, sharing};
+use super::{picture_capture, settings};
 use crate::js::{
     error_message, from_js, parse_json, performance_now, queue_microtask, send_js, set_timeout, to_js,
 };
@@ -57,6 +60,23 @@ thread_local! {
         has_tasks: true,
     }));
     static SHELL: RefCell<Shell> = RefCell::new(Shell::new());
+    static HANDLERS: Cell<Option<Handlers>> = const { Cell::new(None) };
+}
+
+/// What the rest of the worker does with what reaches it through the link.
+#[derive(Clone, Copy)]
+pub struct Handlers {
+    /// A machine's effect for the part of the worker outside it.
+    pub worker: fn(WorkerEffect),
+    /// The panel's state changed: tell every open panel.
+    pub panel_changed: fn(),
+    /// A daemon frame of connection `generation`, parsed by JS: true if it was a command, taken
+    /// on the fast path; otherwise it goes through serde into the machine.
+    pub command: fn(u64, &JsValue) -> bool,
+}
+
+fn handlers() -> Handlers {
+    HANDLERS.get().expect("daemon::install ran first")
 }
 
 impl Shell {
@@ -118,8 +138,9 @@ pub fn input(input: Input) -> Result<(), String> {
     drive(|m, now| m.handle(now, input))
 }
 
-/// Sets up the flush callbacks; once, at start.
-pub fn install() {
+/// Sets up the flush callbacks and takes the worker's handlers; once, at start.
+pub fn install(handlers: Handlers) {
+    HANDLERS.set(Some(handlers));
     SHELL.with(|_| {});
 }
 
@@ -164,6 +185,19 @@ pub fn target(change: TargetChange) -> Result<(), String> {
     input(Input::Target(change))
 }
 
+/// A command arrived from the daemon: whether a panel shows pictures (then say [`acted`]).
+pub fn command_started() -> bool {
+    MACHINE.with_borrow_mut(|m| {
+        m.command_started();
+        m.wants_pictures()
+    })
+}
+
+/// A client's command reached tab `tab_id`: its agent's picture is taken again soon.
+pub fn acted(tab_id: tabtunnel_wire::TabId) {
+    drive(|m, now| m.acted(now, tab_id));
+}
+
 pub fn command_done() {
     MACHINE.with_borrow_mut(|m| m.command_done());
 }
@@ -203,11 +237,11 @@ fn interpret(effect: Effect<JsString>) {
                 warn!("storage.local.set failed: {e}");
             }
         }),
-        Effect::PanelChanged => super::broadcast(),
-        Effect::Picture { agent, tab_id, data } => pictures::broadcast(agent, tab_id, data),
+        Effect::PanelChanged => (handlers().panel_changed)(),
+        Effect::Picture { agent, tab_id, data } => picture_capture::broadcast(agent, tab_id, data),
         Effect::Log(Level::Log, message) => log!("{message}"),
         Effect::Log(Level::Warn, message) => warn!("{message}"),
-        Effect::Worker(effect) => link_effects::run(effect),
+        Effect::Worker(effect) => (handlers().worker)(effect),
     }
 }
 
@@ -231,7 +265,7 @@ async fn perform(call: ChromeCall) -> Completion {
             browser: browser_info::get().await,
             instance_id: settings::instance_id().await,
         },
-        ChromeCall::CapturePicture { tab_id } => Completion::Picture(pictures::capture(tab_id).await),
+        ChromeCall::CapturePicture { tab_id } => Completion::Picture(picture_capture::capture(tab_id).await),
     }
 }
 
@@ -296,22 +330,7 @@ fn send_now(generation: u64, frames: Vec<JsString>) {
 /// One frame from the daemon, parsed. Commands, nearly every frame, are read as the JS
 /// objects they are; the rest through serde, into the machine.
 fn receive(generation: u64, frame: &JsValue) {
-    if let Some(command) = relay::IncomingCommand::read(frame) {
-        if command.is_page_screenshot() {
-            super::placement::bring_forward_first(command.tab_id);
-        }
-        // Taken now, in arrival order: a command waits only for steps begun before it.
-        let gate = sharing::reset_gate(command.tab_id);
-        let epoch = sharing::epoch(command.tab_id);
-        let pictured = MACHINE.with_borrow_mut(|m| {
-            m.command_started();
-            m.wants_pictures()
-        });
-        // Only while a panel shows pictures: the agent's picture is taken again soon.
-        if pictured {
-            drive(|m, now| m.acted(now, command.tab_id));
-        }
-        spawn_local(relay::run_command(generation, command, gate, epoch));
+    if (handlers().command)(generation, frame) {
         return;
     }
     match from_js::<ToExtension>(frame) {

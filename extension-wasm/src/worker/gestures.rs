@@ -19,14 +19,15 @@
 //!   side panel, and beside the answer in the agent's history; it never leaves the browser.
 
 use serde_json::{json, Value};
-pub use tabtunnel_extension_core::gestures::Gestures;
 use tabtunnel_extension_core::gestures::{is_read, Paused};
 use tabtunnel_wire::gestures::{guard_fetch_patterns, InspectTarget};
 use tabtunnel_wire::{ApprovalRequest, CdpError, TabId};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
-use super::{broadcast, sharing, with};
+use super::panel_state::broadcast;
+use super::state::with;
+use super::tab_gate;
 use crate::chrome;
 use crate::js::{error_message, from_js, sleep, to_js};
 
@@ -238,7 +239,7 @@ pub async fn intercept(
 
 /// A step on the tab (a reset, a screenshot's bring-forward) that this must come after.
 async fn wait_for_tab(tab_id: TabId) {
-    if let Some(gate) = sharing::reset_gate(tab_id) {
+    if let Some(gate) = tab_gate::reset_gate(tab_id) {
         let _ = wasm_bindgen_futures::JsFuture::from(gate).await;
     }
 }

@@ -5,7 +5,9 @@ use tabtunnel_extension_core::{Input, WorkerEffect};
 use tabtunnel_wire::{TabId, ToExtension, UnshareReason};
 use wasm_bindgen_futures::spawn_local;
 
-use super::{agents, broadcast, browser_ops, daemon, gestures, navigation, prepared, sharing, with, workers};
+use super::panel_state::broadcast;
+use super::state::with;
+use super::{agents, browser_ops, daemon, gestures, navigation, prepared, sharing, workers};
 
 pub fn run(effect: WorkerEffect) {
     match effect {

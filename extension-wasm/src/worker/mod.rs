@@ -1,7 +1,9 @@
-//! The service worker: one daemon socket, the shared tabs, and the panel's requests. All state
-//! lives in one thread-local [`Worker`]; handlers borrow it briefly and never across an await.
+//! The service worker: one daemon socket, the shared tabs, and the panel's requests; its state
+//! is [`state::Worker`].
 
+mod agent_queue;
 mod agents;
+mod attach;
 mod browser_ops;
 mod daemon;
 mod file_access;
@@ -9,106 +11,40 @@ mod gestures;
 mod kill_switch;
 mod link_effects;
 mod navigation;
+mod panel_state;
+mod picture_capture;
 mod pictures;
 mod placement;
 mod prepared;
 mod relay;
 mod settings;
 mod sharing;
+mod state;
+mod tab_gate;
 mod wake;
 mod web_only;
 mod workers;
 
-use std::cell::RefCell;
-use std::collections::BTreeMap;
-
-use tabtunnel_extension_core::early_events::EarlyEvents;
-use tabtunnel_extension_core::epochs::Epochs;
-use tabtunnel_extension_core::focus::FocusGuard;
-use tabtunnel_extension_core::placement::Placing;
-use tabtunnel_extension_core::popups::{Adopting, Popups};
-use tabtunnel_extension_core::sharing::Sharing;
-use tabtunnel_extension_core::steps::Steps;
 use tabtunnel_extension_core::{Input, PanelInput};
-use tabtunnel_wire::{AgentTokenOp, ApprovalRequest, FromExtension, HandoverRequest, TabId};
+use tabtunnel_wire::{AgentTokenOp, FromExtension};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
 use crate::chrome;
 use crate::js::{from_js, to_js};
-use crate::messages::{AgentView, PanelReply, PanelRequest, PanelState, SharedTab, WorkerBroadcast};
-
-#[derive(Default)]
-struct Worker {
-    /// The shared tabs (read as a map), those being attached and those that left the web.
-    shared: Sharing,
-    /// Events of tabs attached with the gesture guard armed but not announced yet (see
-    /// `relay::on_debugger_event`), replayed by `sharing::add` once they are.
-    early_events: EarlyEvents<relay::EarlyEvent>,
-    /// Tabs with a step in progress that commands arriving meanwhile must wait for: their
-    /// debugger session detached and re-attached (a reset, or after `target_closed`), or the tab
-    /// made active for a screenshot; each promise resolves when that is done.
-    resetting: BTreeMap<TabId, js_sys::Promise>,
-    /// Which of those steps is the latest, so that only it clears `resetting`.
-    tab_steps: Steps<TabId>,
-    /// Bumped when a tab's debugger session was lost under its clients: commands they sent
-    /// before are answered "Target closed" instead of running on the new session.
-    epochs: Epochs,
-    /// Agents' windows and tab groups.
-    places: placement::Places,
-    /// New tabs and the pages that opened them, joined (see `agents::listen`).
-    popups: Popups,
-    /// Popups of agents' pages being adopted, and by whom.
-    adopting: Adopting,
-    /// The service and shared workers of shared pages, announced as targets.
-    workers: workers::Workers,
-    /// Tabs being put into or taken out of a group by us right now.
-    placing: Placing,
-    /// The daemon's agents, as it last reported them.
-    agents: Vec<AgentView>,
-    /// Agents' requests for the human's active tab, waiting for an answer.
-    handovers: Vec<HandoverRequest>,
-    /// A blank tab ready for each agent's next page.
-    prepared: prepared::Prepared,
-    /// Per agent, the tab operation running now; the next waits for it (two at once could
-    /// open two windows for one agent).
-    agent_queue: BTreeMap<String, js_sys::Promise>,
-    /// Which of those operations is the latest, so that only it clears `agent_queue`.
-    agent_steps: Steps<String>,
-    /// The human's focus, and an agent's last pointer press, for [`placement::focus_changed`].
-    focus: FocusGuard,
-    /// The agents' origin rules in the browser.
-    navigation: navigation::Navigation,
-    /// Questions the policy asks the human, waiting for an answer.
-    approvals: Vec<ApprovalRequest>,
-    /// The human's standing answers to the gesture guard, as the daemon last listed them.
-    standing: Vec<crate::messages::StandingView>,
-    /// The gesture guard's state in the browser.
-    gestures: gestures::Gestures,
-    /// Chrome lets the extension read local files: how to turn that off.
-    file_access_warning: Option<String>,
-    /// This browser's clock minus the daemon's, from its first report on this connection.
-    clock_offset: Option<f64>,
-    /// Agents with a token of their own, as the daemon last listed them.
-    agent_credentials: Vec<tabtunnel_wire::AgentCredential>,
-    /// A token the human just minted, until they dismiss it.
-    minted_token: Option<crate::messages::MintedToken>,
-}
-
-thread_local! {
-    static WORKER: RefCell<Worker> = RefCell::new(Worker::default());
-}
-
-fn with<R>(f: impl FnOnce(&mut Worker) -> R) -> R {
-    WORKER.with_borrow_mut(f)
-}
+use crate::messages::{PanelReply, PanelRequest, PanelState};
+use panel_state::{broadcast, snapshot};
+use state::{held_sender, with};
 
 pub fn start() {
     log!("service worker starting");
-    daemon::install();
+    daemon::install(daemon::Handlers {
+        worker: link_effects::run,
+        panel_changed: broadcast,
+        command: relay::receive,
+    });
     relay::listen();
     sharing::listen();
-    web_only::listen();
     placement::listen();
     agents::listen();
     kill_switch::listen();
@@ -158,17 +94,6 @@ fn listen_to_panel() {
 const HELD_SENDER: &str =
     "tabtunnel's pages answer only where no agent's debugger can reach them (not in a shared tab)";
 
-/// The tab a message came from, when a debugger of ours holds it (shared, being shared, or
-/// prepared for an agent) or held it as it left the web: a page of ours there could be an agent's script, so it is told
-/// nothing and may change nothing. The side panel, or the panel opened as a window, is in no
-/// such tab (`restricted::check_debuggable` keeps our pages from being shared).
-fn held_sender(sender: &JsValue) -> Option<TabId> {
-    let tab = js_sys::Reflect::get(sender, &"tab".into()).ok().filter(|t| t.is_object())?;
-    let tab_id = js_sys::Reflect::get(&tab, &"id".into()).ok()?.as_f64()? as TabId;
-    let held = with(|w| w.shared.is_held(tab_id)) || prepared::owner(tab_id).is_some();
-    held.then_some(tab_id)
-}
-
 async fn handle(request: PanelRequest) -> Result<(), String> {
     match request {
         PanelRequest::GetState => Ok(()),
@@ -209,54 +134,4 @@ async fn handle(request: PanelRequest) -> Result<(), String> {
         PanelRequest::UseThisBrowser => daemon::input(Input::Panel(PanelInput::UseThisBrowser)),
         PanelRequest::BringForward { tab_id } => pictures::bring_forward(tab_id).await,
     }
-}
-
-fn snapshot() -> PanelState {
-    let link = daemon::status();
-    let kill_switch = daemon::kill_switch();
-    with(|w| {
-        PanelState {
-        daemon: link.daemon,
-        detail: link.detail,
-        daemon_url: link.daemon_url,
-        client_endpoint: link.client_endpoint,
-        shared_tabs: w
-            .shared
-            .values()
-            .map(|t| SharedTab {
-                tab_id: t.tab_id,
-                title: t.title.clone(),
-                url: t.url.clone(),
-                agent: t.agent.clone(),
-            })
-            .collect(),
-        pending_tabs: w.shared.attaching().collect(),
-        agents: w.agents.clone(),
-        handovers: w.handovers.clone(),
-        human_window: w.focus.human_window(),
-        approvals: w.approvals.clone(),
-        standing: w.standing.clone(),
-        approval_pictures: w.gestures.shown_pictures(|id| {
-            w.agents.iter().flat_map(|a| &a.recent).any(|step| step.question == Some(id))
-        }),
-        kill_switch,
-        agent_credentials: w.agent_credentials.clone(),
-        minted_token: w.minted_token.clone(),
-        version_warning: link.version_warning,
-        file_access_warning: w.file_access_warning.clone(),
-        audit_trail_warning: link.audit_trail.map(|problem| {
-            format!("The audit trail was changed since it was written: {problem}. `tabtunnel audit verify` says more.")
-        }),
-    }
-    })
-}
-
-/// Tells every open panel. Fails harmlessly when none is open.
-fn broadcast() {
-    let state = snapshot();
-    let secrets = state.secrets_fingerprint();
-    let message = to_js(&WorkerBroadcast::State { state: Box::new(state.withholding_secrets()), secrets });
-    spawn_local(async move {
-        let _ = chrome::send_message(&message).await;
-    });
 }

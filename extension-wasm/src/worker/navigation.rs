@@ -21,7 +21,9 @@ use serde_json::{json, Value};
 use tabtunnel_wire::{navigation_mac, NavigationRules, OriginRules, TabId};
 use wasm_bindgen_futures::spawn_local;
 
-use super::with;
+use std::cell::RefCell;
+
+use super::state::with;
 use crate::chrome;
 use crate::js::sleep;
 
@@ -55,7 +57,7 @@ const WRITE_METHODS: &[&str] = &["connect", "delete", "patch", "post", "put", "o
 
 /// The rules in force, and which browser rules each agent's tabs hold.
 #[derive(Debug, Default)]
-pub struct Navigation {
+struct Navigation {
     rules: NavigationRules,
     /// `http://127.0.0.1:PORT/<key>/tabtunnel/navigation`
     endpoint: String,
@@ -64,6 +66,14 @@ pub struct Navigation {
     /// Session rules outlive the worker: a new worker removes those it did not put in place
     /// (their ids would clash with its own, and their tabs may be the human's again).
     stale_removed: bool,
+}
+
+thread_local! {
+    static NAVIGATION: RefCell<Navigation> = RefCell::new(Navigation::default());
+}
+
+fn nav<R>(f: impl FnOnce(&mut Navigation) -> R) -> R {
+    NAVIGATION.with_borrow_mut(f)
 }
 
 /// One agent's shared tabs and the ids of the browser rules that cover them.
@@ -76,15 +86,16 @@ struct AgentTabs {
 /// The daemon's rules arrived (at connection, or the policy changed): every agent's rules are
 /// put in place again.
 pub fn rules_changed(rules: NavigationRules, endpoint: String) {
-    let agents: Vec<String> = with(|w| {
-        w.navigation.rules = rules;
-        w.navigation.endpoint = endpoint;
-        // Tabs shared before the rules came (a restarted worker) are in `shared` only.
-        let shared: Vec<(TabId, String)> = w.shared.values().map(|t| (t.tab_id, t.agent.clone())).collect();
+    // Tabs shared before the rules came (a restarted worker) are in `shared` only.
+    let shared: Vec<(TabId, String)> =
+        with(|w| w.shared.values().map(|t| (t.tab_id, t.agent.clone())).collect());
+    let agents: Vec<String> = nav(|n| {
+        n.rules = rules;
+        n.endpoint = endpoint;
         for (tab, agent) in shared {
-            w.navigation.agents.entry(agent).or_default().tabs.insert(tab);
+            n.agents.entry(agent).or_default().tabs.insert(tab);
         }
-        w.navigation.agents.keys().cloned().collect()
+        n.agents.keys().cloned().collect()
     });
     spawn_local(async move {
         remove_stale_rules().await;
@@ -95,15 +106,15 @@ pub fn rules_changed(rules: NavigationRules, endpoint: String) {
 /// Once per worker: removes the session rules an earlier worker left (any rule this one did
 /// not install).
 async fn remove_stale_rules() {
-    if with(|w| std::mem::replace(&mut w.navigation.stale_removed, true)) {
+    if nav(|n| std::mem::replace(&mut n.stale_removed, true)) {
         return;
     }
     let ids = match chrome::session_rule_ids().await {
         Ok(ids) => ids,
         Err(e) => return warn!("could not read the navigation rules in place: {e}"),
     };
-    let stale: Vec<i32> = with(|w| {
-        let ours = &w.navigation.agents;
+    let stale: Vec<i32> = nav(|n| {
+        let ours = &n.agents;
         ids.into_iter().filter(|id| !ours.values().any(|a| a.installed.contains(id))).collect()
     });
     if !stale.is_empty() {
@@ -116,14 +127,14 @@ async fn remove_stale_rules() {
 /// Whether `agent`'s tabs have origin rules (a new tab is then opened blank, and navigated once
 /// its rules are in place).
 pub fn restricts(agent: &str) -> bool {
-    with(|w| w.navigation.rules.for_agent(agent).is_some())
+    nav(|n| n.rules.for_agent(agent).is_some())
 }
 
 /// A tab became `agent`'s (`None`: it is no longer shared): the rules of its old and new agent
 /// are put in place again, naming their tabs now.
 pub async fn apply(tab_id: TabId, agent: Option<&str>) {
-    let affected: Vec<String> = with(|w| {
-        let agents = &mut w.navigation.agents;
+    let affected: Vec<String> = nav(|n| {
+        let agents = &mut n.agents;
         let mut affected: Vec<String> =
             agents.iter_mut().filter_map(|(name, a)| a.tabs.remove(&tab_id).then(|| name.clone())).collect();
         if let Some(agent) = agent {
@@ -139,8 +150,7 @@ pub async fn apply(tab_id: TabId, agent: Option<&str>) {
 /// Replaces the browser rules of these agents by what their rules and tabs say now, in one
 /// update (all or nothing).
 async fn update(agents: Vec<String>) {
-    let (remove, add) = with(|w| {
-        let nav = &mut w.navigation;
+    let (remove, add) = nav(|nav| {
         let mut remove = Vec::new();
         let mut add = Vec::new();
         for agent in &agents {
@@ -170,9 +180,9 @@ async fn update(agents: Vec<String>) {
         warn!("could not set the agents' navigation rules: {e}");
         // Nothing changed (the update is all or nothing): the old rules are still in place. The
         // next change for these agents tries again.
-        with(|w| {
+        nav(|n| {
             for agent in &agents {
-                if let Some(state) = w.navigation.agents.get_mut(agent) {
+                if let Some(state) = n.agents.get_mut(agent) {
                     state.installed.clone_from(&remove);
                 }
             }
@@ -182,9 +192,9 @@ async fn update(agents: Vec<String>) {
 
 /// The human allowed `url` for this tab: let it through once.
 pub async fn allow_once(tab_id: TabId, url: &str) -> Result<(), String> {
-    let id = with(|w| {
-        w.navigation.next_rule_id += 1;
-        w.navigation.next_rule_id
+    let id = nav(|n| {
+        n.next_rule_id += 1;
+        n.next_rule_id
     });
     let condition = json!({ "regexFilter": format!("^{}$", escape(url)), "resourceTypes": ["main_frame"], "tabIds": [tab_id] });
     let rule = json!({ "id": id, "priority": ALWAYS_THROUGH, "action": { "type": "allow" }, "condition": condition });

@@ -1,10 +1,8 @@
 //! Live pictures of agents' tabs in the side panel: the chrome side of
 //! `tabtunnel_extension_core::pictures`, which decides which tab and when. Here: panels' ports
-//! counted into the machine (no panel open, no picture), a capture, its broadcast, and a click
-//! on a picture bringing its tab forward.
+//! counted into the machine (no panel open, no picture) and a click on a picture bringing its
+//! tab forward; the capture and its broadcast are `picture_capture.rs`'s.
 //!
-//! A picture is `Page.captureScreenshot` on the extension's own debugger session, clipped to
-//! the viewport and scaled down by the renderer (a small JPEG, nothing decoded or scaled here).
 //! `chrome.tabs.captureVisibleTab` would take the full-size tab (to be scaled down here) and
 //! Chrome allows two calls a second per extension; both need the tab to be the visible one of
 //! its window. The extension's own commands never pass the daemon, so no client sees them in
@@ -14,18 +12,10 @@ use serde_json::json;
 use tabtunnel_extension_core::{Input, PanelInput};
 use tabtunnel_wire::TabId;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::spawn_local;
 
-use super::{daemon, sharing, with};
+use super::daemon;
+use super::state::{held_sender, owner_of, with};
 use crate::chrome;
-use crate::js::{error_message, sleep, to_js};
-use crate::messages::WorkerBroadcast;
-
-/// The picture's width at most, in CSS pixels of the page.
-const WIDTH: f64 = 320.0;
-const QUALITY: u32 = 60;
-/// How long a picture may take (a tab that does not paint never answers).
-const TIMEOUT_MS: u32 = 2_000;
 
 /// Counts the panels open: a port each, closed with its page.
 pub fn listen() {
@@ -33,7 +23,7 @@ pub fn listen() {
         if port.name() != crate::messages::PANEL_PORT {
             return;
         }
-        if let Some(tab_id) = super::held_sender(&port.sender()) {
+        if let Some(tab_id) = held_sender(&port.sender()) {
             return warn!("no pictures for a page in tab {tab_id}, which a debugger of ours holds");
         }
         let _ = daemon::input(Input::Panel(PanelInput::Opened));
@@ -46,59 +36,11 @@ pub fn listen() {
     cb.forget();
 }
 
-fn get(value: &JsValue, key: &str) -> JsValue {
-    js_sys::Reflect::get(value, &key.into()).unwrap_or(JsValue::UNDEFINED)
-}
-
-/// A small picture of the tab's viewport, as a data URL.
-pub async fn capture(tab_id: TabId) -> Result<String, String> {
-    // Only the visible tab of a window paints (headful); another would never answer.
-    if !chrome::get_tab(tab_id).await?.active {
-        return Err("not the visible tab of its window".into());
-    }
-    if sharing::reset_gate(tab_id).is_some() {
-        return Err("the tab is being reset".into());
-    }
-    let send = |method: &'static str, params: serde_json::Value| async move {
-        chrome::send_command(tab_id, None, method, &to_js(&params)).await.map_err(|e| error_message(&e))
-    };
-    let viewport = get(&send("Page.getLayoutMetrics", json!({})).await?, "cssVisualViewport");
-    let number = |key| get(&viewport, key).as_f64().unwrap_or(0.0);
-    let (width, height) = (number("clientWidth"), number("clientHeight"));
-    if width < 1.0 || height < 1.0 {
-        return Err("the page has no viewport".into());
-    }
-    // The clip is in the document's coordinates: the viewport where it is scrolled to.
-    let clip = json!({
-        "x": number("pageX"), "y": number("pageY"), "width": width, "height": height,
-        "scale": (WIDTH / width).min(1.0),
-    });
-    let params = json!({ "format": "jpeg", "quality": QUALITY, "clip": clip, "optimizeForSpeed": true });
-    let shot = send("Page.captureScreenshot", params);
-    let timeout = sleep(TIMEOUT_MS);
-    futures_util::pin_mut!(shot, timeout);
-    match futures_util::future::select(shot, timeout).await {
-        futures_util::future::Either::Left((result, _)) => {
-            let data = get(&result?, "data").as_string().ok_or("no picture data")?;
-            Ok(format!("data:image/jpeg;base64,{data}"))
-        }
-        futures_util::future::Either::Right(_) => Err("the tab did not paint in time".into()),
-    }
-}
-
-/// Tells every open panel of a new picture.
-pub fn broadcast(agent: String, tab_id: TabId, src: String) {
-    let message = to_js(&WorkerBroadcast::Picture { agent, tab_id, src });
-    spawn_local(async move {
-        let _ = chrome::send_message(&message).await;
-    });
-}
-
 /// The human clicked an agent's picture: its tab becomes the visible one of its window (it
 /// mostly is: only that one is pictured) and the window comes to the front. The agent's page
 /// notices nothing: its focus is emulated, and the focus guard does not give the focus back.
 pub async fn bring_forward(tab_id: TabId) -> Result<(), String> {
-    if sharing::owner_of(tab_id).is_none() {
+    if owner_of(tab_id).is_none() {
         return Err("That tab is no longer shared.".into());
     }
     let tab = chrome::get_tab(tab_id).await?;

@@ -10,7 +10,8 @@ pub use tabtunnel_extension_core::placement::{color_of, is_press, OpenedTab, Pla
 use tabtunnel_wire::{TabId, WindowId, DEFAULT_AGENT};
 use wasm_bindgen_futures::spawn_local;
 
-use super::{sharing, with};
+use super::state::{owner_of, with};
+use super::tab_gate;
 use crate::chrome::{self, NO_GROUP};
 use crate::js::{from_js, sleep, to_js};
 
@@ -168,15 +169,15 @@ pub fn is_agent_window(window_id: WindowId) -> bool {
 /// agent opens another. Done as a step of the tab that the screenshot and every later command
 /// wait for, so none overtakes another.
 pub fn bring_forward_first(tab_id: TabId) {
-    if sharing::owner_of(tab_id).is_some_and(|owner| owner.agent != DEFAULT_AGENT) {
-        sharing::exclusively(tab_id, bring_forward(tab_id));
+    if owner_of(tab_id).is_some_and(|owner| owner.agent != DEFAULT_AGENT) {
+        tab_gate::exclusively(tab_id, bring_forward(tab_id));
     }
 }
 
 /// Makes an agent's tab the active one of its window. Only in the agent's own window, never
 /// the human's.
 pub async fn bring_forward(tab_id: TabId) {
-    let Some(owner) = sharing::owner_of(tab_id) else { return };
+    let Some(owner) = owner_of(tab_id) else { return };
     if owner.agent == DEFAULT_AGENT {
         return;
     }
@@ -192,32 +193,36 @@ pub async fn bring_forward(tab_id: TabId) {
 /// A tab moved into or out of a group. A shared agent tab that left its agent's group (the
 /// human dragged it out) goes back to the human. Checked again a moment later against the tab
 /// itself, since Chrome may report a group change of ours before our call to make it returns.
-pub fn group_changed(tab_id: TabId, _group_id: i32) {
-    let Some(owner) = sharing::owner_of(tab_id) else { return };
+/// `None` for a tab no agent has; else whether it left its group, for the caller to release it.
+pub fn group_changed(tab_id: TabId, _group_id: i32) -> Option<impl std::future::Future<Output = bool>> {
+    let owner = owner_of(tab_id)?;
     if owner.agent == DEFAULT_AGENT {
-        return;
+        return None;
     }
-    spawn_local(async move {
+    Some(async move {
         sleep(50).await;
         if with(|w| w.placing.contains(tab_id) || w.shared.is_attaching(tab_id)) {
-            return;
+            return false;
         }
-        let (Some(now), Ok(tab)) = (sharing::owner_of(tab_id), chrome::get_tab(tab_id).await) else { return };
-        if with(|w| w.places.left_group(&now, tab.window_id, tab.group_id)) {
+        let (Some(now), Ok(tab)) = (owner_of(tab_id), chrome::get_tab(tab_id).await) else { return false };
+        let left = with(|w| w.places.left_group(&now, tab.window_id, tab.group_id));
+        if left {
             log!("tab {tab_id} left the group of {}: it goes back to the human", now.agent);
-            sharing::release(tab_id).await;
         }
-    });
+        left
+    })
 }
 
 /// A tab moved to another window. An agent's tab dragged out of the agent's window goes back to
-/// the human; a handed tab may move between the human's windows (its group follows it).
-pub fn window_changed(tab_id: TabId, window_id: WindowId) {
-    let Some(owner) = sharing::owner_of(tab_id) else { return };
-    if with(|w| w.places.left_window(&owner, window_id)) {
+/// the human (the caller releases it when this says so); a handed tab may move between the
+/// human's windows (its group follows it).
+pub fn window_changed(tab_id: TabId, window_id: WindowId) -> bool {
+    let Some(owner) = owner_of(tab_id) else { return false };
+    let left = with(|w| w.places.left_window(&owner, window_id));
+    if left {
         log!("tab {tab_id} left the window of {}: it goes back to the human", owner.agent);
-        spawn_local(sharing::release(tab_id));
     }
+    left
 }
 
 /// An agent is about to press (mouse or touch) in `tab_id`.
@@ -239,7 +244,7 @@ fn focus_changed(window_id: WindowId) {
             if chrome::get_window(window_id).await.is_ok_and(|w| w.kind == "normal") {
                 let changed = with(|w| w.focus.human_focused(window_id));
                 if changed {
-                    super::broadcast();
+                    super::panel_state::broadcast();
                 }
             }
         });

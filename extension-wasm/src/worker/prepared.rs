@@ -13,13 +13,14 @@
 //! on. One the human takes for themselves (navigates, drags away) is let go; one the human closes
 //! is not made again for that agent until its next page.
 
-pub use tabtunnel_extension_core::prepared::{Prepared, Ready};
+pub use tabtunnel_extension_core::prepared::Ready;
 use tabtunnel_wire::{TabId, WindowId};
 use wasm_bindgen_futures::spawn_local;
 
-use super::placement;
-use super::sharing::{self, Owner};
-use super::{browser_ops, gestures, with};
+use tabtunnel_extension_core::sharing::Owner;
+
+use super::state::with;
+use super::{agent_queue, attach, gestures, placement};
 use crate::chrome;
 use crate::js::{sleep, to_js};
 
@@ -54,7 +55,7 @@ pub fn drop_all() {
 
 /// The agent's prepared tab, if it has one still as it was left (open, blank, in the agent's
 /// window); it is the caller's now. Called inside the agent's queue of tab operations
-/// (`browser_ops::serially`), so a preparation under way has finished.
+/// (`agent_queue::serially`), so a preparation under way has finished.
 pub async fn take(agent: &str) -> Option<Ready> {
     let ready = with(|w| w.prepared.take(agent))?;
     persist();
@@ -95,7 +96,7 @@ fn ensure(agent: String) {
     let Some(preparation) = with(|w| w.prepared.begin(&agent)) else { return };
     spawn_local(async move {
         // In the agent's queue: a CreateTab sent meanwhile waits for this tab and takes it.
-        let outcome = browser_ops::serially(&agent, prepare(&agent)).await;
+        let outcome = agent_queue::serially(&agent, prepare(&agent)).await;
         let made = outcome.unwrap_or_else(|e| {
             warn!("could not prepare a tab for {agent}: {e}");
             None
@@ -119,7 +120,7 @@ async fn prepare(agent: &str) -> Result<Option<Ready>, String> {
     with(|w| w.prepared.opening(opened.tab_ids()));
     persist();
     let owner = Owner { agent: agent.to_owned(), created: true };
-    let described = sharing::attach_unguarded_and_describe(tab_id, owner).await;
+    let described = attach::attach_unguarded_and_describe(tab_id, owner).await;
     with(|w| w.prepared.opened(opened.tab_ids()));
     match described {
         Ok(info) => Ok(Some(Ready { opened, info })),
@@ -140,11 +141,6 @@ async fn discard(ready: Ready) {
 fn is_blank(tab: &chrome::Tab) -> bool {
     let blank = |url: &str| url.is_empty() || url == "about:blank";
     blank(&tab.url) && blank(&tab.pending_url)
-}
-
-/// The agent whose prepared tab this is.
-pub(super) fn owner(tab_id: TabId) -> Option<String> {
-    with(|w| w.prepared.owner(tab_id).map(str::to_owned))
 }
 
 /// A tab closed, or the debugger left a tab we did not share (the human cancelled debugging,

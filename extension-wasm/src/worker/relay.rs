@@ -8,8 +8,10 @@ use js_sys::JsString;
 use tabtunnel_extension_core::early_events::{self, Kept};
 use tabtunnel_wire::{hot, CdpError, CommandResult, FromExtension, RequestId, TabId};
 use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::spawn_local;
 
-use super::{daemon, with, workers};
+use super::state::with;
+use super::{daemon, tab_gate, workers};
 use crate::chrome::{self, Debuggee};
 use crate::js::{error_message, json_js};
 
@@ -49,7 +51,7 @@ extern "C" {
 }
 
 /// A command from the daemon (`wire::Command`), its params still the JS object.
-pub struct IncomingCommand {
+struct IncomingCommand {
     pub id: RequestId,
     pub tab_id: TabId,
     child_session_id: Option<String>,
@@ -60,12 +62,12 @@ pub struct IncomingCommand {
 
 impl IncomingCommand {
     /// A screenshot of the tab's page (not of a child), which must be painted to be taken.
-    pub fn is_page_screenshot(&self) -> bool {
+    fn is_page_screenshot(&self) -> bool {
         self.method == "Page.captureScreenshot" && self.child_session_id.is_none()
     }
 
     /// The command in a parsed daemon frame; `None` if the frame is something else.
-    pub fn read(frame: &JsValue) -> Option<IncomingCommand> {
+    fn read(frame: &JsValue) -> Option<IncomingCommand> {
         if !frame.is_object() {
             return None;
         }
@@ -80,14 +82,28 @@ impl IncomingCommand {
     }
 }
 
+/// A daemon frame, parsed by JS: a command is run (true), anything else is not one (false).
+pub fn receive(generation: u64, frame: &JsValue) -> bool {
+    let Some(command) = IncomingCommand::read(frame) else { return false };
+    if command.is_page_screenshot() {
+        super::placement::bring_forward_first(command.tab_id);
+    }
+    // Taken now, in arrival order: a command waits only for steps begun before it.
+    let gate = tab_gate::reset_gate(command.tab_id);
+    let epoch = tab_gate::epoch(command.tab_id);
+    // Only while a panel shows pictures: the agent's picture is taken again soon.
+    if daemon::command_started() {
+        daemon::acted(command.tab_id);
+    }
+    spawn_local(run_command(generation, command, gate, epoch));
+    true
+}
+
 pub fn listen() {
     let cb = Closure::<dyn FnMut(JsValue, String, JsValue)>::new(on_debugger_event);
     chrome::on_debugger_event(&cb);
     cb.forget();
 }
-
-/// A `chrome.debugger.onEvent` kept until its tab is announced: `(source, method, params)`.
-pub type EarlyEvent = (JsValue, String, JsValue);
 
 /// One `chrome.debugger.onEvent`: to the gesture guard, then to the daemon. A tab attached
 /// with the guard armed but not yet announced (`sharing::add`) keeps its events for then: the
@@ -122,15 +138,10 @@ pub fn on_debugger_event(source: JsValue, method: String, params: JsValue) {
 }
 
 /// Runs one command; always answers, since a client waits for every id. `gate` is a step of
-/// the tab in progress (a reset, a screenshot's bring-forward: [`super::sharing::exclusively`])
+/// the tab in progress (a reset, a screenshot's bring-forward: [`super::tab_gate::exclusively`])
 /// that the command must wait for.
-/// `epoch` is the tab's session generation when the command arrived (see `sharing::epoch`).
-pub async fn run_command(
-    generation: u64,
-    command: IncomingCommand,
-    gate: Option<js_sys::Promise>,
-    epoch: u64,
-) {
+/// `epoch` is the tab's session generation when the command arrived (see `tab_gate::epoch`).
+async fn run_command(generation: u64, command: IncomingCommand, gate: Option<js_sys::Promise>, epoch: u64) {
     let id = command.id;
     if let Some(gate) = gate {
         let _ = wasm_bindgen_futures::JsFuture::from(gate).await;

@@ -4,19 +4,20 @@
 
 use serde::Deserialize;
 use tabtunnel_extension_core::settings::Startup;
-pub use tabtunnel_extension_core::sharing::Owner;
+use tabtunnel_extension_core::sharing::Owner;
 use tabtunnel_extension_core::sharing::{Detached, Reattached, Share, StoredTab};
 use tabtunnel_extension_core::TargetChange;
 use tabtunnel_wire::{TabId, TabInfo, UnshareReason, WindowId, DEFAULT_AGENT};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
-use super::{
-    broadcast, daemon, gestures, navigation, placement, prepared, relay, settings, web_only, with, workers,
-};
+use super::attach::{attach_and_describe, emulate_focus};
+use super::panel_state::broadcast;
+use super::state::{is_shared, owner_of, with};
+use super::tab_gate::exclusively;
+use super::{daemon, gestures, navigation, placement, prepared, relay, settings, web_only, workers};
 use crate::chrome;
-use crate::js::{error_message, from_js, sleep, to_js};
-use crate::restricted::check_debuggable;
+use crate::js::{from_js, sleep, to_js};
 
 /// `chrome.storage.session` key: shared tabs and their agents. Session storage outlives the
 /// worker (not the browser), like the debugger sessions themselves.
@@ -71,11 +72,17 @@ pub fn listen() {
             if let Some(group_id) =
                 js_sys::Reflect::get(&change, &"groupId".into()).ok().and_then(|g| g.as_f64())
             {
-                placement::group_changed(tab_id, group_id as i32);
+                if let Some(left) = placement::group_changed(tab_id, group_id as i32) {
+                    spawn_local(async move {
+                        if left.await {
+                            release(tab_id).await;
+                        }
+                    });
+                }
             }
             if let Some(url) = js_sys::Reflect::get(&change, &"url".into()).ok().and_then(|u| u.as_string()) {
                 prepared::navigated(tab_id, &url);
-                web_only::navigated(tab_id, &url);
+                navigated(tab_id, &url);
             }
             let relevant =
                 ["url", "title"].iter().any(|k| js_sys::Reflect::has(&change, &(*k).into()).unwrap_or(false));
@@ -102,21 +109,36 @@ pub fn listen() {
         }
         if let Some(AttachInfo { new_window_id }) = from_js(&info) {
             changed(tab_id, |info| info.window_id = new_window_id);
-            placement::window_changed(tab_id, new_window_id);
+            if placement::window_changed(tab_id, new_window_id) {
+                spawn_local(release(tab_id));
+            }
             prepared::moved(tab_id, new_window_id);
         }
     });
     chrome::on_tab_attached(&on_attached);
     on_attached.forget();
+
+    let on_navigation = || {
+        Closure::<dyn FnMut(JsValue)>::new(|details: JsValue| {
+            if let Some((tab_id, url)) = web_only::main_frame(&details) {
+                navigated(tab_id, &url);
+            }
+        })
+    };
+    let before = on_navigation();
+    chrome::on_before_navigate(&before);
+    before.forget();
+    let committed = on_navigation();
+    chrome::on_navigation_committed(&committed);
+    committed.forget();
 }
 
-pub fn is_shared(tab_id: TabId) -> bool {
-    with(|w| w.shared.contains_key(&tab_id))
-}
-
-/// The agent a shared tab belongs to.
-pub fn owner_of(tab_id: TabId) -> Option<Owner> {
-    with(|w| w.shared.owner_of(tab_id))
+/// A shared tab's main frame goes to `url`: a page off the web is unshared at once (`web_only`).
+fn navigated(tab_id: TabId, url: &str) {
+    if web_only::leaves_the_web(tab_id, url) {
+        unshare(tab_id, UnshareReason::Detached);
+        web_only::let_go(tab_id, url);
+    }
 }
 
 /// Shares a tab at the user's request: with the default agent (the plain endpoint's).
@@ -297,39 +319,6 @@ pub fn reset(tab_id: TabId) {
     });
 }
 
-/// Runs a step on one tab (a detach/re-attach, bringing it forward) after any earlier one, with
-/// commands arriving meanwhile held back (see [`reset_gate`]): two resets interleaved would
-/// detach each other's session, and a command must not overtake one sent before it.
-pub(super) fn exclusively(tab_id: TabId, work: impl std::future::Future<Output = ()> + 'static) {
-    let mut resolve = None;
-    let done = js_sys::Promise::new(&mut |res, _| resolve = Some(res));
-    let (token, previous) = with(|w| (w.tab_steps.begin(tab_id).0, w.resetting.insert(tab_id, done.clone())));
-    spawn_local(async move {
-        if let Some(previous) = previous {
-            let _ = wasm_bindgen_futures::JsFuture::from(previous).await;
-        }
-        work.await;
-        with(|w| {
-            if w.tab_steps.finish(&tab_id, token) {
-                w.resetting.remove(&tab_id);
-            }
-        });
-        if let Some(resolve) = resolve {
-            let _ = resolve.call0(&JsValue::NULL);
-        }
-    });
-}
-
-/// Which debugger session of the tab a command arriving now was meant for.
-pub fn epoch(tab_id: TabId) -> u64 {
-    with(|w| w.epochs.current(tab_id))
-}
-
-/// The step on this tab (see [`exclusively`]) a command arriving now must wait for, if any.
-pub fn reset_gate(tab_id: TabId) -> Option<js_sys::Promise> {
-    with(|w| w.resetting.get(&tab_id).cloned())
-}
-
 async fn reset_session(tab_id: TabId) {
     gestures::fail_held(tab_id).await;
     gestures::forget(tab_id);
@@ -388,132 +377,6 @@ async fn reattach_or_unshare(tab_id: TabId, when: &str, clients_lost_state: bool
             let _ = chrome::detach(tab_id).await; // unshared meanwhile
         }
     }
-}
-
-/// Attaches (or confirms our existing attachment) and describes the tab as `owner`'s. `check_url`
-/// refuses pages Chrome will not let us debug, with a message for the user.
-pub async fn attach_and_describe(tab_id: TabId, check_url: bool, owner: Owner) -> Result<TabInfo, String> {
-    attach_then_describe(tab_id, check_url, owner, true).await
-}
-
-/// As [`attach_and_describe`], for a tab no agent has yet (a prepared one): the gesture guard
-/// is armed when it is handed out (`prepared::take`), so the human who takes the tab instead
-/// navigates it with nothing paused.
-pub async fn attach_unguarded_and_describe(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> {
-    attach_then_describe(tab_id, false, owner, false).await
-}
-
-async fn attach_then_describe(
-    tab_id: TabId,
-    check_url: bool,
-    owner: Owner,
-    guard: bool,
-) -> Result<TabInfo, String> {
-    // Armed, the tab's requests pause for the guard from the attach on: their events wait for
-    // the announcement (`add`) rather than being dropped as a stranger tab's.
-    let hold = guard.then(|| with(|w| w.early_events.hold(tab_id, w.shared.contains_key(&tab_id)))).flatten();
-    let described = attach_armed_and_describe(tab_id, check_url, owner, guard).await;
-    if let (Err(_), Some(hold)) = (&described, hold) {
-        with(|w| w.early_events.give_up(hold));
-    }
-    described
-}
-
-async fn attach_armed_and_describe(
-    tab_id: TabId,
-    check_url: bool,
-    owner: Owner,
-    guard: bool,
-) -> Result<TabInfo, String> {
-    if check_url {
-        let tab = chrome::get_tab(tab_id).await.map_err(|e| format!("No such tab: {e}"))?;
-        let url = if tab.pending_url.is_empty() { &tab.url } else { &tab.pending_url };
-        check_debuggable(url)?;
-    }
-    match chrome::attach(tab_id).await {
-        Ok(()) => {}
-        // After a worker restart our old session is still there, with whatever its clients
-        // enabled: start a clean one, as the daemon's clients were all dropped with the worker.
-        Err(e) if e.contains("Another debugger is already attached") => {
-            let _ = chrome::detach(tab_id).await;
-            // The old session's events (its requests paused for a guard that is gone) are
-            // not the new one's.
-            with(|w| w.early_events.session_replaced(tab_id));
-            chrome::attach(tab_id).await.map_err(|e| format!("Chrome refused to attach: {e}"))?;
-        }
-        Err(e) => return Err(format!("Chrome refused to attach: {e}")),
-    }
-    // An agent's tab is never without the gesture guard: not armed, not shared.
-    if guard {
-        if let Err(e) = gestures::arm(tab_id).await {
-            let _ = chrome::detach(tab_id).await;
-            return Err(e);
-        }
-    }
-    // Every attach starts a session with no emulation: an agent's page gets its focus back
-    // before any client hears of it (a reset's re-attach included). Sent now, not waited for:
-    // a new tab's renderer answers it only once it runs (40-120 ms here), and the session runs
-    // its commands in order, so every client command comes after it anyway.
-    if owner.emulates_focus() {
-        spawn_local(emulate_focus(tab_id, true));
-    }
-    match describe(tab_id, owner).await {
-        Ok(info) => Ok(info),
-        Err(e) => {
-            let _ = chrome::detach(tab_id).await;
-            Err(e)
-        }
-    }
-}
-
-/// Turns the page's focus emulation on or off in our debugger session; the tab stays shared
-/// either way, only its page's idea of having the focus is at stake.
-async fn emulate_focus(tab_id: TabId, enabled: bool) {
-    let params = to_js(&serde_json::json!({ "enabled": enabled }));
-    if let Err(e) = chrome::send_command(tab_id, None, "Emulation.setFocusEmulationEnabled", &params).await {
-        warn!("focus emulation of tab {tab_id}: {}", error_message(&e));
-    }
-}
-
-async fn describe(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> {
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct TargetInfo {
-        target_id: String,
-        #[serde(default)]
-        browser_context_id: String,
-        opener_id: Option<String>,
-    }
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Reply {
-        target_info: TargetInfo,
-    }
-    // Both at once: a new tab waits on them before its client hears of it.
-    let no_params = JsValue::UNDEFINED;
-    let (reply, tab) = futures_util::join!(
-        chrome::send_command(tab_id, None, "Target.getTargetInfo", &no_params),
-        chrome::get_tab(tab_id)
-    );
-    let reply = reply.map_err(|e| error_message(&e))?;
-    let target = from_js::<Reply>(&reply).ok_or("unexpected Target.getTargetInfo reply")?.target_info;
-    let tab = tab?;
-    let url = if tab.pending_url.is_empty() { &tab.url } else { &tab.pending_url };
-    web_only::check_tab(tab_id, url).await?;
-    Ok(TabInfo {
-        tab_id,
-        window_id: tab.window_id,
-        target_id: target.target_id,
-        browser_context_id: target.browser_context_id,
-        // A tab opened on a URL commits it a moment later; the URL it is loading is the one a
-        // client asked for (Chrome's own targetInfo shows it too).
-        url: if tab.pending_url.is_empty() { tab.url } else { tab.pending_url },
-        title: tab.title,
-        opener_target_id: target.opener_id,
-        agent: owner.agent,
-        created: owner.created,
-        kind: Default::default(),
-    })
 }
 
 /// Records a tab as shared and tells the daemon and the panel; its agent's navigation rules

@@ -14,11 +14,11 @@
 //! A prepared tab already gives itself up on any navigation (`prepared::navigated`).
 
 use serde::Deserialize;
-use tabtunnel_wire::{destinations, TabId, UnshareReason};
+use tabtunnel_wire::{destinations, TabId};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
-use super::{sharing, with};
+use super::state::{is_shared, with};
 use crate::chrome;
 use crate::js::{error_message, from_js};
 
@@ -31,30 +31,26 @@ struct NavigationDetails {
     url: String,
 }
 
-pub fn listen() {
-    let on_navigation = || {
-        Closure::<dyn FnMut(JsValue)>::new(|details: JsValue| {
-            if let Some(d) = from_js::<NavigationDetails>(&details).filter(|d| d.frame_id == 0) {
-                navigated(d.tab_id, &d.url);
-            }
-        })
-    };
-    let before = on_navigation();
-    chrome::on_before_navigate(&before);
-    before.forget();
-    let committed = on_navigation();
-    chrome::on_navigation_committed(&committed);
-    committed.forget();
+/// The tab and URL of a `webNavigation` event (`onBeforeNavigate`, `onCommitted`) of a main
+/// frame; `None` for a subframe's.
+pub fn main_frame(details: &JsValue) -> Option<(TabId, String)> {
+    from_js::<NavigationDetails>(details).filter(|d| d.frame_id == 0).map(|d| (d.tab_id, d.url))
 }
 
-/// A shared tab's main frame goes to `url` (or shows it: `tabs.onUpdated`).
-pub fn navigated(tab_id: TabId, url: &str) {
-    if url.is_empty() || destinations::is_allowed(url) || !sharing::is_shared(tab_id) {
-        return;
+/// A shared tab's main frame goes to `url` (or shows it: `tabs.onUpdated`): whether that leaves
+/// the web. Then the caller unshares it at once, in this task (no command of the tab's is run
+/// after this one), and lets it go with [`let_go`].
+pub fn leaves_the_web(tab_id: TabId, url: &str) -> bool {
+    if url.is_empty() || destinations::is_allowed(url) || !is_shared(tab_id) {
+        return false;
     }
     warn!("tab {tab_id} goes to {url}, which no agent may reach: it is no longer shared");
-    // Unshared now, in this task: no command of the tab's is run after this one.
-    sharing::unshare(tab_id, UnshareReason::Detached);
+    true
+}
+
+/// A tab that left the web, unshared: answered no panel request for the worker's life, the
+/// debugger detached, and its page blanked if it is ours.
+pub fn let_go(tab_id: TabId, url: &str) {
     with(|w| w.shared.taint(tab_id));
     let ours = url.starts_with(&chrome::runtime_get_url(""));
     spawn_local(async move {

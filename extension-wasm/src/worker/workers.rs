@@ -1,7 +1,7 @@
 //! Service and shared workers of agents' pages, as targets of those agents. `chrome.debugger`
 //! reaches them (`getTargets()` lists them, `attach({targetId})` attaches to one), but nothing
 //! tells an extension when one starts or ends. So while tabs are shared the worker looks every
-//! [`SCAN_MS`]: a new service or shared worker is announced to the daemon as a target of the
+//! [`SCAN_MS`] (the scan's steps are `tabtunnel_extension_core::worker_scan`'s): a new service or shared worker is announced to the daemon as a target of the
 //! agent whose shared page has the worker's origin ([`owning_agent`]), as a `TabShared` whose
 //! `kind` says what it is and whose `tab_id` is a handle of ours (negative: never a tab's); one
 //! no longer listed, or whose debugger session closed with it, is reported gone.
@@ -10,23 +10,25 @@
 //! daemon's `ResetTab` (its last client session left) detaches it, so it ends when Chrome would
 //! end it (an attached service worker is never stopped for being idle).
 
+use std::collections::VecDeque;
+
 use serde::Deserialize;
-pub use tabtunnel_extension_core::workers::{is_worker, Workers};
-use tabtunnel_extension_core::workers::{owning_agent, Ended};
+use tabtunnel_extension_core::sharing::Sharing;
+use tabtunnel_extension_core::worker_scan::{Described, Listed, Step, SCAN_MS};
+pub use tabtunnel_extension_core::workers::is_worker;
+use tabtunnel_extension_core::workers::Ended;
 use tabtunnel_extension_core::TargetChange;
 use tabtunnel_wire::{TabId, TabInfo, UnshareReason};
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::spawn_local;
 
-use super::{daemon, sharing, with};
+use super::state::with;
+use super::{daemon, tab_gate};
 use crate::chrome::{self, Debuggee};
 use crate::js::{error_message, from_js, sleep};
 
-/// How often the browser's targets are looked at while tabs are shared. puppeteer's
-/// `waitForTarget` and Playwright's `serviceWorker` event wait for as long as it takes.
-const SCAN_MS: u32 = 500;
-
-/// Looks for workers as long as the service worker lives.
+/// Looks for workers as long as the service worker lives, a scan every [`SCAN_MS`] after the
+/// last one ended.
 pub fn watch() {
     spawn_local(async {
         loop {
@@ -36,42 +38,47 @@ pub fn watch() {
     });
 }
 
+/// One scan: its steps (`tabtunnel_extension_core::worker_scan`) run until none is left.
 async fn scan() {
     let worth_it =
         !super::kill_switch::is_engaged() && with(|w| !w.shared.is_empty() || !w.workers.is_empty());
-    if !worth_it {
-        return;
-    }
-    let listed: Vec<chrome::DebuggerTarget> = match chrome::debugger_targets().await {
-        Ok(targets) => targets.into_iter().filter(|t| t.kind == "worker").collect(),
-        Err(e) => return warn!("chrome.debugger.getTargets failed: {e}"),
-    };
-    let ids: Vec<&str> = listed.iter().map(|t| t.id.as_str()).collect();
-    let gone = with(|w| w.workers.gone(&ids));
-    for handle in gone {
-        end(handle, UnshareReason::Closed, false);
-    }
-    for target in listed {
-        let agent = with(|w| {
-            let pages = w.shared.values().map(|t| (t, w.shared.navigated_at(t.tab_id)));
-            w.workers
-                .is_new(&target.id)
-                .then(|| owning_agent(&target.url, pages).map(str::to_owned))
-                .flatten()
-        });
-        if let Some(agent) = agent {
-            match describe(&target.id, agent).await {
-                Ok(Some(info)) => announce(info),
-                Ok(None) => with(|w| w.workers.pass_over(target.id)),
-                Err(e) => log!("worker {} not shared: {e}", target.url),
+    let mut steps: VecDeque<Step> = with(|w| w.scan.begin(worth_it)).into_iter().collect();
+    while let Some(step) = steps.pop_front() {
+        match step {
+            Step::List { op } => {
+                let listed = match chrome::debugger_targets().await {
+                    Ok(targets) => Ok(targets
+                        .into_iter()
+                        .filter(|t| t.kind == "worker")
+                        .map(|t| Listed { id: t.id, url: t.url })
+                        .collect()),
+                    Err(e) => {
+                        warn!("chrome.debugger.getTargets failed: {e}");
+                        Err(e)
+                    }
+                };
+                steps.extend(with(|w| w.scan.listed(op, listed, &mut w.workers, pages(&w.shared))));
             }
+            Step::Describe { op, target_id } => {
+                let described = describe(&target_id).await;
+                if let Err(e) = &described {
+                    log!("worker {target_id} not shared: {e}");
+                }
+                steps.extend(with(|w| w.scan.described(op, described, &mut w.workers, pages(&w.shared))));
+            }
+            Step::End { handle, reason } => end(handle, reason, false),
+            Step::Announce(info) => announce(info),
         }
     }
 }
 
-/// What the worker is, asked of Chrome through a debugger session opened for the question;
-/// `None` when it is not a service or shared worker.
-async fn describe(target_id: &str, agent: String) -> Result<Option<TabInfo>, String> {
+/// The shared pages, with the time each last changed its URL (whose a worker is).
+fn pages(shared: &Sharing) -> impl Iterator<Item = (&TabInfo, f64)> + Clone {
+    shared.values().map(|t| (t, shared.navigated_at(t.tab_id)))
+}
+
+/// What the worker is, asked of Chrome through a debugger session opened for the question.
+async fn describe(target_id: &str) -> Result<Described, String> {
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
     struct TargetInfo {
@@ -97,7 +104,7 @@ async fn describe(target_id: &str, agent: String) -> Result<Option<TabInfo>, Str
     }
     let reply = reply.map_err(|e| error_message(&e))?;
     let t = from_js::<Reply>(&reply).ok_or("unexpected Target.getTargetInfo reply")?.target_info;
-    Ok(with(|w| w.workers.describe(target_id, &t.kind, t.url, t.title, t.browser_context_id, agent)))
+    Ok(Described { cdp_type: t.kind, url: t.url, title: t.title, browser_context_id: t.browser_context_id })
 }
 
 fn announce(info: TabInfo) {
@@ -121,8 +128,9 @@ fn end(handle: TabId, reason: UnshareReason, detach: bool) {
     }
 }
 
-/// Every worker stops being shared (the kill switch).
+/// Every worker stops being shared (the kill switch), and a scan under way is given up.
 pub fn forget_all(reason: UnshareReason) {
+    with(|w| w.scan.stop());
     for handle in with(|w| w.workers.handles()) {
         end(handle, reason, true);
     }
@@ -151,7 +159,7 @@ pub async fn attached(handle: TabId) -> Result<String, String> {
 /// The daemon's `ResetTab` for a worker: its last client left, so our session closes (the next
 /// command opens a fresh one), as a step of the worker that later commands wait for.
 pub fn reset(handle: TabId) {
-    sharing::exclusively(handle, async move {
+    tab_gate::exclusively(handle, async move {
         if let Some(target_id) = with(|w| w.workers.reset(handle)) {
             if let Err(e) = chrome::detach_from(Debuggee::Target(&target_id)).await {
                 warn!("detach from worker {target_id}: {e}");
