@@ -351,6 +351,91 @@ describe('policy, questions, audit trail and kill switch', { timeout: 600_000 },
     }
   });
 
+  test('no kind of token reaches the trail, tabtunnel audit, the log or the side panel, in any field', async () => {
+    const cli = (...args) =>
+      promisify(execFile)(daemonBinary(), args, {
+        env: { ...process.env, XDG_CONFIG_HOME: h.configHome, XDG_DATA_HOME: h.dataHome },
+      });
+    const mark = h.output.length;
+    const minted = (await cli('agent', 'add', 'token-probe')).stdout;
+    const agentToken = minted.match(/tta_[0-9a-f]{64}/)?.[0];
+    assert.ok(agentToken, `agent add printed no token: ${minted}`);
+    const extensionSecret = fs.readFileSync(path.join(h.configHome, 'tabtunnel', 'extension-secret'), 'utf8').trim();
+    const panel = await h.openPanel();
+    // Everything the panel shows but the client endpoint, which it shows the human on purpose.
+    const panelText = () =>
+      panel.$eval('body', (body) => {
+        const copy = body.cloneNode(true);
+        copy.querySelector('#client-endpoint')?.remove();
+        return `${copy.textContent}\n${copy.innerHTML}`;
+      });
+    const browser = await connectAgent('a');
+    try {
+      const page = await browser.newPage();
+      await page.goto(h.pageUrl);
+      // The navigation key never leaves the daemon and the worker (redirects carry a MAC), so no
+      // agent can name it: redact.rs's and log.rs's unit tests name it.
+      const secrets = { owner: h.token, 'extension secret': extensionSecret, 'agent token': agentToken };
+      const named =
+        `o=${h.token}&e=${extensionSecret.slice(0, 40)}&E=${extensionSecret.toUpperCase()}` +
+        `&t=${agentToken}&u=${encodeURIComponent(`http://x/${h.token.toUpperCase()}/`)}`;
+      // A denied navigation (the daemon's own endpoint is no allowed origin): its url and rule.
+      await assert.rejects(page.goto(`http://127.0.0.1:${h.port}/${h.token}/json/version?${named}`), /net::ERR_BLOCKED_BY_CLIENT/);
+      // An asked one: the question in the side panel, denied there.
+      const item = '#approvals [data-request-id]';
+      const asked = page.goto(`${askedOrigin}/form.html?${named}`).then(
+        () => 'navigated',
+        (e) => e.message,
+      );
+      await panel.waitForSelector(item, { timeout: WAIT_MS });
+      const question = await panelText();
+      await panel.click(`${item} button[data-answer="deny"]`);
+      assert.match(await withTimeout(asked, WAIT_MS, 'the denied navigation'), /net::ERR_BLOCKED_BY_CLIENT/);
+      // Errors: an unknown method named after a token, and the gate refusing a path naming each.
+      const raw = await RawCdp.open(`${h.agentEndpoint('a')}/cdp`.replace('http://', 'ws://'));
+      const unknown = await raw.send(1, `Page.${agentToken}`, { secret: extensionSecret });
+      raw.close();
+      assert.ok(unknown.error, JSON.stringify(unknown));
+      for (const secret of Object.values(secrets)) {
+        assert.equal((await rawGet(h.port, `/json/version/${secret}.x%2F${secret.slice(0, 40)}`)).status, 401);
+      }
+      const lines = await pollFor(
+        async () => {
+          const now = await auditLines();
+          const navigations = now.filter((l) => l.method === 'Page.navigate' && /o=/.test(l.url ?? ''));
+          const done = ['denied', 'asked'].every((o) => navigations.some((l) => l.outcome === o));
+          return done && now.some((l) => l.method.startsWith('Page.') && l.method.includes('<secret>')) && now;
+        },
+        WAIT_MS,
+        'the trail to hold the denied and the asked navigation and the unknown method',
+        h.detail,
+      );
+      assert.ok(lines.some((l) => /allow_origins/.test(l.rule ?? '') && /json\/version/.test(l.url ?? '')), 'the denied one, with its rule');
+      await panel.waitForSelector('#agents li[data-agent="a"] .activity li[data-outcome="denied"]', { timeout: WAIT_MS });
+      const outputs = {
+        'the question in the side panel': question,
+        'the side panel after': await panelText(),
+        'tabtunnel audit': await audit(),
+        'tabtunnel audit --json': await audit('--json'),
+        'tabtunnel audit --agent a': await audit('--agent', 'a'),
+        'the trail file': fs.readFileSync(path.join(h.dataHome, 'tabtunnel', 'audit', 'audit.jsonl'), 'utf8'),
+        "the daemon's log": h.output.slice(mark),
+      };
+      for (const [what, text] of Object.entries(outputs)) {
+        const plain = text.toLowerCase();
+        for (const [kind, secret] of Object.entries(secrets)) {
+          const lower = secret.replace(/^tta_/, '').toLowerCase();
+          for (let i = 0; i + 8 <= lower.length; i++) {
+            assert.ok(!plain.includes(lower.slice(i, i + 8)), `${what} holds ${lower.slice(i, i + 8)} of the ${kind}:\n${text}`);
+          }
+        }
+      }
+    } finally {
+      await browser.disconnect();
+      await panel.close();
+    }
+  });
+
   test('the kill switch, clicked in the side panel, ends every connection, detaches every tab, and refuses newcomers until released', async () => {
     const panel = await h.openPanel();
     const first = await connectAgent('a');
