@@ -301,6 +301,23 @@ describe('policy, questions, audit trail and kill switch', { timeout: 600_000 },
     const broken = await promisify(execFile)(daemonBinary(), ['audit', 'verify', '--config-dir', copy]).catch((e) => e);
     assert.equal(broken.code, 1, `verify of a trail with two lines swapped: ${broken.stdout}${broken.stderr}`);
     assert.match(broken.stdout, /^BROKEN: record 1 was moved: it belongs before audit\.jsonl line 2, it is at audit\.jsonl line 3/);
+    // Each other kind of rewrite of one line, and a cut end, is named too.
+    const whole = text.split('\n').filter(Boolean);
+    assert.ok(whole.length >= 5, `a trail of ${whole.length} lines`);
+    const changed = JSON.parse(whole[2]);
+    changed.outcome = changed.outcome === 'allowed' ? 'denied' : 'allowed';
+    const rewrites = {
+      changed: [[...whole.slice(0, 2), JSON.stringify(changed), ...whole.slice(3)], /line 3 was changed/],
+      removed: [[...whole.slice(0, 2), ...whole.slice(3)], /record 2 was removed/],
+      inserted: [[...whole.slice(0, 3), whole[1], ...whole.slice(3)], /line 4 repeats record 1 .* inserted/],
+      'cut at its end': [whole.slice(0, -2), /its end was cut/],
+    };
+    for (const [what, [rewritten, namedAs]] of Object.entries(rewrites)) {
+      fs.writeFileSync(path.join(copy, 'data', 'audit', 'audit.jsonl'), `${rewritten.join('\n')}\n`);
+      const named = await promisify(execFile)(daemonBinary(), ['audit', 'verify', '--config-dir', copy]).catch((e) => e);
+      assert.equal(named.code, 1, `verify of a trail with a line ${what}: ${named.stdout}${named.stderr}`);
+      assert.match(named.stdout.split('\n')[0], new RegExp(`^BROKEN: .*${namedAs.source}`), `${what}: ${named.stdout}`);
+    }
     const readable = await audit('--agent', 'reader');
     assert.match(readable, /reader\s+tab \d+\s+was refused: Input\.\w+ \(preset "read-only"/);
     assert.ok(!readable.split('\n').some((l) => /^\S+\s+a\s/.test(l)), 'only the reader');
