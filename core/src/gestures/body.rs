@@ -239,6 +239,8 @@ fn json(text: &str, out: &mut Fields) {
         let bytes = text.as_bytes();
         let mut i = 0;
         let mut named: Option<String> = None;
+        // The member whose value is the array being read (strings in it are its values).
+        let mut in_array: Option<String> = None;
         while i < bytes.len() {
             match bytes[i] {
                 b'"' => {
@@ -249,19 +251,33 @@ fn json(text: &str, out: &mut Fields) {
                         j += 1;
                     }
                     if bytes.get(j) == Some(&b':') {
-                        // A member whose value is a string: the two go together.
+                        // A member whose value is a string, a literal or an array of strings:
+                        // the name goes with each.
                         let mut k = j + 1;
                         while k < bytes.len() && bytes[k].is_ascii_whitespace() {
                             k += 1;
                         }
-                        named = (bytes.get(k) == Some(&b'"')).then(|| string.clone());
+                        in_array = None;
+                        match bytes.get(k) {
+                            Some(b'"') => named = Some(string.clone()),
+                            Some(b'[') => in_array = Some(string.clone()),
+                            _ => {
+                                named = None;
+                                let rest = &text[k.min(text.len())..];
+                                if let Some(literal) =
+                                    ["true", "false"].into_iter().find(|l| rest.starts_with(l))
+                                {
+                                    out.pairs.push((string.clone(), literal.to_owned()));
+                                }
+                            }
+                        }
                         out.names.push(string);
                     } else {
                         let inner = string.trim_start();
                         if (inner.starts_with('{') || inner.starts_with('[')) && budget > inner.len() {
                             pending.push(inner.to_owned());
                         }
-                        if let Some(name) = named.take() {
+                        if let Some(name) = named.take().or_else(|| in_array.clone()) {
                             out.pairs.push((name, string.clone()));
                         }
                         out.values.push(string);
@@ -274,6 +290,10 @@ fn json(text: &str, out: &mut Fields) {
                         .map_or(bytes.len(), |n| i + n);
                     out.values.push(text[i..end].to_owned());
                     i = end;
+                }
+                b']' | b'{' => {
+                    in_array = None;
+                    i += 1;
                 }
                 _ => i += 1,
             }
@@ -618,7 +638,19 @@ mod tests {
         let analytics = r#"{"event":"click","action":"share_click","op":"delete"}"#;
         assert!(ops(analytics).is_empty(), "a JSON body's action is an analytics event's");
         let pairs = fields(r#"{"a":{"b":"c"},"d":1,"e":"f","g":["h"]}"#, "").pairs;
-        assert_eq!(pairs, [("b".to_owned(), "c".to_owned()), ("e".to_owned(), "f".to_owned())]);
+        let pair = |n: &str, v: &str| (n.to_owned(), v.to_owned());
+        assert_eq!(pairs, [pair("b", "c"), pair("e", "f"), pair("g", "h")]);
+    }
+
+    #[test]
+    fn json_members_pair_with_their_literals_and_arrays_of_strings() {
+        let read =
+            fields(r#"{"public": true, "groups": ["admin", "x"], "list": [{"role": "editor"}], "n": 3}"#, "");
+        let pair = |n: &str, v: &str| (n.to_owned(), v.to_owned());
+        assert_eq!(
+            read.pairs,
+            [pair("public", "true"), pair("groups", "admin"), pair("groups", "x"), pair("role", "editor")]
+        );
     }
 
     #[test]

@@ -42,6 +42,7 @@ mod network;
 pub mod rule;
 mod standing;
 pub mod vocabulary;
+mod written;
 
 use crate::approved::Approved;
 use crate::audit::Outcome;

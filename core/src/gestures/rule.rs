@@ -46,6 +46,7 @@
 use super::body;
 pub use super::vocabulary::Kind;
 use super::vocabulary::{self, FieldKind, Found, Label};
+use super::written;
 use crate::origins::{origin_of, OriginPattern};
 use tabtunnel_wire::gestures::{Clicked, ElementFacts, FormFacts, GestureFacts, GestureQuestion};
 
@@ -144,6 +145,10 @@ pub struct Held {
     pub fields: Vec<FieldKind>,
     /// What it does, by its reasons ([`Held::finish`] settles signing in).
     pub kinds: Vec<Kind>,
+    /// Kinds this gesture or write is shown not to be, whatever words say them (a draft's save
+    /// sends nothing, a switch sends nothing now, a cart's line deletes no data): their
+    /// reasons are not added. Cleared by [`Held::finish`].
+    ruled_out: Vec<Kind>,
 }
 
 impl Held {
@@ -158,12 +163,22 @@ impl Held {
     }
 
     fn add_kind(&mut self, reason: String, kind: Kind) {
+        if self.ruled_out.contains(&kind) {
+            return;
+        }
         self.add(reason);
         self.kinds.push(kind);
     }
 
+    fn rule_out(&mut self, kind: Kind) {
+        self.ruled_out.push(kind);
+    }
+
     fn found(&mut self, found: Vec<Found>, where_: &str) {
         for f in found {
+            if f.kind.is_some_and(|k| self.ruled_out.contains(&k)) {
+                continue;
+            }
             self.add(format!("{} {where_}", f.describe()));
             self.kinds.extend(f.kind);
         }
@@ -172,6 +187,7 @@ impl Held {
     /// A password or one-time code is signing in only when nothing else is sensitive: with a
     /// deletion, a new password or a payment it is that one's confirmation.
     fn finish(mut self) -> Self {
+        self.ruled_out.clear();
         self.kinds.sort();
         self.kinds.dedup();
         if self.kinds.len() > 1 {
@@ -211,6 +227,7 @@ pub fn gesture(gesture: Gesture, facts: &GestureFacts, triggers: &Triggers) -> H
     let sends_form = element.submits || typing;
     let form = facts.form.as_ref().filter(|f| sends_form && sends_a_write(f));
     let reads = sends_form && facts.form.as_ref().is_some_and(|f| !sends_a_write(f));
+    rule_out_by_element(facts, &mut held);
     if !typing && !reads {
         let mut found = label_words(&label_of(element), triggers);
         // Sending and sharing are what a write does: a `Share` that opens a dialog is none.
@@ -221,6 +238,12 @@ pub fn gesture(gesture: Gesture, facts: &GestureFacts, triggers: &Triggers) -> H
     }
     if let Some(form) = form {
         form_reasons(form, triggers, &mut held);
+    }
+    // A GET form writes all the same when its fields say so (WordPress's `delete_all`).
+    if let Some(sent) = facts.form.as_ref().filter(|_| reads).and_then(|f| f.body.as_deref()) {
+        for said in written::said_by_get(&body::fields(sent, "application/x-www-form-urlencoded")) {
+            held.add_kind(format!("{} (though sent with GET)", said.why), said.kind);
+        }
     }
     if !facts.matched_selectors.is_empty() {
         held.add(format!("gesture_selectors {:?} in [{}]", facts.matched_selectors, triggers.section));
@@ -239,12 +262,28 @@ pub fn request(request: &Request, facts: Option<&GestureFacts>, triggers: &Trigg
         return held;
     }
     let words = url_words(request.url);
-    held.found(vocabulary::find_in_url(&words, &triggers.words), "in its URL");
     let read = request.body.map(|b| body::fields(b, request.content_type)).unwrap_or_default();
+    if written::is_draft(&read) {
+        held.rule_out(Kind::Sending);
+    }
+    if vocabulary::names_no_data(&words) {
+        held.rule_out(Kind::Deleting);
+    }
+    if let Some(facts) = facts {
+        rule_out_by_element(facts, &mut held);
+    }
+    let mut in_url = vocabulary::find_in_url(&words, &triggers.words);
+    if vocabulary::is_reaction(&words) {
+        in_url.retain(|f| f.kind.is_none()); // a reaction's path says only what it reacts to
+    }
+    held.found(in_url, "in its URL");
     if request.server_method() == "DELETE" && !vocabulary::deletes_no_data(&words) {
         held.add_kind("its method is DELETE".into(), Kind::Deleting);
     }
     operation_reasons(&read, triggers, &mut held);
+    for said in written::said(&read, &words, false) {
+        held.add_kind(said.why, said.kind);
+    }
     for (kind, how) in fields_sent(&read) {
         held.fields.push(kind);
         held.add_kind(format!("a {} is sent ({how})", kind.describe()), kind.kind());
@@ -356,7 +395,28 @@ fn form_reasons(form: &FormFacts, triggers: &Triggers, held: &mut Held) {
         held.add_kind("the form sends DELETE".into(), Kind::Deleting);
     }
     if let Some(sent) = &form.body {
-        operation_reasons(&body::fields(sent, "application/x-www-form-urlencoded"), triggers, held);
+        let read = body::fields(sent, "application/x-www-form-urlencoded");
+        if written::is_draft(&read) {
+            held.rule_out(Kind::Sending);
+        }
+        operation_reasons(&read, triggers, held);
+        for said in written::said(&read, &action, false) {
+            held.add_kind(said.why, said.kind);
+        }
+    }
+}
+
+/// What the element acted on shows a gesture, or the write that follows it, is not: a switch
+/// or checkbox changes a setting and sends nothing now (`Send a weekly email report`); a
+/// deletion in a form about a cart or a filter deletes no data (`Artikel löschen` posting to
+/// `/checkout/cart/delete`).
+fn rule_out_by_element(facts: &GestureFacts, held: &mut Held) {
+    let toggles = |e: &ElementFacts| matches!(e.role.as_str(), "switch" | "checkbox" | "menuitemcheckbox");
+    if facts.element.as_ref().or(facts.clicked.as_ref().map(|c| &c.element)).is_some_and(toggles) {
+        held.rule_out(Kind::Sending);
+    }
+    if facts.form.as_ref().is_some_and(|f| vocabulary::names_no_data(&url_words(&f.action))) {
+        held.rule_out(Kind::Deleting);
     }
 }
 
@@ -1233,5 +1293,117 @@ mod tests {
         assert_eq!(q.kinds, [Kind::Paying]);
         let r = Request { method: "POST", url: "https://shop.test/pay", ..Default::default() };
         assert_eq!(question("request", None, Some(&r), &held).request, "POST https://shop.test/pay");
+    }
+
+    #[test]
+    fn operations_and_paths_that_pay_share_or_make_tokens() {
+        let gql =
+            |doc: &str| serde_json::json!({"operationName": "X", "query": doc, "variables": {}}).to_string();
+        let refund = gql("mutation OrderRefund($id: ID!) { orderRefund(id: $id) { errors { field } } }");
+        assert_eq!(
+            kinds_of(&post("https://dash.test/graphql/", &refund, "application/json")),
+            [Kind::Paying]
+        );
+        let order =
+            gql("mutation CreateOrder($o: OrderCreateInput!) { createOrder(order: $o) { order { id } } }");
+        assert_eq!(
+            kinds_of(&post("https://oc.test/api/graphql", &order, "application/json")),
+            [Kind::Paying]
+        );
+        assert_eq!(kinds_of(&post("https://p.test/billing/change-plan/8571", "_csrf=1", "")), [Kind::Paying]);
+        let token =
+            gql("mutation AppTokenCreate($i: AppTokenInput!) { appTokenCreate(input: $i) { authToken } }");
+        assert_eq!(
+            kinds_of(&post("https://dash.test/graphql/", &token, "application/json")),
+            [Kind::Secrets]
+        );
+        assert_eq!(
+            kinds_of(&post("https://mk.test/api/miauth/gen-token", "{}", "application/json")),
+            [Kind::Secrets]
+        );
+        // Look-alikes: a token refresh, reading an order, a cart's order summary.
+        assert!(!post("https://x.test/oauth/token", "grant_type=refresh_token&refresh_token=a", "").is_held());
+        let read = gql("query OrderDetails($id: ID!) { order(id: $id) { refunds { id } } }");
+        assert!(!post("https://dash.test/graphql/", &read, "application/json").is_held());
+    }
+
+    #[test]
+    fn what_a_writes_fields_say_is_held() {
+        let visibility = "project%5Bvisibility_level%5D=20&project%5Bname%5D=billing";
+        assert_eq!(kinds_of(&post("https://gl.test/acme/billing", visibility, "")), [Kind::Sharing]);
+        let role = request_to("PATCH", "https://gf.test/api/org/users/7", r#"{"role":"Admin"}"#);
+        assert_eq!(kinds_of(&role), [Kind::Sharing]);
+        let survey =
+            post("https://x.test/api/onboarding", r#"{"role":"developer","team":"5"}"#, "application/json");
+        assert!(!survey.is_held(), "one's own role in a survey");
+        let private = post("https://gl.test/acme/billing", "project%5Bvisibility_level%5D=0", "");
+        assert!(!private.is_held());
+    }
+
+    #[test]
+    fn a_draft_a_reaction_a_switch_and_a_cart_line_are_what_they_are() {
+        let draft = post("https://mail.test/?_task=mail&_action=send", "_draft=1&_to=a%40b.c&_subject=x", "");
+        assert!(!draft.is_held(), "saving a draft sends nothing");
+        let sent = post("https://mail.test/?_task=mail&_action=send", "_draft=&_to=a%40b.c&_subject=x", "");
+        assert_eq!(kinds_of(&sent), [Kind::Sending]);
+        assert!(!post("https://gf.test/api/user/stars/dashboard/uid/pay-ovw", "", "").is_held(), "a star");
+        assert!(post("https://gf.test/api/dashboards/uid/x/payments", "", "").is_held(), "no reaction");
+        // A switch whose name says send changes a setting.
+        let switch = ElementFacts { role: "switch".into(), ..button("Send a weekly email report") };
+        let report =
+            form("post", "https://p.test/sites/x/weekly-report/enable", &[], &["Send a weekly email report"]);
+        assert!(!gesture(PRESS, &facts(switch, Some(report.clone())), &none()).is_held());
+        assert!(
+            gesture(PRESS, &facts(button("Send report"), Some(report)), &none()).is_held(),
+            "a button sends"
+        );
+        // A cart line's delete link in a form about the cart.
+        let link = ElementFacts {
+            tag: "a".into(),
+            role: "link".into(),
+            submits: false,
+            ..button("Artikel löschen")
+        };
+        let cart = form("post", "https://m.test/checkout/cart/delete/", &[], &[]);
+        assert!(!gesture(PRESS, &facts(link.clone(), Some(cart)), &none()).is_held());
+        let post_form = form("post", "https://m.test/posts/9", &[], &[]);
+        assert!(gesture(PRESS, &facts(link, Some(post_form)), &none()).is_held(), "not a cart");
+    }
+
+    #[test]
+    fn a_get_form_that_deletes_or_gives_a_role_is_held_and_one_that_searches_is_not() {
+        let with_body = |body: &str| FormFacts {
+            body: Some(body.into()),
+            ..form("get", "https://wp.test/wp-admin/edit.php", &[], &["Esvaziar lixeira"])
+        };
+        let empty = with_body("post_status=trash&s=&delete_all=Esvaziar+lixeira");
+        let held = gesture(PRESS, &facts(button("Esvaziar lixeira"), Some(empty)), &none());
+        assert_eq!(kinds_of(&held), [Kind::Deleting]);
+        let search = with_body("post_status=trash&s=mar%C3%A7o");
+        assert!(!gesture(PRESS, &facts(button("Pesquisar posts"), Some(search)), &none()).is_held());
+        let role = with_body("users%5B%5D=5&new_role=administrator&changeit=Alterar");
+        assert_eq!(
+            kinds_of(&gesture(PRESS, &facts(button("Alterar"), Some(role)), &none())),
+            [Kind::Sharing]
+        );
+    }
+
+    #[test]
+    fn accepting_an_oauth_consent_is_a_secret_and_refusing_it_is_not() {
+        let consent = |body: &str| FormFacts {
+            body: Some(body.into()),
+            ..form(
+                "post",
+                "https://kc.test/realms/a/login-actions/consent?client_id=cli",
+                &[],
+                &["Ja", "Nein"],
+            )
+        };
+        let yes = gesture(PRESS, &facts(button("Ja"), Some(consent("code=Q&accept=Ja"))), &none());
+        assert_eq!(kinds_of(&yes), [Kind::Secrets]);
+        assert!(
+            !gesture(PRESS, &facts(button("Nein"), Some(consent("code=Q&cancel=Nein"))), &none()).is_held()
+        );
+        assert!(!post("https://x.test/api/cookie-consent", "accept=all", "").is_held(), "a cookie banner");
     }
 }

@@ -83,6 +83,8 @@ pub const LANGUAGES: &[Language] = &[
             "confirm bid",
             "submit bid",
             "bid now",
+            "issue refund",
+            "confirm plan change",
         ],
         deleting: &[
             "delete",
@@ -144,6 +146,11 @@ pub const LANGUAGES: &[Language] = &[
             "authorize application",
             "app password",
             "app passwords",
+            "create token",
+            "new token",
+            "gen token",
+            "token create",
+            "token generate",
         ],
         not_data: &[
             "filter",
@@ -177,6 +184,8 @@ pub const LANGUAGES: &[Language] = &[
             "reply",
             "tweet",
             "toot",
+            "comment",
+            "add comment",
         ],
         sharing: &[
             "share",
@@ -224,6 +233,9 @@ pub const LANGUAGES: &[Language] = &[
             "confirm",
             "buy",
             "order",
+            "contribute",
+            "support",
+            "refund",
         ],
     },
     Language {
@@ -319,6 +331,7 @@ pub const LANGUAGES: &[Language] = &[
     Language {
         name: "French",
         paying: &[
+            "commande avec obligation de paiement",
             "payer",
             "payer maintenant",
             "acheter",
@@ -398,6 +411,7 @@ pub const LANGUAGES: &[Language] = &[
     Language {
         name: "Spanish",
         paying: &[
+            "pedido con obligación de pago",
             "pagar",
             "pagar ahora",
             "comprar",
@@ -474,6 +488,7 @@ pub const LANGUAGES: &[Language] = &[
     Language {
         name: "Italian",
         paying: &[
+            "ordine con obbligo di pagamento",
             "paga",
             "paga ora",
             "pagare",
@@ -554,6 +569,7 @@ pub const LANGUAGES: &[Language] = &[
     Language {
         name: "Portuguese",
         paying: &[
+            "encomenda com obrigação de pagamento",
             "pagar",
             "pagar agora",
             "comprar",
@@ -621,6 +637,7 @@ pub const LANGUAGES: &[Language] = &[
     Language {
         name: "Dutch",
         paying: &[
+            "bestelling met betalingsverplichting",
             "betalen",
             "nu betalen",
             "betaal",
@@ -932,6 +949,13 @@ impl Label {
         !entry.is_empty() && self.spaced.contains(&entry.spaced)
     }
 
+    /// Whether the label ends with an entry's words (`project[visibility_level]` ends with
+    /// `visibility level`).
+    pub fn ends_with(&self, entry: &str) -> bool {
+        let entry = Label::new(entry);
+        !entry.is_empty() && self.spaced.ends_with(&entry.spaced)
+    }
+
     /// Whether an entry ending in `*` (a stem) begins one of the label's words.
     fn has_stem(&self, stem: &str) -> bool {
         let stem = stem.to_lowercase();
@@ -976,6 +1000,15 @@ const URL_WORDS: &[(Kind, &[&str])] = &[
             "withdraw",
             "donations",
             "bids",
+            "refund",
+            "refunds",
+            "create order",
+            "order create",
+            "place order",
+            "complete checkout",
+            "checkout complete",
+            "change plan",
+            "plan change",
         ],
     ),
     (Kind::Deleting, &["terminate", "unlink", "drop", "trash empty", "empty"]),
@@ -992,6 +1025,8 @@ const URL_WORDS: &[(Kind, &[&str])] = &[
             "message post",
             "post message",
             "sendmail",
+            "notes create",
+            "create note",
         ],
     ),
     (
@@ -1014,16 +1049,19 @@ const URL_WORDS: &[(Kind, &[&str])] = &[
             "publicize",
             "role",
             "roles",
+            // Bitwarden's Sends: a text or file anyone with the link reads.
+            "sends",
         ],
     ),
 ];
 
-/// What answers, reactions and reading are called: a send or share that names one of them
-/// is none (`POST /statuses/1/favourite`, `PUT /drafts/3`, `POST /messages/9/read`).
-const NOT_SENT: &[&str] = &[
-    "draft",
-    "drafts",
-    "preview",
+/// Reactions: a write whose path names one is that reaction, whatever else its path says
+/// (`POST /user/stars/dashboard/uid/pay-ovw` stars a dashboard whose id has `pay` in it).
+const REACTIONS: &[&str] = &[
+    "star",
+    "stars",
+    "starred",
+    "unstar",
     "like",
     "likes",
     "unlike",
@@ -1031,24 +1069,43 @@ const NOT_SENT: &[&str] = &[
     "favourites",
     "favorite",
     "favorites",
-    "unfavourite",
     "bookmark",
     "bookmarks",
+    "react",
+    "reaction",
+    "reactions",
+    "vote",
+    "votes",
+];
+
+/// Whether a write's URL names a reaction (see [`REACTIONS`]).
+pub fn is_reaction(url_words: &str) -> bool {
+    let label = Label::new(url_words);
+    REACTIONS.iter().any(|w| label.has(w))
+}
+
+/// Whether a text names something that is no data (a cart, a filter: the module's rule).
+pub fn names_no_data(text: &str) -> bool {
+    let label = Label::new(text);
+    LANGUAGES.iter().any(|l| l.not_data.iter().any(|w| label.has_entry(w)))
+}
+
+/// What answers and reading are called, besides the reactions: a send or share that names one
+/// of them is none (`POST /statuses/1/favourite`, `PUT /drafts/3`, `POST /messages/9/read`).
+const NOT_SENT: &[&str] = &[
+    "draft",
+    "drafts",
+    "preview",
+    "unfavourite",
     "pin",
     "unpin",
     "mute",
     "unmute",
     "read",
     "seen",
-    "reaction",
-    "reactions",
-    "react",
-    "vote",
-    "votes",
     "typing",
     "presence",
     "translate",
-    "star",
     "spam",
 ];
 
@@ -1092,7 +1149,7 @@ pub fn find_in_url(text: &str, extra: &[String]) -> Vec<Found> {
 /// Whether a `DELETE` (or a `_method=delete`) to this URL removes no data (see [`LEAVING`]).
 pub fn deletes_no_data(url_words: &str) -> bool {
     let label = Label::new(url_words);
-    LEAVING.iter().chain(NOT_SENT).any(|w| label.has(w))
+    LEAVING.iter().chain(NOT_SENT).chain(REACTIONS).any(|w| label.has(w))
         || LANGUAGES.iter().any(|l| l.not_data.iter().any(|w| label.has_entry(w)))
 }
 
@@ -1103,7 +1160,7 @@ fn find_with(text: &str, extra: &[String], writes: bool, priced: bool) -> Vec<Fo
     }
     let mut found = Vec::new();
     let about_no_data = LANGUAGES.iter().any(|l| l.not_data.iter().any(|w| label.has_entry(w)));
-    let not_sent = NOT_SENT.iter().any(|w| label.has(w));
+    let not_sent = NOT_SENT.iter().chain(REACTIONS).any(|w| label.has(w));
     for language in LANGUAGES {
         let mut push =
             |kind, words: String| found.push(Found { kind: Some(kind), words, language: language.name });
@@ -1113,7 +1170,11 @@ fn find_with(text: &str, extra: &[String], writes: bool, priced: bool) -> Vec<Fo
         };
         if let Some(entry) = longest(language.paying) {
             push(Kind::Paying, entry.to_owned());
-        } else if let Some(verb) = longest(language.money_verbs).filter(|_| priced) {
+        } else if let Some(verb) = longest(language.money_verbs)
+            .filter(|_| priced)
+            // `Back to order (€25.00)` leads to the order: `to` before it makes it no verb.
+            .filter(|verb| !label.has(&format!("to {verb}")))
+        {
             push(Kind::Paying, format!("{verb} + an amount"));
         }
         if !about_no_data {
@@ -1750,5 +1811,23 @@ mod tests {
         assert_eq!(split_identifier("cardNumber"), "card Number");
         assert_eq!(split_identifier("card_number[0]"), "card number 0 ");
         assert_eq!(split_identifier("new-password"), "new password");
+    }
+
+    #[test]
+    fn refunds_legal_order_buttons_contributions_and_tokens() {
+        assert_eq!(kinds(find_priced("Refund $120.00", &[], true)), PAY);
+        assert_eq!(says("Ordine con obbligo di pagamento"), PAY);
+        assert_eq!(says("Confirm plan change"), PAY);
+        assert_eq!(kinds(find_priced("Contribute $10.00 USD", &[], true)), PAY);
+        assert_eq!(says("Contribute"), NOTHING, "no amount, no money");
+        assert_eq!(kinds(find_priced("Back", &[], true)), NOTHING, "a Back button moves no money");
+        assert_eq!(kinds(find_priced("Back to order (€25.00)", &[], true)), NOTHING);
+        assert_eq!(says("Refund policy"), NOTHING, "a link to a policy");
+        assert_eq!(says("Show refund options"), NOTHING);
+        assert_eq!(says("Create token"), SECRET);
+        assert_eq!(says("Comment"), SEND);
+        assert_eq!(says("Comments (3)"), NOTHING);
+        assert!(is_reaction(" user stars dashboard uid pay ovw "));
+        assert!(!is_reaction(" dashboards uid pay ovw public dashboards "));
     }
 }
