@@ -412,8 +412,13 @@ fn form_reasons(form: &FormFacts, triggers: &Triggers, held: &mut Held) {
 /// `/checkout/cart/delete`).
 fn rule_out_by_element(facts: &GestureFacts, held: &mut Held) {
     let toggles = |e: &ElementFacts| matches!(e.role.as_str(), "switch" | "checkbox" | "menuitemcheckbox");
-    if facts.element.as_ref().or(facts.clicked.as_ref().map(|c| &c.element)).is_some_and(toggles) {
+    let acted = facts.element.as_ref().or(facts.clicked.as_ref().map(|c| &c.element));
+    if acted.is_some_and(toggles) {
         held.rule_out(Kind::Sending);
+    }
+    // A reaction (`Star pay-gateway`) pays nothing, whatever the name it reacts to says.
+    if acted.is_some_and(|e| vocabulary::is_reaction(&label_of(e))) {
+        held.rule_out(Kind::Paying);
     }
     if facts.form.as_ref().is_some_and(|f| vocabulary::names_no_data(&url_words(&f.action))) {
         held.rule_out(Kind::Deleting);
@@ -1348,6 +1353,10 @@ mod tests {
         assert_eq!(kinds_of(&sent), [Kind::Sending]);
         assert!(!post("https://gf.test/api/user/stars/dashboard/uid/pay-ovw", "", "").is_held(), "a star");
         assert!(post("https://gf.test/api/dashboards/uid/x/payments", "", "").is_held(), "no reaction");
+        let star = ElementFacts { submits: false, ..button("Star pay-gateway") };
+        assert!(!gesture(PRESS, &facts(star, None), &none()).is_held(), "a star names a repository");
+        let pay = ElementFacts { submits: false, ..button("Pay now") };
+        assert!(gesture(PRESS, &facts(pay, None), &none()).is_held());
         // A switch whose name says send changes a setting.
         let switch = ElementFacts { role: "switch".into(), ..button("Send a weekly email report") };
         let report =
