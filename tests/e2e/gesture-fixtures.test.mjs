@@ -4,9 +4,10 @@
 // must go through without a question while each marked `data-expect="held"` must be held, and
 // what a denied one would have written never reaches the server. The held-out pages
 // (tests/fixtures/gestures-heldout/, after apps the rule was not tuned on) are surveyed the same
-// way, and so are the second held-out set's (tests/fixtures/gestures-heldout-2/, 25 pages after
-// other apps, written for issue 28); their figures are reported, not asserted, except that
-// nothing denied reaches a server.
+// way; their figures are reported, not asserted, except that nothing denied reaches a server.
+// The second set (tests/fixtures/gestures-heldout-2/, 25 pages after other apps, written for
+// issue 28) was held out until bb08f4a, which was tuned on it: from then on its marks are
+// asserted like the tuned set's, but for the known mistakes listed in HELDOUT_2_KNOWN.
 // The figures (per kind, and any mistake) are printed for BENCHMARKS.md.
 
 import assert from 'node:assert/strict';
@@ -21,6 +22,12 @@ const FIXTURES = path.join(REPO_ROOT, 'tests', 'fixtures', 'gestures');
 const HELDOUT = path.join(REPO_ROOT, 'tests', 'fixtures', 'gestures-heldout');
 const HELDOUT_2 = path.join(REPO_ROOT, 'tests', 'fixtures', 'gestures-heldout-2');
 const QUESTION = '#approvals li.gesture[data-request-id]';
+/** The second set's marks the rule still gets wrong (page and label), each a known limit
+ * (docs/gestures.md): any other mistake there fails the survey. */
+const HELDOUT_2_KNOWN = [
+  // A profile's `Save` whose button sends `action=publish`: held as sending, though it saves.
+  '/heldout-2/liberapay-es.html Guardar',
+];
 /** How long after a gesture settles a question about the request it sent may still come (a
  * script's write is answered, read and asked about after the click returned). */
 const LATE_QUESTION_MS = 1_200;
@@ -204,12 +211,14 @@ describe('the gesture guard on pages written after real sites', { timeout: 3_600
   const PARTS = 3;
   const secondSet = [];
   for (let part = 0; part < PARTS; part += 1) {
-    test(`the second held-out set, part ${part + 1} of ${PARTS}: nothing denied reaches a server`, async () => {
+    test(`the second set (tuned on from bb08f4a), part ${part + 1} of ${PARTS}: its marks, and nothing denied reaches a server`, async () => {
       const pages = heldout2.files.filter((f, i) => i % PARTS === part).map((f) => `/heldout-2/${f}`);
       const results = await surveyAll(`heldout2-${part + 1}`, pages);
       secondSet.push(...results);
       assert.deepEqual(leaks(results), [], 'nothing denied reaches the server');
-      if (part === PARTS - 1) reportHeldOut('held-out 2 (never tuned on)', secondSet);
+      if (part === PARTS - 1) reportHeldOut('held-out 2 (tuned on from bb08f4a)', secondSet);
+      const wrong = results.filter((r) => (r.expect === 'held') !== r.held && !HELDOUT_2_KNOWN.includes(`${r.page} ${r.label}`));
+      assert.deepEqual(wrong, [], `marks not kept:\n${show(wrong)}`);
     });
   }
 });
