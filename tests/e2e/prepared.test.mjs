@@ -124,6 +124,18 @@ describe('a tab ready before the agent asks', { timeout: 300_000 }, () => {
 
   test('a tabtunnel mcp session has its window and a prepared tab before its first tool call', async () => {
     const before = await browserTabs();
+    const panel = await h.openPanel();
+    /** What the side panel says of the agent `early`, once it says `pattern`. */
+    const panelSays = (pattern) =>
+      pollFor(
+        async () => {
+          const text = await panel.$eval('#agents li[data-agent="early"] .agent-state', (el) => el.textContent).catch(() => null);
+          return text !== null && pattern.test(text) ? text : null;
+        },
+        WAIT_MS,
+        `the side panel saying ${pattern} of agent early`,
+        h.detail,
+      );
     const mcp = await startMcpServer(h, {
       name: 'tabtunnel mcp (agent early)',
       command: daemonBinary(),
@@ -133,10 +145,15 @@ describe('a tab ready before the agent asks', { timeout: 300_000 }, () => {
     try {
       prepared = await preparedTab('early');
       assert.ok(!before.some((t) => t.windowId === prepared.windowId), 'in a window of its own');
+      // The human sees an agent expected by its MCP session, not a CDP client connected.
+      await panelSays(/^expected: its MCP session is open$/);
     } finally {
       await mcp.close();
     }
+    // Gone, with only the window kept ready for it: the panel says until when.
+    await panelSays(/^disconnected; its window closes in \d+ s$/);
     await windowClosed(prepared.windowId);
+    await pollFor(async () => (await panel.$('#agents li[data-agent="early"]')) === null, WAIT_MS, 'agent early gone from the side panel', h.detail);
   });
 
   test('the plain endpoint gets one only once it opened a page', async () => {
