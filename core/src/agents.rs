@@ -44,8 +44,11 @@ impl Default for Limits {
 
 #[derive(Debug, Default)]
 pub(crate) struct AgentRecord {
-    /// Open connections that count as the agent being there (not one-shot HTTP requests).
+    /// Open connections that count as the agent being there (not one-shot HTTP requests):
+    /// its CDP clients' and its MCP sessions'.
     pub connections: u32,
+    /// Its MCP sessions among them: it is expected, whether or not a client of it connected.
+    pub sessions: u32,
     /// `Target.createTarget`s waiting for their tab; they count against the tab limit.
     pub creating: u32,
     /// It opened a page since its first connection (a tab is prepared for its next then, see
@@ -146,19 +149,21 @@ impl Agents {
         self.records.remove(agent);
     }
 
-    /// A connection of `agent` opened.
-    pub fn connected(&mut self, agent: &AgentId) {
+    /// A connection of `agent` opened (`session`: an MCP session's, not a CDP client's).
+    pub fn connected(&mut self, agent: &AgentId, session: bool) {
         let record = self.entry(agent);
         record.connections += 1;
+        record.sessions += u32::from(session);
         record.idle_since_ms = None;
         record.released = false;
         record.was_present = true;
     }
 
     /// A connection of `agent` closed; the grace period starts with its last one.
-    pub fn disconnected(&mut self, agent: &AgentId, now_ms: u64) {
+    pub fn disconnected(&mut self, agent: &AgentId, now_ms: u64, session: bool) {
         if let Some(record) = self.records.get_mut(agent) {
             record.connections = record.connections.saturating_sub(1);
+            record.sessions = record.sessions.saturating_sub(u32::from(session));
             if record.connections == 0 {
                 record.idle_since_ms = Some(now_ms);
                 record.opened_pages = false;
@@ -333,14 +338,16 @@ impl Core {
             .iter()
             .map(|(agent, record)| AgentStatus {
                 name: agent.as_str().to_owned(),
-                connections: record.connections,
+                connections: record.connections - record.sessions,
+                sessions: record.sessions,
                 tabs: self.visible_tabs(agent).map(|t| t.id()).collect(),
                 last_action: (!record.last_method.is_empty()).then(|| record.last_method.clone()),
                 last_action_at_ms: record.last_at_ms,
-                // Only when going would let go of something (the default agent keeps what the
-                // human shared).
+                // Only when going would let go of something: its tabs (the default agent keeps
+                // what the human shared), or the window a prepared tab keeps open for it.
                 releases_at_ms: grace_ends_at(record, &self.config.limits).filter(|_| {
                     self.visible_tabs(agent).any(|t| t.info.created || agent.as_str() != DEFAULT_AGENT)
+                        || self.prepared.lists(agent)
                 }),
                 recent: record.recent.to_vec(),
                 token_id: record.identity.token_id.clone(),
@@ -380,13 +387,13 @@ mod tests {
         let limits = Limits { agent_grace_ms: 1000, ..Limits::default() };
         let mut agents = Agents::default();
         let a = AgentId::new("a");
-        agents.connected(&a);
-        agents.connected(&a);
-        agents.disconnected(&a, 10);
-        assert_eq!(grace_ends_at(agents.get(&a).unwrap(), &limits), None, "one connection is left");
-        agents.disconnected(&a, 20);
+        agents.connected(&a, false);
+        agents.connected(&a, true);
+        agents.disconnected(&a, 10, false);
+        assert_eq!(grace_ends_at(agents.get(&a).unwrap(), &limits), None, "its session is left");
+        agents.disconnected(&a, 20, true);
         assert_eq!(grace_ends_at(agents.get(&a).unwrap(), &limits), Some(1020));
-        agents.connected(&a);
+        agents.connected(&a, false);
         assert_eq!(grace_ends_at(agents.get(&a).unwrap(), &limits), None, "back within the grace");
     }
 
@@ -394,7 +401,7 @@ mod tests {
     fn last_action_reuses_its_buffer_and_statuses_are_sent_on_change() {
         let mut agents = Agents::default();
         let a = AgentId::new("a");
-        agents.connected(&a);
+        agents.connected(&a, false);
         agents.acted(&a, "Runtime.evaluate", 5);
         agents.acted(&a, "Page.navigate", 6);
         assert_eq!(agents.get(&a).unwrap().last_method, "Page.navigate");
@@ -402,6 +409,7 @@ mod tests {
             vec![AgentStatus {
                 name: "a".into(),
                 connections: n,
+                sessions: 0,
                 tabs: vec![],
                 last_action: None,
                 last_action_at_ms: None,
@@ -438,6 +446,31 @@ mod tests {
 
     fn target_ids(infos: &Value) -> Vec<&str> {
         infos.as_array().unwrap().iter().map(|i| i["targetId"].as_str().unwrap()).collect()
+    }
+
+    #[test]
+    fn the_panel_tells_an_expected_agent_from_a_connected_one_and_when_its_window_goes() {
+        let limits = CoreLimits { agent_grace_ms: 1000, ..CoreLimits::default() };
+        let mut h = Harness::with_tabs_and_limits(&[], limits);
+        let seen = |h: &Harness| {
+            let s = h.core.agent_statuses().into_iter().find(|s| s.name == "a").unwrap();
+            (s.connections, s.sessions, s.releases_at_ms)
+        };
+        h.core.session_opened(h.now, 1, AgentId::new("a"));
+        assert_eq!(seen(&h), (0, 1, None), "expected: its MCP session is open, no client yet");
+        h.connect_as(2, "a");
+        assert_eq!(seen(&h), (1, 1, None));
+        h.tick(10);
+        h.core.client_disconnected(h.now, 2);
+        h.core.client_disconnected(h.now, 1);
+        assert_eq!(seen(&h), (0, 0, Some(1010)), "no tabs, but its window waits until then");
+        h.tick(1010);
+        assert!(h.core.agent_statuses().is_empty());
+        // Without a prepared tab nothing waits for it: no time to show.
+        h.core.config.prepare_tabs = false;
+        h.core.session_opened(h.now, 3, AgentId::new("a"));
+        h.core.client_disconnected(h.now, 3);
+        assert_eq!(seen(&h), (0, 0, None));
     }
 
     #[test]

@@ -86,7 +86,7 @@ use frames::{errors, ClientCommand};
 pub use output::Output;
 use pending::PendingCommands;
 pub use session::{ConnId, Root, SessionKind, Topology};
-use session::{Connection, Session};
+use session::{Connection, Presence, Session};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use tab_state::TabState;
 pub use tabtunnel_wire::AGENT_TOKEN_PREFIX;
@@ -225,7 +225,16 @@ impl Core {
     /// A client socket opened for `agent`.
     pub fn client_connected(&mut self, now: u64, conn: ConnId, agent: AgentId, root: Root) {
         self.advance(now);
-        self.connect(conn, agent, root, true);
+        self.connect(conn, agent, root, Presence::Client);
+    }
+
+    /// An MCP session of `agent` started (`tabtunnel mcp`, an `/mcp` session): the agent is
+    /// expected, and kept present from now (its window and a prepared tab open before its tool
+    /// server connects) until `client_disconnected(conn)`; the side panel shows it as a session,
+    /// not a CDP client. `conn` sends nothing; [`Output::CloseClient`] closes it like a client's.
+    pub fn session_opened(&mut self, now: u64, conn: ConnId, agent: AgentId) {
+        self.advance(now);
+        self.connect(conn, agent, Root::Browser, Presence::Session);
     }
 
     /// A one-shot HTTP request (`/json/new`, `/json/close/<id>`...) acting for `agent` through
@@ -259,10 +268,10 @@ impl Core {
 
     pub fn request_connected(&mut self, now: u64, conn: ConnId, agent: AgentId) {
         self.advance(now);
-        self.connect(conn, agent, Root::Browser, false);
+        self.connect(conn, agent, Root::Browser, Presence::Request);
     }
 
-    fn connect(&mut self, conn: ConnId, agent: AgentId, root: Root, presence: bool) {
+    fn connect(&mut self, conn: ConnId, agent: AgentId, root: Root, presence: Presence) {
         if self.guard.kill_switch {
             // The shell refuses connections while the kill switch is engaged; should one slip
             // through, it closes at once.
@@ -286,8 +295,8 @@ impl Core {
         if !self.agents.contains(&agent) && self.agents.counted(&agent) && self.agents.counted_len() >= limit
         {
             connection.refused = Some(agent.as_str().to_owned());
-        } else if presence {
-            self.agents.connected(&agent);
+        } else if presence.keeps_agent() {
+            self.agents.connected(&agent, presence == Presence::Session);
         } else {
             self.agents.entry(&agent);
             // Present or not, its grace period starts now (`release_idle_agents`).
@@ -300,8 +309,12 @@ impl Core {
     pub fn client_disconnected(&mut self, now: u64, conn: ConnId) {
         self.advance(now);
         let Some(connection) = self.conns.remove(&conn) else { return };
-        if connection.presence && connection.refused.is_none() {
-            self.agents.disconnected(&connection.agent, self.now_ms);
+        if connection.presence.keeps_agent() && connection.refused.is_none() {
+            self.agents.disconnected(
+                &connection.agent,
+                self.now_ms,
+                connection.presence == Presence::Session,
+            );
             self.grace_started(&connection.agent);
             self.update_prepared_tabs();
         }

@@ -16,7 +16,7 @@ use tabtunnel_wire::ToExtension;
 
 use crate::agents::{grace_ends_at, DEFAULT_AGENT};
 use crate::policy::Decision;
-use crate::{Core, Output};
+use crate::{AgentId, Core, Output};
 
 #[derive(Debug, Default)]
 pub(crate) struct PreparedTabs {
@@ -29,6 +29,11 @@ impl PreparedTabs {
     /// A new extension connection has none.
     pub fn forget_sent(&mut self) {
         self.sent.clear();
+    }
+
+    /// Whether the extension keeps a tab ready for `agent` (and so its window open).
+    pub fn lists(&self, agent: &AgentId) -> bool {
+        self.sent.iter().any(|a| a == agent.as_str())
     }
 }
 
@@ -114,6 +119,25 @@ mod tests {
         h.core.client_disconnected(h.now, 9);
         assert!(lists(&h.tick(2100)).is_empty());
         assert!(lists(&h.tick(3200)).is_empty());
+    }
+
+    #[test]
+    fn an_mcp_session_gets_its_agent_a_tab_ready_before_any_client_until_its_grace_period_ends() {
+        let limits = Limits { agent_grace_ms: 1000, ..Limits::default() };
+        let mut h = Harness::with_tabs_and_limits(&[], limits);
+        h.core.session_opened(h.now, 1, AgentId::new("a"));
+        assert_eq!(lists(&h.drain()), [vec!["a".to_owned()]], "expected before any client connects");
+        // Its tool server connects and goes between calls: the tab stays ready throughout.
+        assert!(connected(&mut h, 2, "a").is_empty());
+        h.core.client_disconnected(h.now, 2);
+        assert!(lists(&h.drain()).is_empty());
+        // The session ends: its window and tab wait out the grace period, then go.
+        h.tick(100);
+        h.core.client_disconnected(h.now, 1);
+        assert!(lists(&h.drain()).is_empty());
+        assert!(lists(&h.tick(1099)).is_empty());
+        assert_eq!(lists(&h.tick(1100)), [Vec::<String>::new()], "gone past its grace period");
+        assert!(h.core.agent_statuses().is_empty(), "nothing of it is left");
     }
 
     #[test]

@@ -200,6 +200,7 @@ impl Redactor {
                     let AgentStatus {
                         name: _,
                         connections: _,
+                        sessions: _,
                         tabs: _,
                         last_action,
                         last_action_at_ms: _,

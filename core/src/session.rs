@@ -59,6 +59,27 @@ pub struct Session {
     pub parent: String,
 }
 
+/// What a connection is to its agent's presence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Presence {
+    /// A one-shot HTTP request (`/json/new`, `/json/close/<id>`...): the agent is not kept.
+    Request,
+    /// A CDP client's socket.
+    Client,
+    /// An MCP session that expects the agent (`tabtunnel mcp`, `/mcp`): it keeps the agent
+    /// present (its window and a prepared tab ready) before any CDP client of its connects;
+    /// it sends no commands.
+    Session,
+}
+
+impl Presence {
+    /// Whether the connection keeps its agent present (its grace period starts when the last
+    /// such one ends).
+    pub fn keeps_agent(self) -> bool {
+        self != Presence::Request
+    }
+}
+
 #[derive(Debug)]
 pub struct Connection {
     pub agent: AgentId,
@@ -77,8 +98,8 @@ pub struct Connection {
     pub not_reading: bool,
     /// The size of its latest answer from the extension: what its next command is counted at.
     pub latest_answer_bytes: usize,
-    /// A socket that keeps its agent present (not a one-shot HTTP request such as `/json/new`).
-    pub presence: bool,
+    /// What it is to its agent's presence.
+    pub presence: Presence,
     /// Why every command of this connection is refused (its agent was over the limit).
     pub refused: Option<String>,
     /// Its agent's policy; `None` when nothing is restricted.
@@ -86,7 +107,7 @@ pub struct Connection {
 }
 
 impl Connection {
-    pub fn new(agent: AgentId, root: SessionKind, presence: bool) -> Self {
+    pub fn new(agent: AgentId, root: SessionKind, presence: Presence) -> Self {
         let mut sessions = HashMap::new();
         sessions.insert(String::new(), Session { kind: root, parent: String::new() });
         Connection {

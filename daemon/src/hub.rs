@@ -69,6 +69,13 @@ pub enum Input {
         outbox: Outbox,
         identity: tabtunnel_core::Identity,
     },
+    /// An MCP session expects its agent until `ClientDisconnected { conn }` (it sends nothing).
+    SessionOpened {
+        conn: ConnId,
+        agent: AgentId,
+        outbox: Outbox,
+        identity: tabtunnel_core::Identity,
+    },
     ClientMessage {
         conn: ConnId,
         text: Utf8Bytes,
@@ -346,6 +353,11 @@ impl Hub {
             Input::ClientConnected { conn, agent, root, outbox, identity } => {
                 self.clients.insert(conn, outbox);
                 self.core.client_connected(self.now_ms, conn, agent, root);
+                self.core.client_identified(conn, identity);
+            }
+            Input::SessionOpened { conn, agent, outbox, identity } => {
+                self.clients.insert(conn, outbox);
+                self.core.session_opened(self.now_ms, conn, agent);
                 self.core.client_identified(conn, identity);
             }
             Input::ClientMessage { conn, text } => self.core.client_message(self.now_ms, conn, text.as_str()),

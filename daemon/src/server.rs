@@ -89,6 +89,7 @@ pub fn router(state: AppState) -> Router {
         .route("/tabtunnel/status", get(status))
         .route("/tabtunnel/handover", post(handover))
         .route("/tabtunnel/client", post(mcp_client))
+        .route("/tabtunnel/session", get(session_socket))
         .route(crate::live_credentials::PATH, post(reload_credentials))
         .route(&format!("{NAVIGATION_PATH}/{{agent}}/{{tab}}"), any(navigation))
         .route(EXTENSION_PATH, get(extension_socket))
@@ -512,7 +513,20 @@ async fn short_browser_socket(
     Extension(route): Extension<AgentRoute>,
     ws: Upgrade,
 ) -> Response {
-    ws.on_upgrade(socket_config(), move |socket| client_session(state, socket, route, Root::Browser))
+    ws.on_upgrade(socket_config(), move |socket| {
+        client_session(state, socket, route, AgentSocket::Cdp(Root::Browser))
+    })
+}
+
+/// `/tabtunnel/session`: an MCP session of the agent's (`tabtunnel mcp`, `/mcp`) says it
+/// expects it, from its start until this socket closes: the agent's window and a prepared tab
+/// open before its tool server connects. It takes no commands.
+async fn session_socket(
+    State(state): State<AppState>,
+    Extension(route): Extension<AgentRoute>,
+    ws: Upgrade,
+) -> Response {
+    ws.on_upgrade(socket_config(), move |socket| client_session(state, socket, route, AgentSocket::Session))
 }
 
 async fn page_socket(
@@ -528,7 +542,9 @@ async fn page_socket(
         return (StatusCode::NOT_FOUND, "tabtunnel: no shared page with that id; read /json/list\n")
             .into_response();
     };
-    ws.on_upgrade(socket_config(), move |socket| client_session(state, socket, route, Root::Page(tab)))
+    ws.on_upgrade(socket_config(), move |socket| {
+        client_session(state, socket, route, AgentSocket::Cdp(Root::Page(tab)))
+    })
 }
 
 /// Every socket's: messages as large as Chrome's own endpoint takes, in frames as large.
@@ -538,13 +554,32 @@ fn socket_config() -> WebSocketConfig {
         .max_frame_size(Some(MAX_MESSAGE_BYTES))
 }
 
+/// What an agent's socket is.
+enum AgentSocket {
+    /// A CDP client's, at the browser or a page.
+    Cdp(Root),
+    /// An MCP session's, expecting the agent (`session_socket`).
+    Session,
+}
+
 /// One CDP client: its frames go to the hub, the hub's frames come back through its outbox.
-async fn client_session(state: AppState, socket: Socket, route: AgentRoute, root: Root) {
+/// An MCP session's socket is the same but for its frames: none are taken.
+async fn client_session(state: AppState, socket: Socket, route: AgentRoute, kind: AgentSocket) {
     let conn = state.hub.next_id();
     let (outbox, outbox_reader) = outbox::outbox(state.client_outbox);
     let agent = route.agent;
-    tracing::info!(conn, agent = agent.as_str(), "client connected");
-    let connected = Input::ClientConnected { conn, agent, root, outbox, identity: route.identity };
+    let identity = route.identity;
+    let session = matches!(kind, AgentSocket::Session);
+    let connected = match kind {
+        AgentSocket::Cdp(root) => {
+            tracing::info!(conn, agent = agent.as_str(), "client connected");
+            Input::ClientConnected { conn, agent, root, outbox, identity }
+        }
+        AgentSocket::Session => {
+            tracing::info!(conn, agent = agent.as_str(), "MCP session expects its agent");
+            Input::SessionOpened { conn, agent, outbox, identity }
+        }
+    };
     if state.hub.send(connected).await.is_err() {
         return;
     }
@@ -566,6 +601,10 @@ async fn client_session(state: AppState, socket: Socket, route: AgentRoute, root
             Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => continue,
             Some(Ok(Message::Close(_)) | Err(_)) | None => break false,
         };
+        if session {
+            tracing::info!(conn, "an MCP session's socket takes no commands: closed");
+            break false;
+        }
         if state.hub.send(Input::ClientMessage { conn, text }).await.is_err() {
             break false;
         }

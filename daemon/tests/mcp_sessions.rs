@@ -220,3 +220,59 @@ async fn a_session_connects_its_agent_when_it_starts() {
     assert_eq!(prepared, ["early"]);
     assert_eq!(delete(port, &format!("/{owner}/agent/early/mcp"), &id).await, 202);
 }
+
+/// A session's agent is shown to the human as expected (an MCP session, no CDP client) while
+/// the session lasts; once it ends, the window and prepared tab kept for the agent wait out its
+/// grace period (the side panel says until when), then go.
+#[tokio::test]
+async fn a_sessions_agent_is_expected_and_its_tab_waits_out_its_grace_period_after_it() {
+    without_tool_servers();
+    const GRACE_MS: u64 = 1000;
+    let d = daemon_configured(
+        |_| {},
+        |options| {
+            options.prepare_tabs = true;
+            options.limits.agent_grace_ms = GRACE_MS;
+        },
+    )
+    .await;
+    let mut ext = extension(&d, &[]).await;
+    let (port, owner) = (d.running.port, d.token());
+    let early = |agents: &[tabtunnel_wire::AgentStatus]| agents.iter().find(|a| a.name == "early").cloned();
+    let id = open(port, &format!("/{owner}/agent/early/mcp"), &[]).await;
+    let (mut prepared, mut expected) = (None, false);
+    while prepared.is_none() || !expected {
+        match next_ext_with_reports(&mut ext).await {
+            ToExtension::PrepareTabs { agents } => prepared = Some(agents),
+            ToExtension::Agents { agents, .. } => {
+                if let Some(a) = early(&agents) {
+                    assert_eq!((a.connections, a.sessions), (0, 1), "a session, no client: {a:?}");
+                    expected = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(prepared.unwrap(), ["early"]);
+    let ended = std::time::Instant::now();
+    assert_eq!(delete(port, &format!("/{owner}/agent/early/mcp"), &id).await, 202);
+    let mut window_waits = false;
+    loop {
+        match next_ext_with_reports(&mut ext).await {
+            ToExtension::Agents { now_ms, agents } => {
+                if let Some(a) = early(&agents).filter(|a| a.sessions == 0) {
+                    assert_eq!(a.connections, 0);
+                    assert!(a.releases_at_ms.is_some_and(|at| at > now_ms), "{a:?}");
+                    window_waits = true;
+                }
+            }
+            ToExtension::PrepareTabs { agents } => {
+                assert!(agents.is_empty(), "{agents:?}");
+                break;
+            }
+            _ => {}
+        }
+    }
+    assert!(window_waits, "the side panel heard when its window goes");
+    assert!(ended.elapsed().as_millis() as u64 >= GRACE_MS, "its tab waited out the grace period");
+}

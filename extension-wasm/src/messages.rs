@@ -214,10 +214,13 @@ pub struct MintedToken {
 pub struct AgentView {
     pub name: String,
     pub connections: u32,
+    /// Its MCP sessions open: it is expected, whether or not a client of it connected.
+    #[serde(default)]
+    pub sessions: u32,
     pub tabs: Vec<TabId>,
     pub last_action: Option<String>,
     pub last_action_at: Option<f64>,
-    /// While it has no connection: when its tabs are let go.
+    /// While it has no connection: when its tabs (or the window kept for it) are let go.
     pub releases_at: Option<f64>,
     /// Its tab groups' colour.
     pub color: String,

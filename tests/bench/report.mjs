@@ -69,7 +69,7 @@ function cpuTable(r) {
 
 function sessionsReport(s) {
   const paths = s.paths ?? ['direct', 'tabtunnel'];
-  const names = { direct: 'direct', tabtunnel: 'tabtunnel', tabtunnel_connected: 'connected', tabtunnel_mcp: 'tabtunnel mcp' };
+  const names = { direct: 'direct', tabtunnel: 'tabtunnel', tabtunnel_connected: 'connected', tabtunnel_mcp: 'tabtunnel mcp', tabtunnel_mcp_back: 'mcp, back' };
   out(
     `Client sessions: medians of ${s.rounds} rounds, the paths alternating; pages: ${s.mode}`,
     ...(paths.includes('tabtunnel_connected')
@@ -80,7 +80,8 @@ function sessionsReport(s) {
     ['chrome-devtools-mcp', s['chrome-devtools-mcp'], paths],
     ['playwright', s.playwright, paths],
     // An MCP agent: its first tool call new_page, a moment after its session started.
-    ['MCP agent (first call new_page)', s.mcp_agent, ['direct', 'tabtunnel_mcp']],
+    // (mcp, back: the same agent's next session, its earlier one ended a moment before.)
+    ['MCP agent (first call new_page)', s.mcp_agent, ['direct', 'tabtunnel_mcp', 'tabtunnel_mcp_back'].filter((p) => s.mcp_agent?.[p])],
   ]) {
     if (!c) continue;
     const paths = clientPaths;

@@ -9,7 +9,8 @@
 // And an MCP agent as a model drives it: chrome-devtools-mcp through `tabtunnel mcp` (its agent
 // connected when the MCP session starts), whose first tool call, a moment after the client
 // listed the tools, is new_page; against the same chrome-devtools-mcp session over Chromium's
-// own port.
+// own port. Twice through `tabtunnel mcp`: a new agent, and an agent whose earlier session ended
+// a moment before (back within its grace period: its window and a prepared tab wait for it).
 
 import { chromium } from 'playwright-core';
 
@@ -106,8 +107,12 @@ const CLIENTS = { 'chrome-devtools-mcp': chromeDevtoolsMcpSession, playwright: p
 /** How long after its MCP session started a model makes its first tool call. */
 const FIRST_CALL_AFTER_MS = 1500;
 
-/** The paths of the MCP agent's session: chrome-devtools-mcp direct, and through `tabtunnel mcp`. */
-export const MCP_PATHS = ['direct', 'tabtunnel_mcp'];
+/** The paths of the MCP agent's session: chrome-devtools-mcp direct, through `tabtunnel mcp`
+ *  as a new agent, and as an agent back within its grace period. */
+export const MCP_PATHS = ['direct', 'tabtunnel_mcp', 'tabtunnel_mcp_back'];
+
+/** How long after its earlier session ended an agent comes back (`tabtunnel_mcp_back`). */
+const BACK_AFTER_MS = 500;
 
 async function mcpAgentSession(h, path, agent) {
   const mcp =
@@ -174,7 +179,12 @@ export async function clientSessions(h, { rounds, openPages }) {
     for (let round = 0; round < rounds; round += 1) {
       for (const path of MCP_PATHS.map((_, i) => MCP_PATHS[(i + round) % MCP_PATHS.length])) {
         try {
-          runs[path].push(await mcpAgentSession(h, path, `bench-mcp-${round}`));
+          if (path === 'tabtunnel_mcp_back') {
+            const agent = `bench-mcp-back-${round}`;
+            await mcpAgentSession(h, 'tabtunnel_mcp', agent);
+            await sleep(BACK_AFTER_MS);
+            runs[path].push(await mcpAgentSession(h, 'tabtunnel_mcp', agent));
+          } else runs[path].push(await mcpAgentSession(h, path, `bench-mcp-${round}`));
         } catch (err) {
           throw new Error(`MCP agent session, path ${path}, round ${round}`, { cause: err });
         }

@@ -2,7 +2,8 @@
 // the background of its own window, and Target.createTarget hands that one out. The agent never
 // sees it until then, it counts against no limit, it waits out the agent's grace period (an
 // agent back within it finds it), and the human stays in charge of it (closing it, or taking it
-// for themselves). An MCP session's agent has it from the session's start.
+// for themselves). An MCP session's agent has it from the session's start, and finds it again
+// in its next session within its grace period.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -124,6 +125,18 @@ describe('a tab ready before the agent asks', { timeout: 300_000 }, () => {
 
   test('a tabtunnel mcp session has its window and a prepared tab before its first tool call', async () => {
     const before = await browserTabs();
+    const panel = await h.openPanel();
+    /** What the side panel says of the agent `early`, once it says `pattern`. */
+    const panelSays = (pattern) =>
+      pollFor(
+        async () => {
+          const text = await panel.$eval('#agents li[data-agent="early"] .agent-state', (el) => el.textContent).catch(() => null);
+          return text !== null && pattern.test(text) ? text : null;
+        },
+        WAIT_MS,
+        `the side panel saying ${pattern} of agent early`,
+        h.detail,
+      );
     const mcp = await startMcpServer(h, {
       name: 'tabtunnel mcp (agent early)',
       command: daemonBinary(),
@@ -133,10 +146,46 @@ describe('a tab ready before the agent asks', { timeout: 300_000 }, () => {
     try {
       prepared = await preparedTab('early');
       assert.ok(!before.some((t) => t.windowId === prepared.windowId), 'in a window of its own');
+      // The human sees an agent expected by its MCP session, not a CDP client connected.
+      await panelSays(/^expected: its MCP session is open$/);
     } finally {
       await mcp.close();
     }
+    // Gone, with only the window kept ready for it: the panel says until when.
+    await panelSays(/^disconnected; its window closes in \d+ s$/);
     await windowClosed(prepared.windowId);
+    await pollFor(async () => (await panel.$('#agents li[data-agent="early"]')) === null, WAIT_MS, 'agent early gone from the side panel', h.detail);
+  });
+
+  test('an MCP agent back within its grace period, after a page of its own, finds its window and a prepared tab', async () => {
+    const session = () =>
+      startMcpServer(h, {
+        name: 'tabtunnel mcp (agent again)',
+        command: daemonBinary(),
+        args: ['mcp', '--agent', 'again', '--endpoint', h.clientEndpoint, '--tools', 'chrome-devtools'],
+      });
+    const first = await session();
+    let page;
+    try {
+      const ready = await preparedTab('again');
+      await first.call('new_page', { url: 'about:blank' });
+      page = await pollFor(async () => (await browserTabs()).find((t) => t.id === ready.id && t.active), WAIT_MS, 'its page, the prepared tab', h.detail);
+    } finally {
+      await first.close();
+    }
+    // A moment later, as a model's next session: the window, its page and a new prepared tab
+    // waited for it.
+    await sleep(300);
+    const next = await session();
+    try {
+      const prepared = await preparedTab('again');
+      assert.equal(prepared.windowId, page.windowId, 'in the same window');
+      await next.call('new_page', { url: 'about:blank' });
+      await pollFor(async () => (await browserTabs()).find((t) => t.id === prepared.id && t.active), WAIT_MS, 'its new page, the prepared tab', h.detail);
+    } finally {
+      await next.close();
+    }
+    await windowClosed(page.windowId);
   });
 
   test('the plain endpoint gets one only once it opened a page', async () => {

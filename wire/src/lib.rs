@@ -329,6 +329,10 @@ pub struct AgentStatus {
     pub name: String,
     /// Open client connections (CDP sockets) of this agent.
     pub connections: u32,
+    /// Its MCP sessions open (`tabtunnel mcp`, `/mcp`): it is expected, its window and a
+    /// prepared tab ready, whether or not its tool server connected yet.
+    #[serde(default)]
+    pub sessions: u32,
     /// Its tabs, in tab order.
     pub tabs: Vec<TabId>,
     /// The last CDP method one of its clients sent, and when (daemon clock, ms).

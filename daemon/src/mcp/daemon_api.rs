@@ -142,11 +142,19 @@ impl Daemon {
         }
     }
 
-    /// A WebSocket on the agent's browser endpoint (`/cdp`), the daemon proven first as for
-    /// every request: a connection of the agent's, as a CDP client's is.
-    pub async fn browser_socket(&self) -> Result<hyper::upgrade::Upgraded, ApiError> {
+    /// A WebSocket saying this MCP session expects the agent (`/tabtunnel/session`), the daemon
+    /// proven first as for every request. A daemon without that endpoint (404) gets a
+    /// connection on the agent's browser endpoint (`/cdp`) instead, as a CDP client's.
+    pub async fn session_socket(&self) -> Result<hyper::upgrade::Upgraded, ApiError> {
+        match self.socket("/tabtunnel/session").await {
+            Err(ApiError::Status(404, _)) => self.socket("/cdp").await,
+            other => other,
+        }
+    }
+
+    async fn socket(&self, path: &str) -> Result<hyper::upgrade::Upgraded, ApiError> {
         let authority = self.endpoint.authority();
-        let url = format!("{}/cdp", self.agent_endpoint());
+        let url = format!("{}{path}", self.agent_endpoint());
         let opening = async {
             let mut sender = connect(&authority).await?;
             if let Some(key) = &self.proof {
@@ -250,7 +258,7 @@ async fn connect(authority: &str) -> Result<Sender, ApiError> {
     let (sender, connection) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
         .await
         .map_err(|e| ApiError::Unreachable(e.to_string()))?;
-    // With upgrades: `Daemon::browser_socket` turns the connection into a WebSocket.
+    // With upgrades: `Daemon::session_socket` turns the connection into a WebSocket.
     tokio::spawn(connection.with_upgrades());
     Ok(sender)
 }

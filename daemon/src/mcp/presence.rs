@@ -1,7 +1,8 @@
 //! An MCP session's agent is connected from the session's start, not from its first browser
 //! tool call (when the child tool server first connects): the daemon then has its window and a
 //! prepared tab open by the time the first call asks for a page (`core/src/prepared.rs`). The
-//! connection is a browser WebSocket of the agent's that sends nothing; should it end (the
+//! connection is a WebSocket at the agent's `/tabtunnel/session` that sends nothing (the side
+//! panel shows the agent's MCP session, apart from its CDP clients); should it end (the
 //! daemon restarted, the human disconnected the agent, the kill switch), the next tool call
 //! opens it again. It closes with the session.
 
@@ -42,7 +43,7 @@ impl Drop for Presence {
 
 async fn run(daemon: Daemon, connected: Arc<AtomicBool>, wake: Arc<Notify>) {
     loop {
-        match daemon.browser_socket().await {
+        match daemon.session_socket().await {
             Ok(upgraded) => {
                 connected.store(true, Ordering::Release);
                 let io = hyper_util::rt::TokioIo::new(upgraded);

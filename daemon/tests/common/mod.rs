@@ -218,6 +218,18 @@ pub async fn next_text(socket: &mut Socket) -> String {
 /// credentials, and navigation rules.
 pub async fn next_ext(socket: &mut ExtSocket) -> ToExtension {
     loop {
+        match next_ext_with_reports(socket).await {
+            ToExtension::Agents { .. }
+            | ToExtension::AgentCredentials { .. }
+            | ToExtension::NavigationRules { .. } => continue,
+            frame => return frame,
+        }
+    }
+}
+
+/// The next frame to the extension but heartbeats, the side panel's reports included.
+pub async fn next_ext_with_reports(socket: &mut ExtSocket) -> ToExtension {
+    loop {
         if socket.queued.is_empty() {
             let text = next_text(socket).await;
             match text.starts_with('[') {
@@ -226,10 +238,7 @@ pub async fn next_ext(socket: &mut ExtSocket) -> ToExtension {
             }
         }
         match socket.queued.pop_front().expect("a frame") {
-            ToExtension::Heartbeat
-            | ToExtension::Agents { .. }
-            | ToExtension::AgentCredentials { .. }
-            | ToExtension::NavigationRules { .. } => continue,
+            ToExtension::Heartbeat => continue,
             frame => return frame,
         }
     }

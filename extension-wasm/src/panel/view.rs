@@ -577,7 +577,7 @@ impl View {
                 "li",
                 &[
                     ("data-agent", &agent.name),
-                    ("data-connected", if agent.connections > 0 { "true" } else { "false" }),
+                    ("data-connected", if present(agent) { "true" } else { "false" }),
                 ],
                 "",
             );
@@ -667,7 +667,7 @@ impl View {
             item.append_child(&tabs).unwrap();
             let attrs =
                 |action| [("type", "button"), ("data-action", action), ("data-agent", agent.name.as_str())];
-            let buttons = if agent.connections > 0 {
+            let buttons = if present(agent) {
                 Some(("Disconnect", "Disconnect and close its tabs"))
             } else if !agent.tabs.is_empty() && agent.name != DEFAULT_AGENT {
                 Some(("Let go of its tabs now", "Close its tabs"))
@@ -732,15 +732,23 @@ impl View {
     }
 }
 
-/// "2 connections", or how long a gone agent's tabs still wait for it.
+/// Whether the agent is there: a CDP client of its connected, or an MCP session expecting it.
+fn present(agent: &AgentView) -> bool {
+    agent.connections > 0 || agent.sessions > 0
+}
+
+/// "2 connections", an MCP session waiting for its first call, or how long a gone agent's
+/// tabs (or the window kept ready for it) still wait for it.
 fn presence(b: &Builder, agent: &AgentView) -> Element {
     let attrs = [("class", "agent-state")];
-    match (agent.connections, agent.releases_at) {
-        (1, _) => b.el("span", &attrs, "connected"),
-        (n, _) if n > 1 => b.el("span", &attrs, &format!("{n} connections")),
-        (_, Some(at)) if !agent.tabs.is_empty() => {
+    match (agent.connections, agent.sessions, agent.releases_at) {
+        (1, _, _) => b.el("span", &attrs, "connected"),
+        (n, _, _) if n > 1 => b.el("span", &attrs, &format!("{n} connections")),
+        (_, s, _) if s > 0 => b.el("span", &attrs, "expected: its MCP session is open"),
+        (_, _, Some(at)) if !agent.tabs.is_empty() => {
             b.time("span", &attrs, "disconnected; its tabs are let go in ", at, Clock::In, "")
         }
+        (_, _, Some(at)) => b.time("span", &attrs, "disconnected; its window closes in ", at, Clock::In, ""),
         _ => b.el("span", &attrs, "disconnected"),
     }
 }

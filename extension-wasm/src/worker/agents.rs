@@ -145,6 +145,7 @@ pub fn reported(daemon_now_ms: u64, statuses: Vec<AgentStatus>) {
             releases_at: s.releases_at_ms.map(local),
             name: s.name,
             connections: s.connections,
+            sessions: s.sessions,
             tabs: s.tabs,
             last_action: s.last_action,
             recent: s
