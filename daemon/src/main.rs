@@ -343,12 +343,15 @@ async fn start(args: &ServeArgs) -> Result<Running, String> {
     .await
 }
 
-fn announce(running: &Running) {
+/// The banner. On demand, stdout is `daemon.log`, which holds no secret: the endpoints go
+/// through the log's redaction there (daemon.json names them for whoever may read them).
+fn announce(running: &Running, on_demand: bool) {
+    let shown = |text: String| if on_demand { tabtunnel::log::redact(&text) } else { text };
     println!("tabtunnel {} is listening on 127.0.0.1:{}", env!("CARGO_PKG_VERSION"), running.port);
-    println!("  CDP endpoint for clients:   {}", running.client_endpoint());
-    println!("  An agent's own endpoint:    {}/agent/<name>", running.client_endpoint());
-    println!("  WebSocket endpoint:         {}", running.ws_endpoint());
-    println!("  Extension pairing URL:      {}", running.extension_url());
+    println!("  CDP endpoint for clients:   {}", shown(running.client_endpoint()));
+    println!("  An agent's own endpoint:    {}/agent/<name>", shown(running.client_endpoint()));
+    println!("  WebSocket endpoint:         {}", shown(running.ws_endpoint()));
+    println!("  Extension pairing URL:      {}", shown(running.extension_url()));
     if running.token.is_none() {
         println!("  (--no-token: any local process can use the shared tabs)");
     }
@@ -364,7 +367,7 @@ fn write_ready_file(path: Option<&PathBuf>, info: &serde_json::Value) -> Result<
 async fn serve(args: ServeArgs) -> Result<(), String> {
     let idle_exit = args.idle_exit()?;
     let mut running = start(&args).await?;
-    announce(&running);
+    announce(&running, args.on_demand);
     println!("The extension pairs by itself when `tabtunnel install` registered its native host; else paste the pairing URL into its side panel.");
     write_ready_file(args.ready_file.as_ref(), &running.describe())?;
     let hub = running.hub();
@@ -410,7 +413,7 @@ async fn launch(args: LaunchArgs) -> Result<(), String> {
         .kill_on_drop(true)
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", chromium.display()))?;
-    announce(&running);
+    announce(&running, false);
     println!(
         "  Chromium:                   {} ({}, profile {})",
         chromium.display(),

@@ -482,7 +482,14 @@ test('doctor: all links good, then it names a version mismatch, an unregistered 
   assert.match(gone.failing('extension-connected')[0].fix, /Load unpacked/);
   // Nobody left: it exits after its idle delay.
   await pollFor(() => !alive(running.pid), (IDLE_EXIT_SECS + 10) * 1000, 'the idle daemon exiting by itself', detail);
-  assert.match(fs.readFileSync(path.join(configDir, 'daemon.log'), 'utf8'), /no extension and no client/);
+  const log = fs.readFileSync(path.join(configDir, 'daemon.log'), 'utf8');
+  assert.match(log, /no extension and no client/);
+  // Its banner went to daemon.log too: the endpoints there hold no secret.
+  assert.match(log, /CDP endpoint for clients: +http:\/\/127\.0\.0\.1:\d+\/<secret>/);
+  for (const file of ['token', 'extension-secret']) {
+    const secret = fs.readFileSync(path.join(configDir, file), 'utf8').trim();
+    assert.ok(secret.length >= 16 && !log.includes(secret.slice(0, 12)), `daemon.log holds the ${file}`);
+  }
 });
 
 test("a stale daemon.json naming another user's listener and a pid not the daemon's: doctor, stop, tabtunnel mcp and the native host send it no secret and signal nothing; the extension reaches our own daemon", { timeout: 300_000 }, async () => {
