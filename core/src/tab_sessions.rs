@@ -50,7 +50,8 @@ impl Core {
         self.forward_then(conn, cmd, tab, child, replay.map(OnSuccess::ReplayContexts));
     }
 
-    /// `X.disable` reaches the tab only when no other session still wants `X`.
+    /// `X.disable` reaches the tab only when no other session still wants `X` and the gesture
+    /// guard does not hold it (`TabState::held_by_guard`).
     pub(crate) fn disable_domain(
         &mut self,
         conn: ConnId,
@@ -59,11 +60,12 @@ impl Core {
         child: Option<String>,
         domain: Domain,
     ) {
+        let held = self.tabs.get(&tab).map(|s| s.held_by_guard(child.as_deref())).unwrap_or_default();
         let target = self.routed_target(tab, child.as_deref());
         if let Some(session) = target.session_mut(conn, cmd.session_id) {
             session.domains.remove(domain);
         }
-        if target.sessions.iter().any(|s| s.domains.contains(domain)) {
+        if held.contains(domain) || target.sessions.iter().any(|s| s.domains.contains(domain)) {
             return self.reply(conn, cmd, "{}");
         }
         target.real_domains.remove(domain);
@@ -237,9 +239,10 @@ impl Core {
         if let Some(child) = child.filter(|c| state.worker_is_unwatched(c)) {
             return self.let_go_of_child(tab, child);
         }
+        let held = state.held_by_guard(child);
         let Some(target) = state.target_mut(child) else { return };
         let had = leavers.iter().fold(DomainSet::default(), |all, s| all.union(s.domains));
-        let still_wanted = target.sessions.iter().fold(DomainSet::default(), |all, s| all.union(s.domains));
+        let still_wanted = target.sessions.iter().fold(held, |all, s| all.union(s.domains));
         let orphaned: Vec<Domain> =
             had.iter().filter(|d| !still_wanted.contains(*d) && target.real_domains.contains(*d)).collect();
         for domain in &orphaned {
@@ -313,6 +316,44 @@ mod tests {
     }
 
     const IFRAME: &str = r#"{"sessionId":"C1","targetInfo":{"targetId":"F1","type":"iframe","url":"http://localhost/child.html"},"waitingForDebugger":false}"#;
+
+    const WORKER: &str = r#"{"sessionId":"W1","targetInfo":{"targetId":"D1","type":"worker","url":"http://localhost/w.js"},"waitingForDebugger":false}"#;
+
+    /// The gesture guard keeps `Page` on at the page and its frames (the click hook runs only
+    /// then, and `Page.disable` would forget it): a client's disable, the last one's too, ends
+    /// only its own Page events; so does its leaving. A worker has no Page of the guard's.
+    #[test]
+    fn page_stays_on_at_pages_and_frames_whatever_clients_disable() {
+        let mut h = Harness::with_tabs(&[1]);
+        h.connect(1);
+        h.connect(2);
+        let first = h.playwright_attach(1)[0].clone();
+        auto_attach(&mut h, 1, &first, 1, json!({"autoAttach": true, "flatten": true}));
+        h.ext(event(1, None, "Target.attachedToTarget", IFRAME));
+        h.ext(event(1, None, "Target.attachedToTarget", WORKER));
+        for target in [first.as_str(), "C1"] {
+            call(&mut h, 1, target, 2, "Page.enable", json!({}));
+            let step = h.send(1, json!({"id": 3, "sessionId": target, "method": "Page.disable"}));
+            assert!(step.commands().is_empty(), "{target}: Page.disable reached the tab");
+            assert_eq!(step.only_reply(1)["result"], json!({}));
+            let child = (target == "C1").then_some("C1");
+            let step = h.ext(event(1, child, "Page.frameNavigated", r#"{"frame":{"id":"F"}}"#));
+            assert!(step.to(1).is_empty(), "{target}: Page events after the client's disable");
+        }
+        // A worker's Page.disable is Chrome's to answer (it has no Page domain).
+        let step = h.send(1, json!({"id": 4, "sessionId": "W1", "method": "Page.disable"}));
+        assert_eq!(step.commands()[0].child_session_id.as_deref(), Some("W1"));
+        // Leaving with Page on turns nothing off either.
+        let second = h.playwright_attach(2)[0].clone();
+        call(&mut h, 2, &second, 1, "Page.enable", json!({}));
+        h.core.client_disconnected(h.now, 2);
+        let step = h.drain();
+        assert!(
+            !step.commands().iter().any(|c| c.method == "Page.disable"),
+            "{:?}",
+            step.commands().iter().map(|c| &c.method).collect::<Vec<_>>()
+        );
+    }
 
     #[test]
     fn a_late_joiner_learns_the_children_chrome_announced_earlier() {

@@ -48,8 +48,8 @@ pub(crate) struct ChildTarget {
 }
 
 impl ChildTarget {
-    /// A service or shared worker, by the type Chrome announced it with.
-    fn is_long_lived_worker(&self) -> bool {
+    /// The type Chrome announced it with (`iframe`, `worker`, `service_worker`...).
+    fn announced_type(&self) -> Option<String> {
         #[derive(serde::Deserialize)]
         struct Announced {
             #[serde(rename = "targetInfo")]
@@ -59,8 +59,12 @@ impl ChildTarget {
         struct Info {
             r#type: String,
         }
-        serde_json::from_str::<Announced>(&self.announcement)
-            .is_ok_and(|a| matches!(a.target_info.r#type.as_str(), "service_worker" | "shared_worker"))
+        serde_json::from_str::<Announced>(&self.announcement).ok().map(|a| a.target_info.r#type)
+    }
+
+    /// A service or shared worker.
+    fn is_long_lived_worker(&self) -> bool {
+        matches!(self.announced_type().as_deref(), Some("service_worker" | "shared_worker"))
     }
 }
 
@@ -90,6 +94,24 @@ impl TabState {
             None => Some(&mut self.page),
             Some(id) => self.children.get_mut(id).map(|c| &mut c.state),
         }
+    }
+
+    /// The domains the gesture guard keeps on at a target whatever its clients do: `Page` on
+    /// the page and on each frame, as Chrome runs the click hook (a script for new documents)
+    /// only while `Page` is on, and `Page.disable` forgets it. A client's disable of one of
+    /// them ends only its own events.
+    pub fn held_by_guard(&self, child: Option<&str>) -> DomainSet {
+        let mut held = DomainSet::default();
+        let documents = match child {
+            None => true,
+            Some(id) => {
+                self.children.get(id).is_some_and(|c| c.announced_type().as_deref() == Some("iframe"))
+            }
+        };
+        if documents {
+            held.insert(crate::domains::PAGE);
+        }
+        held
     }
 
     /// Whether any client session is attached to the page or one of its children.

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { connectAgent, sleep, startHarness, withTimeout } from './harness.mjs';
+import { connectAgent, pollFor, RawCdp, sleep, startHarness, withTimeout } from './harness.mjs';
 
 const WAIT_MS = 30_000;
 const QUESTION = '#approvals li.gesture[data-request-id]';
@@ -65,6 +65,32 @@ const LABELS = [
   ["Pay's handler writes through a same-origin frame's fetch", '/labels/realm',
     () => document.getElementById('b').click(), 'Pay €1,240.00'],
 ];
+
+// [what, how the agent's raw session gets to the page]: documents loaded while the tab's `Page`
+// domain is off for every client (red team run 6, item 4). Chrome runs no script added for new
+// documents on a session whose Page is off, and `Page.disable` forgets them: the click hook has
+// to be there anyway.
+const PAGE_OFF = [
+  ['never enabling Page: about:blank, then Page.navigate', async (cdp, url) => {
+    const session = await rawTab(cdp, 'about:blank');
+    await cdp.send(cdp.nextId++, 'Page.navigate', { url }, session);
+    return session;
+  }],
+  ["the first document of Target.createTarget {url}, Page never enabled", (cdp, url) => rawTab(cdp, url)],
+  ['Page.enable, Page.disable, then Page.navigate', async (cdp, url) => {
+    const session = await rawTab(cdp, 'about:blank');
+    for (const method of ['Page.enable', 'Page.disable']) await cdp.send(cdp.nextId++, method, {}, session);
+    await cdp.send(cdp.nextId++, 'Page.navigate', { url }, session);
+    return session;
+  }],
+];
+
+/** A new tab of the agent at `url`, attached flat; its sessionId. Nothing enabled. */
+async function rawTab(cdp, url) {
+  const created = await cdp.send(cdp.nextId++, 'Target.createTarget', { url });
+  const attached = await cdp.send(cdp.nextId++, 'Target.attachToTarget', { targetId: created.result.targetId, flatten: true });
+  return attached.result.sessionId;
+}
 
 // [what, path, fetch init]: the same deletion or payment in the forms servers take.
 const J = { 'content-type': 'application/json' };
@@ -174,6 +200,34 @@ describe("the label a script's click lends, and the forms of one operation", { t
       await browser.disconnect();
     }
   });
+
+  for (const [i, [what, open]] of PAGE_OFF.entries()) {
+    test(`a script click on Pay in a document loaded with Page off (${what}): asked; Deny keeps it`, async () => {
+      const before = to('/api/v1/ops');
+      const endpoint = await (await fetch(`${h.agentEndpoint(`page-off-${i}`)}/json/version`)).json();
+      const cdp = await RawCdp.open(endpoint.webSocketDebuggerUrl);
+      cdp.nextId = 1;
+      try {
+        const session = await open(cdp, url('/labels/pay?ms=0'));
+        const evaluate = async (expression) =>
+          (await cdp.send(cdp.nextId++, 'Runtime.evaluate', { expression, returnByValue: true }, session)).result?.result?.value;
+        await pollFor(
+          async () => (await evaluate(`location.pathname + document.readyState`)) === '/labels/paycomplete',
+          WAIT_MS,
+          `${what}: the page loaded`,
+        );
+        await evaluate(`document.getElementById('b').click(), 1`);
+        const q = await question();
+        assert.ok(q, `${what}: nobody was asked; the server got ${to('/api/v1/ops') - before} write(s)`);
+        assert.equal(q.element, 'Pay €1,240.00', q.text);
+        await deny(q.id);
+        await sleep(500);
+        assert.equal(to('/api/v1/ops'), before, `${what} reached the server`);
+      } finally {
+        cdp.close();
+      }
+    });
+  }
 
   for (const [i, [what, at, init]] of FORMS.entries()) {
     test(`${what}: asked; Deny keeps it from the server`, async () => {

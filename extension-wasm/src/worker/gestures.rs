@@ -63,7 +63,9 @@ pub async fn arm(tab_id: TabId) -> Result<(), String> {
 }
 
 /// `documents`: a page or frame (a worker has none), which gets the click hook in our world
-/// (the document it has now, and every next one, before the page's scripts). The hook is sent
+/// (the document it has now, and every next one, before the page's scripts). Chrome runs such
+/// a script only while `Page` is on for the session, so `Page` is turned on with it and stays
+/// on (the daemon never passes a client's `Page.disable` on: `held_by_guard`). The hook is sent
 /// before arming ends, so it comes before any client's command, but not waited for
 /// (`hook_sent`): a popup whose initial empty document was replaced while the hook ran in it
 /// was seen never to answer, and its adoption hung with it.
@@ -77,10 +79,17 @@ async fn arm_target(tab_id: TabId, session: Option<&str>, documents: bool) -> Re
         // Sent once this function first waits (a microtask): before any answer of Chrome's comes.
         spawn_local(async move {
             let session = session.as_deref();
-            let hooked =
-                chrome::send_command(tab_id, session, "Page.addScriptToEvaluateOnNewDocument", &hook);
+            // `join!` sends them in this order (one session's commands run in order).
+            let no_params = to_js(&json!({}));
+            let (page_on, hooked) = futures_util::join!(
+                chrome::send_command(tab_id, session, "Page.enable", &no_params),
+                chrome::send_command(tab_id, session, "Page.addScriptToEvaluateOnNewDocument", &hook),
+            );
+            if let Err(e) = page_on {
+                warn!("tab {tab_id}: Page stays off, new documents get no click hook: {}", error_message(&e));
+            }
             // Without the hook the guard still holds what writes carry and what forms say.
-            let identifier = match hooked.await {
+            let identifier = match hooked {
                 Ok(answer) => get_str(&answer, "identifier"),
                 Err(e) => {
                     warn!("tab {tab_id}: no click hook: {}", error_message(&e));
