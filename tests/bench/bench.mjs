@@ -109,6 +109,13 @@ setTimeout(() => {
 // Every client session through tabtunnel is a new agent (20 in a run, 16 more in `agents`),
 // each kept for its grace period after it goes: more than the default 32 at once.
 const h = await startHarness({ name: 'bench', extraPages: BENCH_PAGES, daemonArgs: ['--max-agents', '256'] });
+// The extension worker's last lines, said with the daemon's when a section fails: a command
+// that never got its answer (issue 30's 16 agents) is found in one of the two.
+const workerLines = [];
+h.worker.on('console', (m) => {
+  workerLines.push(`${new Date().toISOString()} ${m.type()} ${m.text()}`);
+  if (workerLines.length > 300) workerLines.shift();
+});
 const results = {};
 try {
   h.browserVersion = await h.browser.version();
@@ -150,6 +157,16 @@ try {
     daemon: await daemonRestart(h, pageTargetId),
     worker: await workerRestart(h, pageTargetId),
   }));
+} catch (e) {
+  progress(`section ${section} failed: ${e.message}`);
+  process.stderr.write(`--- extension worker (last ${workerLines.length} lines) ---\n${workerLines.join('\n')}\n`);
+  process.stderr.write(`${h.detail()}\n`);
+  // A tab that stays loading (a request paused for nobody) holds its commands too.
+  const tabs = await h
+    .sw(async () => (await chrome.tabs.query({})).map((t) => `${t.id} ${t.status} ${t.url} ${t.pendingUrl ?? ''}`))
+    .catch((why) => [`(the worker did not say: ${why.message})`]);
+  process.stderr.write(`--- tabs: id, status, url, pending url ---\n${tabs.join('\n')}\n`);
+  throw e;
 } finally {
   await h.close();
 }
