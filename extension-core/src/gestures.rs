@@ -1,6 +1,7 @@
 //! The gesture guard's state in the browser (its decisions are the daemon's:
 //! `core/src/gestures/`): our isolated world and its contexts, which no client may name; our
-//! click hook's identifiers, which no client may remove; the paused writes sent to the daemon
+//! click hook's identifiers, which no client may remove; our scripts (named by a `sourceURL`
+//! of ours), which no client may see, break in or change through `Debugger`; the paused writes sent to the daemon
 //! and not answered, which must be failed before our debugger lets go of their tab (Chrome
 //! would send them on); and where clients intercept too. `extension-wasm`'s
 //! `worker/gestures.rs` reads the few fields these need out of the opaque CDP params.
@@ -29,10 +30,30 @@ pub fn is_read(method: &str, response_stage: bool) -> bool {
     response_stage || ["GET", "HEAD", "OPTIONS"].iter().any(|m| m.eq_ignore_ascii_case(method))
 }
 
+/// What becomes of an event of a shared tab that may tell of our scripts.
+#[derive(Debug, PartialEq, Eq)]
+pub enum OurEvent {
+    /// Not about ours: on to the daemon.
+    Deliver,
+    /// About ours: never announced.
+    Hide,
+    /// A client's pause stopped in our script: hidden, and the target resumed at once
+    /// (`Debugger.resume`), so no client gets a call frame of ours to evaluate on.
+    HideAndResume,
+}
+
 #[derive(Debug, Default)]
 pub struct Gestures {
     /// Our isolated world's name: random, so no page or agent can make or reach a world by it.
     world_name: String,
+    /// The `sourceURL` our scripts carry, so that `Debugger` events tell them apart whether or
+    /// not a client turned `Runtime` on: random too, and not the world's name (a stack trace or
+    /// a coverage report may show it; it opens nothing).
+    script_url: String,
+    /// Our scripts' ids, by target (ids are a renderer's own: another process may reuse one).
+    hidden_scripts: BTreeSet<(Target, String)>,
+    /// Targets we resumed from a pause in our script: their next `Debugger.resumed` is ours.
+    resuming: BTreeSet<Target>,
     /// Our world's context in each frame we read, by target and frame id.
     worlds: BTreeMap<(Target, String), i64>,
     /// Context ids and unique ids of our worlds, which no client may name.
@@ -55,17 +76,87 @@ pub struct Gestures {
 /// How many answered questions keep their picture (an agent's history shows its last few).
 pub const ANSWERED_PICTURES: usize = 8;
 
+fn refused(why: &str) -> CdpError {
+    CdpError { code: -32000, message: format!("refused by tabtunnel: {why}"), data: None }
+}
+
 fn target(tab_id: TabId, session: Option<&str>) -> Target {
     (tab_id, session.map(str::to_owned))
 }
 
 impl Gestures {
-    /// Our world's name, drawn (from `random`) the first time.
-    pub fn world_name(&mut self, random: impl FnOnce() -> u64) -> String {
+    /// Our world's name, drawn (from `random`, with our scripts' URL) the first time.
+    pub fn world_name(&mut self, mut random: impl FnMut() -> u64) -> String {
         if self.world_name.is_empty() {
             self.world_name = format!("tabtunnel-{:x}", random());
+            self.script_url = format!("tabtunnel-{:x}.js", random());
         }
         self.world_name.clone()
+    }
+
+    /// A script of ours with the `sourceURL` that hides it (drawn with the world's name). It
+    /// ends with a line break, so a function declaration stays one where Chrome wraps it in
+    /// parentheses (`Runtime.callFunctionOn`).
+    pub fn our_script(&mut self, source: &str, random: impl FnMut() -> u64) -> String {
+        self.world_name(random);
+        format!("{}\n//# sourceURL={}\n", source.trim_end(), self.script_url)
+    }
+
+    /// An event of a shared tab that may tell of our scripts: `scriptParsed` of one (its id is
+    /// kept from clients from now on, and its context too: we may not have heard of the world
+    /// if no client turned `Runtime` on), a pause in one, what our worlds log or throw.
+    /// `param` reads a field of the params by a dotted path (`callFrames.0.callFrameId`).
+    pub fn event(
+        &mut self,
+        tab_id: TabId,
+        session: Option<&str>,
+        method: &str,
+        param: impl Fn(&str) -> Option<String>,
+    ) -> OurEvent {
+        let target = target(tab_id, session);
+        let hidden_context =
+            |g: &Self, path: &str| param(path).is_some_and(|c| g.hidden_contexts.contains(&(tab_id, c)));
+        let hidden_script = |g: &Self, path: &str| {
+            param(path).is_some_and(|s| g.hidden_scripts.contains(&(target.clone(), s)))
+        };
+        let hide = match method {
+            "Debugger.scriptParsed" | "Debugger.scriptFailedToParse" => {
+                let ours = !self.script_url.is_empty() && param("url").is_some_and(|u| u == self.script_url)
+                    || hidden_context(self, "executionContextId");
+                if ours {
+                    if let Some(id) = param("scriptId") {
+                        self.hidden_scripts.insert((target.clone(), id));
+                    }
+                    if let Some(context) = param("executionContextId") {
+                        self.hidden_contexts.insert((tab_id, context));
+                    }
+                }
+                ours
+            }
+            "Debugger.paused" => {
+                let ours = hidden_script(self, "callFrames.0.location.scriptId")
+                    || param("callFrames.0.callFrameId")
+                        .and_then(|f| f.split('.').nth(1).map(str::to_owned))
+                        .is_some_and(|c| self.hidden_contexts.contains(&(tab_id, c)));
+                if ours {
+                    self.resuming.insert(target);
+                    return OurEvent::HideAndResume;
+                }
+                false
+            }
+            "Debugger.resumed" => self.resuming.remove(&target),
+            "Debugger.breakpointResolved" => hidden_script(self, "location.scriptId"),
+            "Runtime.consoleAPICalled" | "Runtime.executionContextDestroyed" => {
+                hidden_context(self, "executionContextId")
+            }
+            "Runtime.exceptionThrown" => hidden_context(self, "exceptionDetails.executionContextId"),
+            _ => false,
+        };
+        if hide {
+            OurEvent::Hide
+        } else {
+            OurEvent::Deliver
+        }
     }
 
     /// Our click hook was sent to a target. Its answer can come late, or never: Chrome runs the
@@ -124,17 +215,22 @@ impl Gestures {
         self.hooks.retain(|(t, _)| !of_child(t));
         self.hooks_pending.retain(|t, _| !of_child(t));
         self.worlds.retain(|(t, _), _| !of_child(t));
+        self.hidden_scripts.retain(|(t, _)| !of_child(t));
+        self.resuming.retain(|t| !of_child(t));
     }
 
-    /// A command about to reach Chrome for a client: refused if it names one of our worlds or
-    /// removes our hook; a paused request it answers is no longer held. `param` reads a field
-    /// of its params as text (numbers too).
+    /// A command about to reach Chrome for a client: refused if it names one of our worlds, one
+    /// of our scripts or a call frame in them, could stop in our scripts, or removes our hook;
+    /// a paused request it answers is no longer held. `param` reads a field of its params by a
+    /// dotted path, as text (numbers too); `regex_matches(pattern, text)` is JavaScript's (V8's
+    /// breakpoints use the same engine).
     pub fn command_sent(
         &mut self,
         tab_id: TabId,
         session: Option<&str>,
         method: &str,
         param: impl Fn(&str) -> Option<String>,
+        regex_matches: impl Fn(&str, &str) -> bool,
     ) -> Result<(), CdpError> {
         if method.starts_with("Fetch.") {
             if let (Some(id), Some(held)) = (param("requestId"), self.held.get_mut(&tab_id)) {
@@ -142,8 +238,8 @@ impl Gestures {
             }
             return Ok(());
         }
+        let target = target(tab_id, session);
         if method == "Page.removeScriptToEvaluateOnNewDocument" {
-            let target = target(tab_id, session);
             let ours = |id: String| self.hooks.contains(&(target.clone(), id));
             if self.hooks_pending.contains_key(&target) || param("identifier").is_some_and(ours) {
                 // As Chrome answers an identifier it does not know.
@@ -151,14 +247,42 @@ impl Gestures {
             }
             return Ok(());
         }
-        if !(method.starts_with("Runtime.") || method.starts_with("DOM.") || method.starts_with("Debugger."))
-        {
-            return Ok(());
+        // A world by our name would be ours (the name is random; this holds if it ever shows).
+        let names_our_world =
+            |field: &str| !self.world_name.is_empty() && param(field).is_some_and(|n| n == self.world_name);
+        if names_our_world("worldName") || names_our_world("executionContextName") {
+            return Err(refused("that world is tabtunnel's own"));
         }
-        let named = ["contextId", "executionContextId", "uniqueContextId"]
-            .into_iter()
-            .filter_map(&param)
-            .chain(param("objectId").and_then(|o| o.split('.').nth(1).map(str::to_owned)));
+        if method.starts_with("Debugger.") {
+            for path in ["scriptId", "location.scriptId", "start.scriptId", "end.scriptId"] {
+                if let Some(id) =
+                    param(path).filter(|id| self.hidden_scripts.contains(&(target.clone(), id.clone())))
+                {
+                    // As Chrome answers a script id it does not know.
+                    return Err(CdpError {
+                        code: -32000,
+                        message: format!("No script for id: {id}"),
+                        data: None,
+                    });
+                }
+            }
+            if method == "Debugger.setBreakpointByUrl" && !self.script_url.is_empty() {
+                let by_url = param("url").is_some_and(|u| u == self.script_url);
+                let by_regex = param("urlRegex").is_some_and(|r| regex_matches(&r, &self.script_url));
+                if by_url || by_regex {
+                    return Err(refused(
+                        "a breakpoint by this URL pattern would stop in tabtunnel's own scripts too; use a narrower urlRegex",
+                    ));
+                }
+            }
+        }
+        let named =
+            ["contextId", "executionContextId", "uniqueContextId"].into_iter().filter_map(&param).chain(
+                ["objectId", "callFrameId"]
+                    .into_iter()
+                    .filter_map(&param)
+                    .filter_map(|o| o.split('.').nth(1).map(str::to_owned)),
+            );
         if named.into_iter().any(|c| self.hidden_contexts.contains(&(tab_id, c))) {
             return Err(CdpError {
                 code: -32000,
@@ -186,6 +310,8 @@ impl Gestures {
         self.clients_intercept.retain(|(t, _)| *t != tab_id);
         self.hooks.retain(|((t, _), _)| *t != tab_id);
         self.hooks_pending.retain(|(t, _), _| *t != tab_id);
+        self.hidden_scripts.retain(|((t, _), _)| *t != tab_id);
+        self.resuming.retain(|(t, _)| *t != tab_id);
     }
 
     /// A tab closed: its requests went with it, nothing of it is left to fail.
@@ -243,6 +369,10 @@ impl Gestures {
 mod tests {
     use super::*;
 
+    fn no_regex(_: &str, _: &str) -> bool {
+        false
+    }
+
     fn params<'a>(fields: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
         move |k| fields.iter().find(|(f, _)| *f == k).map(|(_, v)| (*v).to_owned())
     }
@@ -272,9 +402,9 @@ mod tests {
     fn an_answered_write_is_no_longer_held() {
         let mut g = Gestures::default();
         g.paused(1, Some("S"), false, "r1".into());
-        g.command_sent(1, None, "Fetch.continueRequest", params(&[("requestId", "r1")])).unwrap();
+        g.command_sent(1, None, "Fetch.continueRequest", params(&[("requestId", "r1")]), no_regex).unwrap();
         assert_eq!(g.held_tabs(), [1], "another session's request of the same id");
-        g.command_sent(1, Some("S"), "Fetch.failRequest", params(&[("requestId", "r1")])).unwrap();
+        g.command_sent(1, Some("S"), "Fetch.failRequest", params(&[("requestId", "r1")]), no_regex).unwrap();
         assert!(g.take_held(1).is_empty());
     }
 
@@ -303,18 +433,17 @@ mod tests {
         g.hook_sent(1, None);
         g.hook_answered(1, None, Some("h1".into()));
         let refused = |g: &mut Gestures, method: &str, p: &[(&str, &str)]| {
-            g.command_sent(1, None, method, params(p)).is_err()
+            g.command_sent(1, None, method, params(p), no_regex).is_err()
         };
         assert!(refused(&mut g, "Runtime.evaluate", &[("contextId", "7")]));
         assert!(refused(&mut g, "Runtime.evaluate", &[("uniqueContextId", "u-7")]));
         assert!(refused(&mut g, "Runtime.callFunctionOn", &[("executionContextId", "8")]));
         assert!(refused(&mut g, "Runtime.getProperties", &[("objectId", "123.7.4")]));
         assert!(!refused(&mut g, "Runtime.evaluate", &[("contextId", "9")]));
-        assert!(!refused(&mut g, "Page.navigate", &[("contextId", "7")]), "not a context method");
         assert!(refused(&mut g, "Page.removeScriptToEvaluateOnNewDocument", &[("identifier", "h1")]));
         assert!(!refused(&mut g, "Page.removeScriptToEvaluateOnNewDocument", &[("identifier", "h2")]));
         assert!(
-            g.command_sent(2, None, "Runtime.evaluate", params(&[("contextId", "7")])).is_ok(),
+            g.command_sent(2, None, "Runtime.evaluate", params(&[("contextId", "7")]), no_regex).is_ok(),
             "another tab's"
         );
         assert_eq!(g.world(1, None, "F"), Some(8));
@@ -332,6 +461,7 @@ mod tests {
                 session,
                 "Page.removeScriptToEvaluateOnNewDocument",
                 params(&[("identifier", id)]),
+                no_regex,
             )
         };
         // Armed twice (a reset's re-arm) before either answer came.
@@ -387,9 +517,171 @@ mod tests {
                 1,
                 Some("C"),
                 "Page.removeScriptToEvaluateOnNewDocument",
-                params(&[("identifier", "h")])
+                params(&[("identifier", "h")]),
+                no_regex,
             )
             .is_ok());
         assert_eq!(g.paused(1, Some("C"), true, "r".into()), Paused::ContinueHere);
+    }
+
+    #[test]
+    fn our_scripts_carry_our_url_on_a_line_of_its_own() {
+        let mut g = Gestures::default();
+        let mut n = 0;
+        let mut random = || {
+            n += 1;
+            n
+        };
+        assert_eq!(
+            g.our_script("function (a) {\n  return a;\n}\n", &mut random),
+            "function (a) {\n  return a;\n}\n//# sourceURL=tabtunnel-2.js\n"
+        );
+        assert_eq!(g.world_name(|| 9), "tabtunnel-1", "drawn once, apart from the URL");
+    }
+
+    /// The fields of an event or command, as the worker reads them by path.
+    fn fields<'a>(fields: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        params(fields)
+    }
+
+    #[test]
+    fn no_client_sees_our_scripts_or_breaks_in_them() {
+        let mut g = Gestures::default();
+        let world = g.world_name(|| 0xabc);
+        let url = format!("tabtunnel-{:x}.js", 0xabc);
+        let event = |g: &mut Gestures, session: Option<&str>, method: &str, f: &[(&str, &str)]| {
+            g.event(1, session, method, fields(f))
+        };
+        // Ours, whether or not we knew its world (no client turned `Runtime` on).
+        assert_eq!(
+            event(
+                &mut g,
+                None,
+                "Debugger.scriptParsed",
+                &[("url", &url), ("scriptId", "31"), ("executionContextId", "5")]
+            ),
+            OurEvent::Hide
+        );
+        assert_eq!(
+            event(
+                &mut g,
+                None,
+                "Debugger.scriptParsed",
+                &[("url", "https://shop/app.js"), ("scriptId", "32"), ("executionContextId", "2")]
+            ),
+            OurEvent::Deliver
+        );
+        // Another script compiled in our world (no URL of ours) is ours too.
+        assert_eq!(
+            event(
+                &mut g,
+                None,
+                "Debugger.scriptParsed",
+                &[("url", ""), ("scriptId", "33"), ("executionContextId", "5")]
+            ),
+            OurEvent::Hide
+        );
+        assert_eq!(
+            event(&mut g, None, "Debugger.scriptFailedToParse", &[("url", &url), ("scriptId", "34")]),
+            OurEvent::Hide
+        );
+        let sent = |g: &mut Gestures, session: Option<&str>, method: &str, f: &[(&str, &str)]| {
+            g.command_sent(1, session, method, fields(f), |pattern, text| {
+                // A stand-in for JavaScript's RegExp: enough for these patterns.
+                pattern == ".*" || pattern.strip_prefix('^').is_some_and(|p| text.starts_with(p))
+            })
+        };
+        for (method, path) in [
+            ("Debugger.getScriptSource", "scriptId"),
+            ("Debugger.setScriptSource", "scriptId"),
+            ("Debugger.searchInContent", "scriptId"),
+            ("Debugger.setBreakpoint", "location.scriptId"),
+            ("Debugger.continueToLocation", "location.scriptId"),
+            ("Debugger.getPossibleBreakpoints", "start.scriptId"),
+            ("Debugger.getPossibleBreakpoints", "end.scriptId"),
+        ] {
+            for ours in ["31", "33"] {
+                let e = sent(&mut g, None, method, &[(path, ours)]).expect_err(method);
+                assert_eq!(e.message, format!("No script for id: {ours}"), "{method} {path}");
+            }
+            assert!(sent(&mut g, None, method, &[(path, "32")]).is_ok(), "{method}: the page's own");
+            assert!(
+                sent(&mut g, Some("OOPIF"), method, &[(path, "31")]).is_ok(),
+                "{method}: another renderer's 31"
+            );
+        }
+        // A call frame or an object in the world the script showed us.
+        assert!(sent(&mut g, None, "Debugger.evaluateOnCallFrame", &[("callFrameId", "-77.5.0")]).is_err());
+        assert!(sent(&mut g, None, "Debugger.setVariableValue", &[("callFrameId", "-77.5.1")]).is_err());
+        assert!(
+            sent(&mut g, None, "Debugger.setBreakpointOnFunctionCall", &[("objectId", "-77.5.9")]).is_err()
+        );
+        assert!(sent(&mut g, None, "Debugger.evaluateOnCallFrame", &[("callFrameId", "-77.2.0")]).is_ok());
+        // Breakpoints by URL that would stop in ours, whatever their condition.
+        assert!(sent(
+            &mut g,
+            None,
+            "Debugger.setBreakpointByUrl",
+            &[("urlRegex", ".*"), ("condition", "x=0")]
+        )
+        .is_err());
+        assert!(sent(&mut g, None, "Debugger.setBreakpointByUrl", &[("urlRegex", "^tabtunnel")]).is_err());
+        assert!(sent(&mut g, None, "Debugger.setBreakpointByUrl", &[("url", &url)]).is_err());
+        assert!(sent(&mut g, None, "Debugger.setBreakpointByUrl", &[("urlRegex", "^https://shop/")]).is_ok());
+        assert!(sent(&mut g, None, "Debugger.setBreakpointByUrl", &[("url", "https://shop/app.js")]).is_ok());
+        // Our world by name, on every route that takes one.
+        assert!(sent(&mut g, None, "Page.createIsolatedWorld", &[("worldName", &world)]).is_err());
+        assert!(
+            sent(&mut g, None, "Page.addScriptToEvaluateOnNewDocument", &[("worldName", &world)]).is_err()
+        );
+        assert!(sent(&mut g, None, "Runtime.addBinding", &[("executionContextName", &world)]).is_err());
+        assert!(sent(&mut g, None, "Page.createIsolatedWorld", &[("worldName", "mine")]).is_ok());
+        // A pause in ours is resumed here, and its `resumed` is ours too; a pause in the page's
+        // goes to the client.
+        assert_eq!(
+            event(
+                &mut g,
+                None,
+                "Debugger.paused",
+                &[("callFrames.0.location.scriptId", "31"), ("callFrames.0.callFrameId", "-77.5.0")]
+            ),
+            OurEvent::HideAndResume
+        );
+        assert_eq!(
+            event(
+                &mut g,
+                None,
+                "Debugger.paused",
+                &[("callFrames.0.location.scriptId", "99"), ("callFrames.0.callFrameId", "-77.5.0")]
+            ),
+            OurEvent::HideAndResume,
+            "by its frame's context"
+        );
+        assert_eq!(event(&mut g, None, "Debugger.resumed", &[]), OurEvent::Hide);
+        assert_eq!(event(&mut g, None, "Debugger.resumed", &[]), OurEvent::Deliver, "the client's own");
+        assert_eq!(
+            event(
+                &mut g,
+                None,
+                "Debugger.paused",
+                &[("callFrames.0.location.scriptId", "32"), ("callFrames.0.callFrameId", "-77.2.0")]
+            ),
+            OurEvent::Deliver
+        );
+        assert_eq!(
+            event(&mut g, None, "Runtime.consoleAPICalled", &[("executionContextId", "5")]),
+            OurEvent::Hide
+        );
+        assert_eq!(
+            event(&mut g, None, "Runtime.consoleAPICalled", &[("executionContextId", "2")]),
+            OurEvent::Deliver
+        );
+        assert_eq!(
+            event(&mut g, None, "Runtime.exceptionThrown", &[("exceptionDetails.executionContextId", "5")]),
+            OurEvent::Hide
+        );
+        // Unshared: nothing of it is kept.
+        g.forget(1);
+        assert!(sent(&mut g, None, "Debugger.getScriptSource", &[("scriptId", "31")]).is_ok());
     }
 }

@@ -492,6 +492,63 @@ describe('the gesture guard', { timeout: 900_000 }, () => {
     }
   });
 
+  test("an agent's Debugger sees none of the guard's scripts, cannot stop in them, and the guard still holds", async () => {
+    // The click hook and the page reader run in the guard's world; a breakpoint's condition
+    // there runs in their scope (it could empty what the hook remembers), a call frame there
+    // evaluates there, their source shows the world's workings.
+    const OURS = /__tabtunnelClick|gesture guard|tabtunnel/;
+    const browser = await connectAgent(h, 'debugging', 120_000);
+    try {
+      const page = await browser.newPage();
+      await page.goto(url('/shop/checkout'));
+      const paid = writesTo('/shop/pay');
+      // A page read (the Pay click's question) compiles the reader in the guard's world too.
+      const pressed = outcome(page.click('#pay'));
+      await answer((await question()).id, 'deny');
+      await withTimeout(pressed, WAIT_MS, 'the denied press');
+      const cdp = await page.createCDPSession();
+      const parsed = [];
+      cdp.on('Debugger.scriptParsed', (e) => parsed.push(e));
+      const paused = [];
+      cdp.on('Debugger.paused', (e) => {
+        paused.push(e);
+        cdp.send('Debugger.resume').catch(() => {});
+      });
+      // Announces every script the page's renderer still holds.
+      await cdp.send('Debugger.enable');
+      assert.ok(parsed.length > 0, 'no script of the page was announced');
+      for (const script of parsed) {
+        assert.ok(!OURS.test(script.url), `a script of ours was announced: ${script.url}`);
+        const { scriptSource } = await cdp.send('Debugger.getScriptSource', { scriptId: script.scriptId });
+        assert.ok(!OURS.test(scriptSource), `script ${script.scriptId} (${script.url || 'no URL'}) is ours:\n${scriptSource.slice(0, 300)}`);
+      }
+      // A breakpoint that would stop in any script, with a condition that runs where it stops.
+      await assert.rejects(
+        cdp.send('Debugger.setBreakpointByUrl', { urlRegex: '.*', lineNumber: 30, condition: 'record.latest = null, false' }),
+        /refused by tabtunnel/,
+      );
+      // One of the page's own scripts stays a client's to stop in.
+      await cdp.send('Debugger.setBreakpointByUrl', { urlRegex: '^http://127\\.0\\.0\\.1', lineNumber: 0 });
+      // Paused before every script: the page's pauses are the client's; ours never show.
+      await cdp.send('Debugger.setInstrumentationBreakpoint', { instrumentation: 'beforeScriptExecution' });
+      await page.reload({ timeout: WAIT_MS });
+      await cdp.send('Debugger.removeBreakpoint', { breakpointId: 'instrumentation:beforeScriptExecution' }).catch(() => {});
+      await cdp.send('Debugger.disable');
+      assert.ok(paused.length > 0, 'no pause of the page reached the client');
+      for (const e of paused) {
+        const scriptId = e.data?.scriptId ?? e.callFrames[0]?.location.scriptId;
+        const { scriptSource } = await cdp.send('Debugger.getScriptSource', { scriptId }).catch((err) => ({ scriptSource: `(${err.message})` }));
+        assert.ok(!OURS.test(scriptSource), `paused in a script of ours (${e.reason}):\n${scriptSource.slice(0, 300)}`);
+      }
+      // The guard reads the click on the new document as before: the same payment right after
+      // a Deny is refused without a second question.
+      assert.match(await withTimeout(outcome(page.click('#pay')), WAIT_MS, 'the second press'), /gesture guard/);
+      assert.equal(writesTo('/shop/pay'), paid, 'a denied payment reached the server');
+    } finally {
+      await browser.disconnect();
+    }
+  });
+
   test('the audit trail holds each question, what the human saw, and the answer', async () => {
     const { stdout } = await promisify(execFile)(daemonBinary(), ['audit', '--json'], {
       env: { ...process.env, XDG_CONFIG_HOME: h.configHome, XDG_DATA_HOME: h.dataHome },

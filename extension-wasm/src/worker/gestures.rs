@@ -19,7 +19,7 @@
 //!   side panel, and beside the answer in the agent's history; it never leaves the browser.
 
 use serde_json::{json, Value};
-use tabtunnel_extension_core::gestures::{is_read, Paused};
+use tabtunnel_extension_core::gestures::{is_read, OurEvent, Paused};
 use tabtunnel_wire::gestures::{guard_fetch_patterns, InspectTarget};
 use tabtunnel_wire::{ApprovalRequest, CdpError, TabId};
 use wasm_bindgen::prelude::*;
@@ -40,16 +40,39 @@ const PICTURE_TIMEOUT_MS: u32 = 2_000;
 const PICTURE_MARGIN: f64 = 24.0;
 const PICTURE_MAX: (f64, f64) = (720.0, 360.0);
 
+fn random() -> u64 {
+    (js_sys::Math::random() * 1e15) as u64 ^ ((js_sys::Math::random() * 1e15) as u64) << 12
+}
+
 fn world_name() -> String {
-    with(|w| {
-        w.gestures.world_name(|| {
-            (js_sys::Math::random() * 1e15) as u64 ^ ((js_sys::Math::random() * 1e15) as u64) << 12
-        })
-    })
+    with(|w| w.gestures.world_name(random))
+}
+
+/// A script of ours, with the `sourceURL` that keeps it from clients' `Debugger`.
+fn our_script(source: &str) -> String {
+    with(|w| w.gestures.our_script(source, random))
 }
 
 fn get(value: &JsValue, key: &str) -> JsValue {
     js_sys::Reflect::get(value, &key.into()).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// A field of CDP params by a dotted path (`callFrames.0.location.scriptId`), as text (numbers
+/// too).
+fn field(params: &JsValue, path: &str) -> Option<String> {
+    let value = path.split('.').try_fold(params.clone(), |v, key| (v.is_object()).then(|| get(&v, key)))?;
+    value.as_string().or_else(|| value.as_f64().map(|n| (n as i64).to_string()))
+}
+
+/// JavaScript's `new RegExp(pattern).test(text)`; a pattern it refuses matches nothing (V8's
+/// breakpoints refuse it too).
+fn regex_matches(pattern: &str, text: &str) -> bool {
+    let Ok(class) = js_sys::Reflect::get(&js_sys::global(), &"RegExp".into()) else { return false };
+    let args = js_sys::Array::of1(&pattern.into());
+    match js_sys::Reflect::construct(class.unchecked_ref::<js_sys::Function>(), &args) {
+        Ok(regex) => regex.unchecked_into::<js_sys::RegExp>().test(text),
+        Err(_) => false,
+    }
 }
 
 fn get_str(value: &JsValue, key: &str) -> Option<String> {
@@ -73,7 +96,9 @@ async fn arm_target(tab_id: TabId, session: Option<&str>, documents: bool) -> Re
     let fetch = to_js(&json!({ "patterns": guard_fetch_patterns() }));
     let auto = to_js(&json!({ "autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true }));
     if documents {
-        let hook = to_js(&json!({ "source": CLICKS_JS, "worldName": world_name(), "runImmediately": true }));
+        let hook = to_js(
+            &json!({ "source": our_script(CLICKS_JS), "worldName": world_name(), "runImmediately": true }),
+        );
         with(|w| w.gestures.hook_sent(tab_id, session));
         let session = session.map(str::to_owned);
         // Sent once this function first waits (a microtask): before any answer of Chrome's comes.
@@ -108,6 +133,21 @@ async fn arm_target(tab_id: TabId, session: Option<&str>, documents: bool) -> Re
 
 /// An event of a shared tab, before it goes to the daemon: `true` when it stays here.
 pub fn on_event(tab_id: TabId, session: Option<&str>, method: &str, params: &JsValue) -> bool {
+    if method.starts_with("Debugger.")
+        || matches!(
+            method,
+            "Runtime.consoleAPICalled" | "Runtime.exceptionThrown" | "Runtime.executionContextDestroyed"
+        )
+    {
+        match with(|w| w.gestures.event(tab_id, session, method, |path| field(params, path))) {
+            OurEvent::Deliver => {}
+            OurEvent::Hide => return true,
+            OurEvent::HideAndResume => {
+                send_unanswered(tab_id, session, "Debugger.resume", json!({}));
+                return true;
+            }
+        }
+    }
     match method {
         "Fetch.requestPaused" => request_paused(tab_id, session, params),
         "Target.attachedToTarget" => {
@@ -116,38 +156,27 @@ pub fn on_event(tab_id: TabId, session: Option<&str>, method: &str, params: &JsV
             // alone (the human's tabs use them too), and are not paused here.
             let info = get(params, "targetInfo");
             let kind = get_str(&info, "type").unwrap_or_default();
-            if kind == "service_worker" || kind == "shared_worker" {
+            let Some(child) = get_str(params, "sessionId") else { return false };
+            match kind.as_str() {
+                "iframe" | "worker" => {
+                    let documents = kind == "iframe";
+                    spawn_local(async move {
+                        if let Err(e) = arm_target(tab_id, Some(&child), documents).await {
+                            warn!("tab {tab_id} child {child}: {e}");
+                        }
+                    });
+                    false
+                }
                 // Attached under the page only by the guard's auto-attach, such a worker would
                 // never end (Chrome does not stop an attached one). Clients get it as a target
                 // of its own (`workers.rs`), so its session here is let go at once.
-                if let Some(child) = get_str(params, "sessionId") {
-                    let parent = session.map(str::to_owned);
-                    spawn_local(async move {
-                        let params = to_js(&json!({ "sessionId": child }));
-                        if let Err(e) = chrome::send_command(
-                            tab_id,
-                            parent.as_deref(),
-                            "Target.detachFromTarget",
-                            &params,
-                        )
-                        .await
-                        {
-                            warn!("tab {tab_id}: could not let go of worker {child}: {}", error_message(&e));
-                        }
-                    });
+                "service_worker" | "shared_worker" => {
+                    let params = json!({ "sessionId": child });
+                    send_unanswered(tab_id, session, "Target.detachFromTarget", params);
+                    true
                 }
-                return true;
+                _ => false,
             }
-            if let Some(child) = get_str(params, "sessionId").filter(|_| kind == "iframe" || kind == "worker")
-            {
-                let documents = kind == "iframe";
-                spawn_local(async move {
-                    if let Err(e) = arm_target(tab_id, Some(&child), documents).await {
-                        warn!("tab {tab_id} child {child}: {e}");
-                    }
-                });
-            }
-            false
         }
         "Target.detachedFromTarget" => {
             if let Some(child) = get_str(params, "sessionId") {
@@ -165,6 +194,16 @@ pub fn on_event(tab_id: TabId, session: Option<&str>, method: &str, params: &JsV
         }
         _ => false,
     }
+}
+
+/// A command of ours whose answer nobody waits for (a failure is logged).
+fn send_unanswered(tab_id: TabId, session: Option<&str>, method: &'static str, params: Value) {
+    let session = session.map(str::to_owned);
+    spawn_local(async move {
+        if let Err(e) = chrome::send_command(tab_id, session.as_deref(), method, &to_js(&params)).await {
+            warn!("tab {tab_id}: {method}: {}", error_message(&e));
+        }
+    });
 }
 
 fn request_paused(tab_id: TabId, session: Option<&str>, params: &JsValue) -> bool {
@@ -185,18 +224,15 @@ fn request_paused(tab_id: TabId, session: Option<&str>, params: &JsValue) -> boo
 }
 
 /// A command about to reach Chrome for a client (or the daemon): refused if it names one of our
-/// worlds; a paused request it answers is no longer held.
+/// worlds or scripts (`tabtunnel_extension_core::gestures::Gestures::command_sent`); a paused
+/// request it answers is no longer held.
 pub fn command_sent(
     tab_id: TabId,
     session: Option<&str>,
     method: &str,
     params: &JsValue,
 ) -> Result<(), CdpError> {
-    let param = |k: &str| {
-        let v = get(params, k);
-        v.as_string().or_else(|| v.as_f64().map(|n| (n as i64).to_string()))
-    };
-    with(|w| w.gestures.command_sent(tab_id, session, method, param))
+    with(|w| w.gestures.command_sent(tab_id, session, method, |path| field(params, path), regex_matches))
 }
 
 /// Fails the writes still held on a tab before the debugger lets go of it (Chrome would send
@@ -266,7 +302,7 @@ pub async fn inspect(
         chrome::send_command(tab_id, session, method, &to_js(&params)).await.map_err(|e| error_message(&e))
     };
     let call = |context: Option<i64>, object: Option<String>, args: Value| {
-        let mut params = json!({ "functionDeclaration": FACTS_JS, "arguments": args, "returnByValue": true, "silent": true });
+        let mut params = json!({ "functionDeclaration": our_script(FACTS_JS), "arguments": args, "returnByValue": true, "silent": true });
         if let Some(object) = object {
             params["objectId"] = json!(object);
         } else {
@@ -376,7 +412,7 @@ pub async fn resend(
     let referrer = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("referer")).map(|(_, v)| v.clone());
     let params = json!({
         "executionContextId": context,
-        "functionDeclaration": RESEND_JS,
+        "functionDeclaration": our_script(RESEND_JS),
         "arguments": [
             { "value": url }, { "value": method }, { "value": as_form },
             { "value": headers }, { "value": body }, { "value": referrer },
