@@ -5,7 +5,7 @@
 use serde::Deserialize;
 use tabtunnel_extension_core::settings::Startup;
 use tabtunnel_extension_core::sharing::Owner;
-use tabtunnel_extension_core::sharing::{Detached, Reattached, Share, StoredTab};
+use tabtunnel_extension_core::sharing::{Departure, Detached, Reattached, Replace, Share, StoredTab};
 use tabtunnel_extension_core::TargetChange;
 use tabtunnel_wire::{TabId, TabInfo, UnshareReason, WindowId, DEFAULT_AGENT};
 use wasm_bindgen::prelude::*;
@@ -253,20 +253,74 @@ async fn open_startup_pages(first_tab: Option<TabId>, first: &str, rest: &[Strin
 
 /// Stops sharing at the user's request. Our own `detach()` fires no `onDetach`.
 pub async fn unshare_by_user(tab_id: TabId) {
-    stop_sharing(tab_id, UnshareReason::StoppedByUser).await;
+    leave(tab_id, Departure::Released, UnshareReason::StoppedByUser).await;
 }
 
 /// Gives a tab back to the human: the debugger leaves it, it leaves its agent's group, and it
 /// stays open where it is.
 pub async fn release(tab_id: TabId) {
     let group = with(|w| w.shared.get(&tab_id).map(|t| t.agent != DEFAULT_AGENT));
-    if stop_sharing(tab_id, UnshareReason::Released).await && group == Some(true) {
+    if leave(tab_id, Departure::Released, UnshareReason::Released).await && group == Some(true) {
         placement::leave_group(tab_id).await;
     }
 }
 
+/// The kill switch's stop of one tab.
+pub async fn stop_for_kill_switch(tab_id: TabId) {
+    leave(tab_id, Departure::KillSwitch, UnshareReason::StoppedByUser).await;
+}
+
+/// Lets a shared tab leave its agent: a document the agent may have put code in is replaced
+/// (closed or reloaded: `Sharing::leave` decides) while the debugger still holds it, so the
+/// guard pauses that code's writes until the new document is in; then the tab is unshared and
+/// detached. False when it was not shared (or is being let go already).
+async fn leave(tab_id: TabId, departure: Departure, reason: UnshareReason) -> bool {
+    let Some(replace) = with(|w| w.shared.leave(tab_id, departure)) else { return false };
+    match replace {
+        Replace::Close => {
+            if let Err(e) = chrome::remove_tab(tab_id).await {
+                warn!("could not close tab {tab_id}: {e}");
+            }
+        }
+        Replace::Reload => reload_and_wait(tab_id).await,
+        Replace::Nothing => {}
+    }
+    stop_sharing(tab_id, reason).await;
+    true
+}
+
+/// Reloads a tab and waits until its new document has committed (the old one, and every timer
+/// in it, is gone then); gives up after a few seconds (a dialog may hold the old page).
+async fn reload_and_wait(tab_id: TabId) {
+    const WAIT_MS: u32 = 5_000;
+    const POLL_MS: u32 = 50;
+    let old = match chrome::main_document(tab_id).await {
+        Ok(document) => document,
+        Err(_) => return, // closed meanwhile
+    };
+    // `Page` off forgets the scripts clients had Chrome run in every new document
+    // (`Page.addScriptToEvaluateOnNewDocument`): the reload would run the agent's code again.
+    let no_params = to_js(&serde_json::json!({}));
+    if let Err(e) = chrome::send_command(tab_id, None, "Page.disable", &no_params).await {
+        warn!("tab {tab_id}: Page.disable before its reload: {}", crate::js::error_message(&e));
+    }
+    if let Err(e) = chrome::reload_tab(tab_id).await {
+        return warn!("could not reload tab {tab_id} as it leaves its agent: {e}");
+    }
+    let mut waited = 0;
+    while waited < WAIT_MS {
+        match chrome::main_document(tab_id).await {
+            Ok(document) if document == old => {}
+            _ => return, // the new document is in, or the tab is gone
+        }
+        sleep(POLL_MS).await;
+        waited += POLL_MS;
+    }
+    warn!("tab {tab_id} kept its page {WAIT_MS} ms after a reload; letting it go anyway");
+}
+
 /// Detaches and unshares; false when the tab was not shared.
-pub async fn stop_sharing(tab_id: TabId, reason: UnshareReason) -> bool {
+async fn stop_sharing(tab_id: TabId, reason: UnshareReason) -> bool {
     if !is_shared(tab_id) {
         return false;
     }
