@@ -94,8 +94,13 @@ pub enum Departure {
 pub enum Replace {
     /// The agent's own tab, on the kill switch: closed.
     Close,
-    /// Reloaded: it stays open at its URL, with a new document.
-    Reload,
+    /// Reloaded: it stays open at its URL, with a new document. The reload runs with `Page` on,
+    /// so that a "Leave site?" dialog holding the old document can be answered. `twice`: a
+    /// client had Chrome run a script in every new document
+    /// (`Page.addScriptToEvaluateOnNewDocument`), which the new document ran then; it is
+    /// reloaded again with `Page` off, where Chrome runs none (and no dialog can hold a document
+    /// nobody interacted with).
+    Reload { twice: bool },
     /// Never driven: nothing of an agent's can be in it.
     Nothing,
 }
@@ -151,6 +156,8 @@ pub struct Sharing {
     navigated_at: BTreeMap<TabId, f64>,
     /// Shared tabs a client command was relayed to since they were shared.
     driven: BTreeSet<TabId>,
+    /// Those of them that were given a script for every new document.
+    scripted: BTreeSet<TabId>,
     /// Shared tabs being let go ([`Sharing::leave`]): clients' commands are refused.
     leaving: BTreeSet<TabId>,
 }
@@ -234,6 +241,9 @@ impl Sharing {
     pub fn drove(&mut self, tab_id: TabId, method: &str) {
         if self.shared.contains_key(&tab_id) && !starts_nothing(method) {
             self.driven.insert(tab_id);
+            if method == "Page.addScriptToEvaluateOnNewDocument" {
+                self.scripted.insert(tab_id);
+            }
         }
     }
 
@@ -248,7 +258,7 @@ impl Sharing {
         }
         Some(match (departure, info.created, self.driven.contains(&tab_id)) {
             (Departure::KillSwitch, true, _) => Replace::Close,
-            (_, _, true) => Replace::Reload,
+            (_, _, true) => Replace::Reload { twice: self.scripted.contains(&tab_id) },
             (_, _, false) => Replace::Nothing,
         })
     }
@@ -261,6 +271,7 @@ impl Sharing {
     pub fn unshare(&mut self, tab_id: TabId) -> Option<TabInfo> {
         self.navigated_at.remove(&tab_id);
         self.driven.remove(&tab_id);
+        self.scripted.remove(&tab_id);
         self.leaving.remove(&tab_id);
         self.shared.remove(&tab_id)
     }
@@ -467,9 +478,13 @@ pub(crate) mod tests {
             Some(Replace::Close),
             "an agent's own tab, even undriven"
         );
-        assert_eq!(s.leave(2, Departure::KillSwitch), Some(Replace::Reload));
+        assert_eq!(s.leave(2, Departure::KillSwitch), Some(Replace::Reload { twice: false }));
         assert_eq!(s.leave(3, Departure::KillSwitch), Some(Replace::Nothing), "never driven");
-        assert_eq!(s.leave(4, Departure::Released), Some(Replace::Reload), "taken back, it stays open");
+        assert_eq!(
+            s.leave(4, Departure::Released),
+            Some(Replace::Reload { twice: false }),
+            "taken back, it stays open"
+        );
         assert_eq!(s.leave(9, Departure::Released), None, "not shared");
         assert!(s.is_leaving(2));
         assert_eq!(s.leave(2, Departure::Released), None, "being let go already");
@@ -490,9 +505,28 @@ pub(crate) mod tests {
         s.drove(1, "Fetch.enable");
         assert_eq!(
             s.leave(1, Departure::Released),
-            Some(Replace::Reload),
+            Some(Replace::Reload { twice: false }),
             "a client's own interception drives it"
         );
+    }
+
+    #[test]
+    fn a_tab_given_a_script_for_new_documents_is_reloaded_twice() {
+        let mut s = Sharing::default();
+        s.add(tab(1, "a", false), 0.0);
+        s.add(tab(2, "a", true), 0.0);
+        s.drove(1, "Page.addScriptToEvaluateOnNewDocument");
+        s.drove(2, "Page.addScriptToEvaluateOnNewDocument");
+        assert_eq!(s.leave(1, Departure::Released), Some(Replace::Reload { twice: true }));
+        assert_eq!(
+            s.leave(2, Departure::KillSwitch),
+            Some(Replace::Close),
+            "closed, it has no next document"
+        );
+        s.unshare(1);
+        s.add(tab(1, "a", false), 0.0);
+        s.drove(1, "Runtime.evaluate");
+        assert_eq!(s.leave(1, Departure::Released), Some(Replace::Reload { twice: false }), "shared anew");
     }
 
     #[test]
@@ -500,7 +534,7 @@ pub(crate) mod tests {
         let mut s = Sharing::default();
         s.add(tab(1, "a", false), 0.0);
         s.drove(1, "Runtime.evaluate");
-        assert_eq!(s.leave(1, Departure::Released), Some(Replace::Reload));
+        assert_eq!(s.leave(1, Departure::Released), Some(Replace::Reload { twice: false }));
         s.unshare(1);
         assert!(!s.is_leaving(1));
         s.add(tab(1, "b", false), 0.0);

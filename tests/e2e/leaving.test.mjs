@@ -1,9 +1,11 @@
 // Nothing an agent left running in a tab goes on once the tab leaves it. An agent's page posts
 // to the shop's payment API on a timer; the gesture guard holds every such write. When the human
-// takes the tab back (or unshares it), or engages the kill switch, the debugger (and the guard)
-// lets go: the document that holds the agent's timer must be gone by then, else every next write
-// reaches the server unasked. A tab the agent drove is reloaded first (it stays open at its URL);
-// on the kill switch, the agents' own tabs are closed.
+// takes the tab back or unshares it, the agent gives it back, or the human engages the kill
+// switch, the debugger (and the guard) lets go: the document that holds the agent's timer must be
+// gone by then, else every next write reaches the server unasked. A tab a client drove is
+// reloaded first (it stays open at its URL), whatever "Leave site?" dialog or script for new
+// documents the agent left; on the kill switch, the agents' own tabs are closed. A tab no client
+// drove is left as it is.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -48,12 +50,22 @@ describe('a tab leaving its agent', { timeout: 300_000 }, () => {
     assert.equal(payments(), before, 'the guard held every payment while the tab was shared');
   }
 
-  /** No payment reaches the server for a while after `what`. */
-  async function noPaymentAfter(what) {
+  /** `act` lets a tab go: no payment reaches the server from then until a while after `gone()`
+   *  (the debugger has let go). */
+  async function noPaymentAfter(what, act, gone) {
     const before = payments();
+    await act();
+    await pollFor(gone, WAIT_MS, `the tab let go after ${what}`, h.detail);
     await sleep(WATCH_MS);
-    assert.equal(payments() - before, 0, `payments reached the server in the ${WATCH_MS} ms after ${what}`);
+    assert.equal(payments() - before, 0, `payments reached the server after ${what}`);
   }
+
+  /** What the agent also leaves: a "Leave site?" dialog, which would hold the page (a page asks
+   *  only once someone interacted with it). */
+  const ASK_BEFORE_LEAVING = () => window.addEventListener('beforeunload', (e) => {
+    e.preventDefault();
+    e.returnValue = 'stay';
+  });
 
   /** The human's tab, on the shop and active in the focused window. */
   async function humanOnTheShop() {
@@ -83,15 +95,15 @@ describe('a tab leaving its agent', { timeout: 300_000 }, () => {
     return checkout;
   }
 
-  /** The human's tab is still open where it was, and shared no longer. */
+  const sharedTabIds = () => h.sw(() => chrome.storage.session.get('sharedTabs').then((v) => (v.sharedTabs ?? []).map((t) => t.tabId)));
+  const unshared = (tabId) => async () => !(await sharedTabIds()).includes(tabId);
+
+  /** The human's tab is still open where it was. */
   async function humanTabStaysOpen(at) {
     const tab = await tabOf(h.tabId);
     assert.ok(tab, 'the tab stays open for the human');
     assert.equal(tab.url, at, 'at the same URL');
-    await pollFor(async () => !(await sharedTabIds()).includes(h.tabId), WAIT_MS, 'the tab unshared', h.detail);
   }
-
-  const sharedTabIds = () => h.sw(() => chrome.storage.session.get('sharedTabs').then((v) => (v.sharedTabs ?? []).map((t) => t.tabId)));
 
   test('unshare: a shared tab no client drove is not reloaded (what the human typed stays)', async () => {
     await humanOnTheShop();
@@ -105,6 +117,8 @@ describe('a tab leaving its agent', { timeout: 300_000 }, () => {
   });
 
   test("take back: the human's tab an agent drove is reloaded before the debugger lets go, and stays open where it was", async () => {
+    await humanOnTheShop();
+    await h.testPage.click('h1'); // the human was here
     const checkout = await handHumanTab('taker');
     const browser = await connectAgent(h, 'taker');
     try {
@@ -112,10 +126,10 @@ describe('a tab leaving its agent', { timeout: 300_000 }, () => {
       assert.ok(page, 'the agent sees the handed tab');
       const before = payments();
       await page.evaluate(PAY_EVERY_300_MS);
+      await page.evaluate(ASK_BEFORE_LEAVING);
       await guardHoldsThePayments(before);
 
-      await panel.click('#take-back');
-      await noPaymentAfter('the take back');
+      await noPaymentAfter('the take back', () => panel.click('#take-back'), unshared(h.tabId));
       await humanTabStaysOpen(checkout);
     } finally {
       await browser.disconnect();
@@ -132,8 +146,8 @@ describe('a tab leaving its agent', { timeout: 300_000 }, () => {
       await page.evaluate(PAY_EVERY_300_MS);
       await guardHoldsThePayments(before);
 
-      await page.close(); // a handed tab is given back, not closed
-      await noPaymentAfter("the agent's release");
+      // A handed tab is given back, not closed.
+      await noPaymentAfter("the agent's release", () => page.close(), unshared(h.tabId));
       await humanTabStaysOpen(checkout);
     } finally {
       await browser.disconnect();
@@ -155,8 +169,7 @@ describe('a tab leaving its agent', { timeout: 300_000 }, () => {
       await page.evaluate(PAY_EVERY_300_MS);
       await guardHoldsThePayments(before);
 
-      await panel.click(toggle);
-      await noPaymentAfter('the unshare');
+      await noPaymentAfter('the unshare', () => panel.click(toggle), unshared(h.tabId));
       await humanTabStaysOpen(checkout);
     } finally {
       await browser.disconnect();
@@ -174,13 +187,15 @@ describe('a tab leaving its agent', { timeout: 300_000 }, () => {
     assert.ok(ownTabId, "the agent's own tab");
     const before = payments();
     await handed.evaluate(PAY_EVERY_300_MS);
+    await own.click('h1');
     await own.evaluate(PAY_EVERY_300_MS);
+    await own.evaluate(ASK_BEFORE_LEAVING);
     await guardHoldsThePayments(before);
 
     const gone = new Promise((resolve) => browser.once('disconnected', resolve));
-    await panel.click('#kill-switch');
     try {
-      await noPaymentAfter('the kill switch');
+      const noneShared = async () => (await sharedTabIds()).length === 0;
+      await noPaymentAfter('the kill switch', () => panel.click('#kill-switch'), noneShared);
       await withTimeout(gone, WAIT_MS, 'the agent disconnected', h.detail);
       assert.equal(await tabOf(ownTabId), null, "the agent's own tab is closed");
       await humanTabStaysOpen(checkout);

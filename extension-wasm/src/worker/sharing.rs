@@ -14,7 +14,7 @@ use wasm_bindgen_futures::spawn_local;
 use super::attach::{attach_and_describe, emulate_focus};
 use super::panel_state::broadcast;
 use super::state::{is_shared, owner_of, with};
-use super::tab_gate::exclusively;
+use super::tab_gate::{self, exclusively};
 use super::{daemon, gestures, navigation, placement, prepared, relay, settings, web_only, workers};
 use crate::chrome;
 use crate::js::{from_js, sleep, to_js};
@@ -276,47 +276,79 @@ pub async fn stop_for_kill_switch(tab_id: TabId) {
 /// detached. False when it was not shared (or is being let go already).
 async fn leave(tab_id: TabId, departure: Departure, reason: UnshareReason) -> bool {
     let Some(replace) = with(|w| w.shared.leave(tab_id, departure)) else { return false };
-    match replace {
-        Replace::Close => {
-            if let Err(e) = chrome::remove_tab(tab_id).await {
-                warn!("could not close tab {tab_id}: {e}");
-            }
-        }
-        Replace::Reload => reload_and_wait(tab_id).await,
-        Replace::Nothing => {}
+    // After a reset under way (a detach and re-attach): the dialog answer needs the session
+    // that sees the page go. Resets asked for from now on are skipped.
+    if let Some(gate) = tab_gate::reset_gate(tab_id) {
+        let _ = wasm_bindgen_futures::JsFuture::from(gate).await;
+    }
+    if replace != Replace::Nothing {
+        replace_document(tab_id, replace).await;
     }
     stop_sharing(tab_id, reason).await;
     true
 }
 
-/// Reloads a tab and waits until its new document has committed (the old one, and every timer
-/// in it, is gone then); gives up after a few seconds (a dialog may hold the old page).
-async fn reload_and_wait(tab_id: TabId) {
+/// Closes or reloads a tab (see [`Replace`]), each time waiting until its document is gone.
+async fn replace_document(tab_id: TabId, replace: Replace) {
+    match replace {
+        Replace::Close => {
+            // Blanked first: a closing tab's debugger goes with it, and Chrome would send the
+            // writes still held there on; they fail once no code of the agent's is left to add
+            // to them.
+            let blank = serde_json::json!({ "url": "about:blank" });
+            go_and_wait(tab_id, "blank", chrome::update_tab(tab_id, &blank)).await;
+            gestures::fail_held(tab_id).await;
+            go_and_wait(tab_id, "close", async move {
+                // Not awaited: a "Leave site?" dialog holds `chrome.tabs.remove` until answered.
+                spawn_local(async move {
+                    if let Err(e) = chrome::remove_tab(tab_id).await {
+                        warn!("could not close tab {tab_id} as it leaves its agent: {e}");
+                    }
+                });
+                Ok(())
+            })
+            .await
+        }
+        Replace::Reload { twice } => {
+            go_and_wait(tab_id, "reload", chrome::reload_tab(tab_id)).await;
+            if twice {
+                let no_params = to_js(&serde_json::json!({}));
+                if let Err(e) = chrome::send_command(tab_id, None, "Page.disable", &no_params).await {
+                    warn!(
+                        "tab {tab_id}: Page.disable as it leaves its agent: {}",
+                        crate::js::error_message(&e)
+                    );
+                }
+                go_and_wait(tab_id, "reload", chrome::reload_tab(tab_id)).await;
+            }
+        }
+        Replace::Nothing => {}
+    }
+}
+
+/// Sends a tab's page away (`go`: a blank page, a reload, a close), and waits until the document
+/// it had is gone (with every timer in it): the tab closed, or a new document committed. A
+/// "Leave site?" dialog that holds it is accepted. Gives up after a few seconds.
+async fn go_and_wait(tab_id: TabId, what: &str, go: impl std::future::Future<Output = chrome::Result<()>>) {
     const WAIT_MS: u32 = 5_000;
     const POLL_MS: u32 = 50;
-    let old = match chrome::main_document(tab_id).await {
-        Ok(document) => document,
-        Err(_) => return, // closed meanwhile
-    };
-    // `Page` off forgets the scripts clients had Chrome run in every new document
-    // (`Page.addScriptToEvaluateOnNewDocument`): the reload would run the agent's code again.
-    let no_params = to_js(&serde_json::json!({}));
-    if let Err(e) = chrome::send_command(tab_id, None, "Page.disable", &no_params).await {
-        warn!("tab {tab_id}: Page.disable before its reload: {}", crate::js::error_message(&e));
+    let Ok(old) = chrome::main_document(tab_id).await else { return }; // closed meanwhile
+    if let Err(e) = go.await {
+        return warn!("could not {what} tab {tab_id} as it leaves its agent: {e}");
     }
-    if let Err(e) = chrome::reload_tab(tab_id).await {
-        return warn!("could not reload tab {tab_id} as it leaves its agent: {e}");
-    }
+    let accept = to_js(&serde_json::json!({ "accept": true }));
     let mut waited = 0;
     while waited < WAIT_MS {
         match chrome::main_document(tab_id).await {
             Ok(document) if document == old => {}
-            _ => return, // the new document is in, or the tab is gone
+            _ => return, // a new document is in, or the tab is gone
         }
+        // Fails while no dialog shows (or `Page` is off, when none can).
+        let _ = chrome::send_command(tab_id, None, "Page.handleJavaScriptDialog", &accept).await;
         sleep(POLL_MS).await;
         waited += POLL_MS;
     }
-    warn!("tab {tab_id} kept its page {WAIT_MS} ms after a reload; letting it go anyway");
+    warn!("tab {tab_id} kept its page {WAIT_MS} ms after its {what}; letting it go anyway");
 }
 
 /// Detaches and unshares; false when the tab was not shared.
@@ -367,7 +399,8 @@ pub async fn restore() {
 /// client a clean session.
 pub fn reset(tab_id: TabId) {
     exclusively(tab_id, async move {
-        if is_shared(tab_id) {
+        // A tab being let go is detached soon; a reset would let its page run unguarded meanwhile.
+        if is_shared(tab_id) && !with(|w| w.shared.is_leaving(tab_id)) {
             reset_session(tab_id).await;
         }
     });
