@@ -77,6 +77,53 @@ pub enum Share {
     },
 }
 
+/// Why a shared tab leaves its agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Departure {
+    /// The kill switch: every agent stops.
+    KillSwitch,
+    /// The human's Unshare or Take back, or the agent's own release (its `ReleaseTab`, or its
+    /// disconnect with `TabsFate::Release`).
+    Released,
+}
+
+/// What is done to a leaving tab's document while the debugger (and so the gesture guard)
+/// still holds it: a page an agent drove may run the agent's code (a timer, a listener), which
+/// would go on unguarded once the debugger lets go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Replace {
+    /// The agent's own tab, on the kill switch: closed.
+    Close,
+    /// Reloaded: it stays open at its URL, with a new document. The reload runs with `Page` on,
+    /// so that a "Leave site?" dialog holding the old document can be answered. `twice`: a
+    /// client had Chrome run a script in every new document
+    /// (`Page.addScriptToEvaluateOnNewDocument`), which the new document ran then; it is
+    /// reloaded again with `Page` off, where Chrome runs none (and no dialog can hold a document
+    /// nobody interacted with).
+    Reload { twice: bool },
+    /// Never driven: nothing of an agent's can be in it.
+    Nothing,
+}
+
+/// The commands the daemon sends a tab on its own (`send_housekeeping`, and the guard's answers
+/// to the requests it paused, in `tabtunnel-core`): none can leave code running in a page. A
+/// client answers paused requests only after its own `Fetch.enable`, which drives the tab.
+fn starts_nothing(method: &str) -> bool {
+    matches!(
+        method,
+        "Runtime.runIfWaitingForDebugger"
+            | "Page.enable"
+            | "Page.handleJavaScriptDialog"
+            | "Log.stopViolationsReport"
+            | "Tracing.end"
+            | "Target.detachFromTarget"
+            | "Fetch.continueRequest"
+            | "Fetch.continueWithAuth"
+            | "Fetch.fulfillRequest"
+            | "Fetch.failRequest"
+    ) || method.ends_with(".disable")
+}
+
 /// What Chrome's debugger detaching from a tab of ours comes to.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Detached {
@@ -107,6 +154,12 @@ pub struct Sharing {
     tainted: BTreeSet<TabId>,
     /// When each shared tab last changed its URL (`Date.now()`): whose page a new worker is.
     navigated_at: BTreeMap<TabId, f64>,
+    /// Shared tabs a client command was relayed to since they were shared.
+    driven: BTreeSet<TabId>,
+    /// Those of them that were given a script for every new document.
+    scripted: BTreeSet<TabId>,
+    /// Shared tabs being let go ([`Sharing::leave`]): clients' commands are refused.
+    leaving: BTreeSet<TabId>,
 }
 
 /// Reading the shared tabs is free; changing them goes through the methods.
@@ -182,9 +235,44 @@ impl Sharing {
         self.navigated_at.get(&tab_id).copied().unwrap_or(0.0)
     }
 
+    /// A command `method` is relayed to a shared tab: whatever a client runs there is its
+    /// agent's. The daemon's own housekeeping (which it sends to tabs no client drove, e.g. to
+    /// let a new frame run) starts nothing there.
+    pub fn drove(&mut self, tab_id: TabId, method: &str) {
+        if self.shared.contains_key(&tab_id) && !starts_nothing(method) {
+            self.driven.insert(tab_id);
+            if method == "Page.addScriptToEvaluateOnNewDocument" {
+                self.scripted.insert(tab_id);
+            }
+        }
+    }
+
+    /// Starts letting go of a shared tab: what to do to its document before the debugger
+    /// detaches. `None` when it is not shared, or being let go already. From now on clients'
+    /// commands to it are refused ([`Sharing::is_leaving`]), so none can put the agent's code
+    /// back into the new document.
+    pub fn leave(&mut self, tab_id: TabId, departure: Departure) -> Option<Replace> {
+        let info = self.shared.get(&tab_id)?;
+        if !self.leaving.insert(tab_id) {
+            return None;
+        }
+        Some(match (departure, info.created, self.driven.contains(&tab_id)) {
+            (Departure::KillSwitch, true, _) => Replace::Close,
+            (_, _, true) => Replace::Reload { twice: self.scripted.contains(&tab_id) },
+            (_, _, false) => Replace::Nothing,
+        })
+    }
+
+    pub fn is_leaving(&self, tab_id: TabId) -> bool {
+        self.leaving.contains(&tab_id)
+    }
+
     /// The tab is no longer shared; what it was, if it was.
     pub fn unshare(&mut self, tab_id: TabId) -> Option<TabInfo> {
         self.navigated_at.remove(&tab_id);
+        self.driven.remove(&tab_id);
+        self.scripted.remove(&tab_id);
+        self.leaving.remove(&tab_id);
         self.shared.remove(&tab_id)
     }
 
@@ -373,6 +461,84 @@ pub(crate) mod tests {
         s.taint(1);
         assert!(s.is_held(1));
         assert!(!s.contains_key(&1));
+    }
+
+    #[test]
+    fn a_leaving_tab_is_closed_reloaded_or_let_go() {
+        let mut s = Sharing::default();
+        s.add(tab(1, "a", true), 0.0);
+        s.add(tab(2, "a", false), 0.0);
+        s.add(tab(3, DEFAULT_AGENT, false), 0.0);
+        s.add(tab(4, "a", true), 0.0);
+        s.drove(2, "Runtime.evaluate");
+        s.drove(4, "Page.navigate");
+        s.drove(9, "Runtime.evaluate");
+        assert_eq!(
+            s.leave(1, Departure::KillSwitch),
+            Some(Replace::Close),
+            "an agent's own tab, even undriven"
+        );
+        assert_eq!(s.leave(2, Departure::KillSwitch), Some(Replace::Reload { twice: false }));
+        assert_eq!(s.leave(3, Departure::KillSwitch), Some(Replace::Nothing), "never driven");
+        assert_eq!(
+            s.leave(4, Departure::Released),
+            Some(Replace::Reload { twice: false }),
+            "taken back, it stays open"
+        );
+        assert_eq!(s.leave(9, Departure::Released), None, "not shared");
+        assert!(s.is_leaving(2));
+        assert_eq!(s.leave(2, Departure::Released), None, "being let go already");
+    }
+
+    #[test]
+    fn the_daemons_housekeeping_drives_no_tab() {
+        let mut s = Sharing::default();
+        s.add(tab(1, DEFAULT_AGENT, false), 0.0);
+        for method in
+            ["Runtime.runIfWaitingForDebugger", "Network.disable", "Fetch.continueRequest", "Tracing.end"]
+        {
+            s.drove(1, method);
+        }
+        assert_eq!(s.leave(1, Departure::Released), Some(Replace::Nothing));
+        s.unshare(1);
+        s.add(tab(1, DEFAULT_AGENT, false), 0.0);
+        s.drove(1, "Fetch.enable");
+        assert_eq!(
+            s.leave(1, Departure::Released),
+            Some(Replace::Reload { twice: false }),
+            "a client's own interception drives it"
+        );
+    }
+
+    #[test]
+    fn a_tab_given_a_script_for_new_documents_is_reloaded_twice() {
+        let mut s = Sharing::default();
+        s.add(tab(1, "a", false), 0.0);
+        s.add(tab(2, "a", true), 0.0);
+        s.drove(1, "Page.addScriptToEvaluateOnNewDocument");
+        s.drove(2, "Page.addScriptToEvaluateOnNewDocument");
+        assert_eq!(s.leave(1, Departure::Released), Some(Replace::Reload { twice: true }));
+        assert_eq!(
+            s.leave(2, Departure::KillSwitch),
+            Some(Replace::Close),
+            "closed, it has no next document"
+        );
+        s.unshare(1);
+        s.add(tab(1, "a", false), 0.0);
+        s.drove(1, "Runtime.evaluate");
+        assert_eq!(s.leave(1, Departure::Released), Some(Replace::Reload { twice: false }), "shared anew");
+    }
+
+    #[test]
+    fn driving_and_leaving_end_with_the_share() {
+        let mut s = Sharing::default();
+        s.add(tab(1, "a", false), 0.0);
+        s.drove(1, "Runtime.evaluate");
+        assert_eq!(s.leave(1, Departure::Released), Some(Replace::Reload { twice: false }));
+        s.unshare(1);
+        assert!(!s.is_leaving(1));
+        s.add(tab(1, "b", false), 0.0);
+        assert_eq!(s.leave(1, Departure::Released), Some(Replace::Nothing), "shared anew, not driven since");
     }
 
     #[test]

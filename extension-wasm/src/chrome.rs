@@ -68,6 +68,10 @@ extern "C" {
     /// `({tabId, frameId, url, ...})`: a frame's navigation committed.
     #[wasm_bindgen(js_namespace = ["chrome", "webNavigation", "onCommitted"], js_name = addListener)]
     pub fn on_navigation_committed(cb: &Closure<dyn FnMut(JsValue)>);
+    #[wasm_bindgen(js_namespace = ["chrome", "webNavigation"], js_name = getFrame, catch)]
+    async fn web_navigation_get_frame(details: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = reload, catch)]
+    async fn tabs_reload(tab_id: TabId) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = create, catch)]
     async fn tabs_create(properties: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = remove, catch)]
@@ -340,6 +344,22 @@ pub async fn create_tab(properties: &serde_json::Value) -> Result<Tab> {
 
 pub async fn remove_tab(tab_id: TabId) -> Result<()> {
     unit(tabs_remove(tab_id).await)
+}
+
+pub async fn reload_tab(tab_id: TabId) -> Result<()> {
+    unit(tabs_reload(tab_id).await)
+}
+
+/// The `documentId` of the tab's main frame now (a new one once a navigation commits).
+pub async fn main_document(tab_id: TabId) -> Result<String> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Frame {
+        document_id: String,
+    }
+    let details = serde_json::json!({ "tabId": tab_id, "frameId": 0 });
+    let frame: Option<Frame> = typed(web_navigation_get_frame(&to_js(&details)).await, "frame")?;
+    frame.map(|f| f.document_id).ok_or_else(|| format!("tab {tab_id} has no main frame"))
 }
 
 /// `chrome.tabs.update(tabId, properties)`.

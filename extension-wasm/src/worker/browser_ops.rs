@@ -49,6 +49,8 @@ async fn perform(op: BrowserOp) -> Result<Value, String> {
             gestures::inspect(tab_id, child_session_id, target, selectors).await
         }
         BrowserOp::Intercept { tab_id, child_session_id, client_patterns, handle_auth_requests } => {
+            // A client's `Fetch.enable`: what it answers paused requests with may be a page.
+            super::state::with(|w| w.shared.drove(tab_id, "Fetch.enable"));
             gestures::intercept(tab_id, child_session_id, client_patterns, handle_auth_requests).await
         }
         BrowserOp::Resend { tab_id, child_session_id, frame_id, url, method, as_form, headers, body } => {

@@ -42,9 +42,8 @@ pub fn run(effect: WorkerEffect) {
         WorkerEffect::StopEverything => spawn_local(async {
             prepared::drop_all();
             let tabs: Vec<TabId> = with(|w| w.shared.keys().copied().collect());
-            for tab_id in tabs {
-                sharing::stop_sharing(tab_id, UnshareReason::StoppedByUser).await;
-            }
+            // At once: each may wait for its reload.
+            futures_util::future::join_all(tabs.into_iter().map(sharing::stop_for_kill_switch)).await;
             workers::forget_all(UnshareReason::StoppedByUser);
         }),
     }

@@ -184,6 +184,14 @@ async fn outcome(command: IncomingCommand, epoch: u64) -> Result<JsString, CdpEr
             });
         }
     }
+    if worker.is_none() {
+        // Checked last before it is sent, with no wait between: no command of a client runs
+        // in a tab being let go (it could put the agent's code in its new document).
+        if with(|w| w.shared.is_leaving(tab_id)) {
+            return Err(server_error(format!("Tab {tab_id} is being unshared")));
+        }
+        with(|w| w.shared.drove(tab_id, &method));
+    }
     super::gestures::command_sent(tab_id, child_session_id.as_deref(), &method, &params)?;
     let event_type =
         || params.dyn_ref::<js_sys::Object>().and_then(|p| p.unchecked_ref::<InputParams>().event_type());

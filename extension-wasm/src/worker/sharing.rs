@@ -5,7 +5,7 @@
 use serde::Deserialize;
 use tabtunnel_extension_core::settings::Startup;
 use tabtunnel_extension_core::sharing::Owner;
-use tabtunnel_extension_core::sharing::{Detached, Reattached, Share, StoredTab};
+use tabtunnel_extension_core::sharing::{Departure, Detached, Reattached, Replace, Share, StoredTab};
 use tabtunnel_extension_core::TargetChange;
 use tabtunnel_wire::{TabId, TabInfo, UnshareReason, WindowId, DEFAULT_AGENT};
 use wasm_bindgen::prelude::*;
@@ -14,7 +14,7 @@ use wasm_bindgen_futures::spawn_local;
 use super::attach::{attach_and_describe, emulate_focus};
 use super::panel_state::broadcast;
 use super::state::{is_shared, owner_of, with};
-use super::tab_gate::exclusively;
+use super::tab_gate::{self, exclusively};
 use super::{daemon, gestures, navigation, placement, prepared, relay, settings, web_only, workers};
 use crate::chrome;
 use crate::js::{from_js, sleep, to_js};
@@ -253,20 +253,106 @@ async fn open_startup_pages(first_tab: Option<TabId>, first: &str, rest: &[Strin
 
 /// Stops sharing at the user's request. Our own `detach()` fires no `onDetach`.
 pub async fn unshare_by_user(tab_id: TabId) {
-    stop_sharing(tab_id, UnshareReason::StoppedByUser).await;
+    leave(tab_id, Departure::Released, UnshareReason::StoppedByUser).await;
 }
 
 /// Gives a tab back to the human: the debugger leaves it, it leaves its agent's group, and it
 /// stays open where it is.
 pub async fn release(tab_id: TabId) {
     let group = with(|w| w.shared.get(&tab_id).map(|t| t.agent != DEFAULT_AGENT));
-    if stop_sharing(tab_id, UnshareReason::Released).await && group == Some(true) {
+    if leave(tab_id, Departure::Released, UnshareReason::Released).await && group == Some(true) {
         placement::leave_group(tab_id).await;
     }
 }
 
+/// The kill switch's stop of one tab.
+pub async fn stop_for_kill_switch(tab_id: TabId) {
+    leave(tab_id, Departure::KillSwitch, UnshareReason::StoppedByUser).await;
+}
+
+/// Lets a shared tab leave its agent: a document the agent may have put code in is replaced
+/// (closed or reloaded: `Sharing::leave` decides) while the debugger still holds it, so the
+/// guard pauses that code's writes until the new document is in; then the tab is unshared and
+/// detached. False when it was not shared (or is being let go already).
+async fn leave(tab_id: TabId, departure: Departure, reason: UnshareReason) -> bool {
+    let Some(replace) = with(|w| w.shared.leave(tab_id, departure)) else { return false };
+    // After a reset under way (a detach and re-attach): the dialog answer needs the session
+    // that sees the page go. Resets asked for from now on are skipped.
+    if let Some(gate) = tab_gate::reset_gate(tab_id) {
+        let _ = wasm_bindgen_futures::JsFuture::from(gate).await;
+    }
+    if replace != Replace::Nothing {
+        replace_document(tab_id, replace).await;
+    }
+    stop_sharing(tab_id, reason).await;
+    true
+}
+
+/// Closes or reloads a tab (see [`Replace`]), each time waiting until its document is gone.
+async fn replace_document(tab_id: TabId, replace: Replace) {
+    match replace {
+        Replace::Close => {
+            // Blanked first: a closing tab's debugger goes with it, and Chrome would send the
+            // writes still held there on; they fail once no code of the agent's is left to add
+            // to them.
+            let blank = serde_json::json!({ "url": "about:blank" });
+            go_and_wait(tab_id, "blank", chrome::update_tab(tab_id, &blank)).await;
+            gestures::fail_held(tab_id).await;
+            go_and_wait(tab_id, "close", async move {
+                // Not awaited: a "Leave site?" dialog holds `chrome.tabs.remove` until answered.
+                spawn_local(async move {
+                    if let Err(e) = chrome::remove_tab(tab_id).await {
+                        warn!("could not close tab {tab_id} as it leaves its agent: {e}");
+                    }
+                });
+                Ok(())
+            })
+            .await
+        }
+        Replace::Reload { twice } => {
+            go_and_wait(tab_id, "reload", chrome::reload_tab(tab_id)).await;
+            if twice {
+                let no_params = to_js(&serde_json::json!({}));
+                if let Err(e) = chrome::send_command(tab_id, None, "Page.disable", &no_params).await {
+                    warn!(
+                        "tab {tab_id}: Page.disable as it leaves its agent: {}",
+                        crate::js::error_message(&e)
+                    );
+                }
+                go_and_wait(tab_id, "reload", chrome::reload_tab(tab_id)).await;
+            }
+        }
+        Replace::Nothing => {}
+    }
+}
+
+/// Sends a tab's page away (`go`: a blank page, a reload, a close), and waits until the document
+/// it had is gone (with every timer in it): the tab closed, or a new document committed. A
+/// "Leave site?" dialog that holds it is accepted. Gives up after a few seconds.
+async fn go_and_wait(tab_id: TabId, what: &str, go: impl std::future::Future<Output = chrome::Result<()>>) {
+    const WAIT_MS: u32 = 5_000;
+    const POLL_MS: u32 = 50;
+    let Ok(old) = chrome::main_document(tab_id).await else { return }; // closed meanwhile
+    if let Err(e) = go.await {
+        return warn!("could not {what} tab {tab_id} as it leaves its agent: {e}");
+    }
+    let accept = to_js(&serde_json::json!({ "accept": true }));
+    let mut waited = 0;
+    while waited < WAIT_MS {
+        match chrome::main_document(tab_id).await {
+            Ok(document) if document == old => {}
+            _ => return, // a new document is in, or the tab is gone
+        }
+        // Fails while no dialog shows (or `Page` is off, when none can).
+        let _ = chrome::send_command(tab_id, None, "Page.handleJavaScriptDialog", &accept).await;
+        sleep(POLL_MS).await;
+        waited += POLL_MS;
+    }
+    warn!("tab {tab_id} kept its page {WAIT_MS} ms after its {what}; letting it go anyway");
+}
+
 /// Detaches and unshares; false when the tab was not shared.
-pub async fn stop_sharing(tab_id: TabId, reason: UnshareReason) -> bool {
+async fn stop_sharing(tab_id: TabId, reason: UnshareReason) -> bool {
     if !is_shared(tab_id) {
         return false;
     }
@@ -313,7 +399,8 @@ pub async fn restore() {
 /// client a clean session.
 pub fn reset(tab_id: TabId) {
     exclusively(tab_id, async move {
-        if is_shared(tab_id) {
+        // A tab being let go is detached soon; a reset would let its page run unguarded meanwhile.
+        if is_shared(tab_id) && !with(|w| w.shared.is_leaving(tab_id)) {
             reset_session(tab_id).await;
         }
     });
