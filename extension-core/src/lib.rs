@@ -15,6 +15,7 @@ pub mod input;
 pub mod kill_switch;
 pub mod link;
 pub mod machine;
+pub mod off_tab_writes;
 #[cfg(test)]
 mod pair;
 pub mod pairing;

@@ -11,6 +11,7 @@ mod gestures;
 mod kill_switch;
 mod link_effects;
 mod navigation;
+mod off_tab_writes;
 mod panel_state;
 mod picture_capture;
 mod pictures;
@@ -45,6 +46,7 @@ pub fn start() {
     });
     relay::listen();
     sharing::listen();
+    off_tab_writes::start();
     placement::listen();
     agents::listen();
     kill_switch::listen();

@@ -18,6 +18,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Value};
+use tabtunnel_extension_core::off_tab_writes::{self, SUBRESOURCES, WRITE_METHODS};
 use tabtunnel_wire::{navigation_mac, NavigationRules, OriginRules, TabId};
 use wasm_bindgen_futures::spawn_local;
 
@@ -36,25 +37,6 @@ const ALWAYS_THROUGH: i32 = 5;
 /// How long a URL the human allowed stays let through (the navigation it was for happens at
 /// once; a slow redirect chain has this long).
 const ALLOWED_ONCE_MS: u32 = 10_000;
-/// Every resource type but documents.
-const SUBRESOURCES: &[&str] = &[
-    "stylesheet",
-    "script",
-    "image",
-    "font",
-    "object",
-    "xmlhttprequest",
-    "ping",
-    "csp_report",
-    "media",
-    "websocket",
-    "webtransport",
-    "webbundle",
-    "other",
-];
-/// Methods that change something on a server.
-const WRITE_METHODS: &[&str] = &["connect", "delete", "patch", "post", "put", "other"];
-
 /// The rules in force, and which browser rules each agent's tabs hold.
 #[derive(Debug, Default)]
 struct Navigation {
@@ -115,7 +97,9 @@ async fn remove_stale_rules() {
     };
     let stale: Vec<i32> = nav(|n| {
         let ours = &n.agents;
-        ids.into_iter().filter(|id| !ours.values().any(|a| a.installed.contains(id))).collect()
+        // The rules against workers' writes are `off_tab_writes`'s, replaced as it starts.
+        let others = |id: &i32| !off_tab_writes::RULE_IDS.contains(id);
+        ids.into_iter().filter(|id| others(id) && !ours.values().any(|a| a.installed.contains(id))).collect()
     });
     if !stale.is_empty() {
         if let Err(e) = chrome::update_session_rules(&stale, &[]).await {

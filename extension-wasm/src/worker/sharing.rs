@@ -15,7 +15,9 @@ use super::attach::{attach_and_describe, emulate_focus};
 use super::panel_state::broadcast;
 use super::state::{is_shared, owner_of, with};
 use super::tab_gate::{self, exclusively};
-use super::{daemon, gestures, navigation, placement, prepared, relay, settings, web_only, workers};
+use super::{
+    daemon, gestures, navigation, off_tab_writes, placement, prepared, relay, settings, web_only, workers,
+};
 use crate::chrome;
 use crate::js::{from_js, sleep, to_js};
 
@@ -62,6 +64,7 @@ pub fn listen() {
             unshare(tab_id, UnshareReason::Closed);
         } else {
             prepared::lost(tab_id);
+            off_tab_writes::left(tab_id); // one that was being shared
         }
     });
     chrome::on_tab_removed(&on_removed);
@@ -120,6 +123,7 @@ pub fn listen() {
 
     let on_navigation = || {
         Closure::<dyn FnMut(JsValue)>::new(|details: JsValue| {
+            off_tab_writes::frame_navigated(&details);
             if let Some((tab_id, url)) = web_only::main_frame(&details) {
                 navigated(tab_id, &url);
             }
@@ -175,6 +179,9 @@ pub async fn share_with(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> 
             Ok(info)
         }
         Err(e) => {
+            if !is_shared(tab_id) {
+                off_tab_writes::left(tab_id);
+            }
             broadcast();
             Err(e)
         }
@@ -472,10 +479,13 @@ async fn reattach_or_unshare(tab_id: TabId, when: &str, clients_lost_state: bool
 /// tab let go) when the kill switch was engaged while it was being attached.
 pub async fn add(info: TabInfo) -> Result<(), String> {
     navigation::apply(info.tab_id, Some(&info.agent)).await;
+    with(|w| w.off_tab_writes.showed(info.tab_id, &info.url));
+    off_tab_writes::sync().await;
     let tab_id = info.tab_id;
     if let Err(refused) = daemon::target(TargetChange::Shared(info.clone())) {
         with(|w| w.early_events.tab_removed(tab_id));
         navigation::apply(tab_id, None).await;
+        off_tab_writes::left(tab_id);
         if let Err(e) = chrome::detach(tab_id).await {
             warn!("detach from tab {tab_id}: {e}");
         }
@@ -512,6 +522,7 @@ pub fn unshare(tab_id: TabId, reason: UnshareReason) {
     gestures::forget(tab_id);
     let _ = daemon::target(TargetChange::Unshared { tab_id, reason });
     spawn_local(navigation::apply(tab_id, None));
+    off_tab_writes::left(tab_id);
     persist();
     broadcast();
 }

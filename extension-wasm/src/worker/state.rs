@@ -8,6 +8,7 @@ use tabtunnel_extension_core::early_events::EarlyEvents;
 use tabtunnel_extension_core::epochs::Epochs;
 use tabtunnel_extension_core::focus::FocusGuard;
 use tabtunnel_extension_core::gestures::Gestures;
+use tabtunnel_extension_core::off_tab_writes::OffTabWrites;
 use tabtunnel_extension_core::placement::{Places, Placing};
 use tabtunnel_extension_core::popups::{Adopting, Popups};
 use tabtunnel_extension_core::prepared::Prepared;
@@ -70,6 +71,8 @@ pub struct Worker {
     pub standing: Vec<crate::messages::StandingView>,
     /// The gesture guard's state in the browser.
     pub gestures: Gestures,
+    /// The sites shared tabs showed, whose workers outside any tab may not write.
+    pub off_tab_writes: OffTabWrites,
     /// Chrome lets the extension read local files: how to turn that off.
     pub file_access_warning: Option<String>,
     /// This browser's clock minus the daemon's, from its first report on this connection.
