@@ -28,7 +28,8 @@ pub fn frame_navigated(details: &JsValue) {
         url: String,
     }
     let Some(Details { tab_id, url }) = from_js::<Details>(details) else { return };
-    if with(|w| w.shared.is_held(tab_id)) {
+    // (Not a tab that left the web: it is no longer shared, whatever it shows next.)
+    if with(|w| w.shared.get(&tab_id).is_some() || w.shared.is_attaching(tab_id)) {
         showed(tab_id, &url);
     }
 }
