@@ -70,7 +70,11 @@ describe('writes from workers outside any tab', { timeout: 240_000 }, () => {
 
   before(async () => {
     site = gestureSites();
-    h = await startHarness({ name: 'worker-writes', share: false, extraPages: { ...site.pages, '/shop/pay-sw.js': PAYING_SERVICE_WORKER } });
+    const bounce = (req, res, url) => {
+      res.writeHead(302, { location: url.searchParams.get('to') });
+      res.end();
+    };
+    h = await startHarness({ name: 'worker-writes', share: false, extraPages: { ...site.pages, '/shop/pay-sw.js': PAYING_SERVICE_WORKER, '/bounce': bounce } });
   });
 
   after(async () => {
@@ -98,6 +102,32 @@ describe('writes from workers outside any tab', { timeout: 240_000 }, () => {
       await refused('a shared worker of no origin', () => page.evaluate(PAY_FROM_A_DATA_WORKER, `${h.pageServerUrl}/shop/api/pay`));
       await refused('a service worker', () => page.evaluate(REGISTER_PAYING_SERVICE_WORKER));
       await page.close(); // (an agent's tabs outlive its connection, for a while)
+    } finally {
+      await browser.disconnect();
+    }
+  });
+
+  test("a redirect to another site: a worker the agent's script for new documents starts there cannot pay", async () => {
+    const browser = await connectAgent(h, 'bouncer');
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${h.pageServerUrl}/shop/checkout`);
+      const other = h.pageServerUrl.replace('127.0.0.1', 'localhost');
+      // Runs as the new document starts, before any event of its commit reaches the extension.
+      await page.evaluateOnNewDocument((payUrl, code) => {
+        if (location.hostname !== 'localhost') return;
+        const worker = new SharedWorker(URL.createObjectURL(new Blob([code.replace('PAY_URL', JSON.stringify(payUrl))], { type: 'text/javascript' })));
+        worker.port.onmessage = (e) => { window.outcome = e.data; };
+        worker.port.start();
+      }, `${other}/shop/api/pay`, `self.ports = [];
+        const told = (o) => { self.outcome = o; for (const p of self.ports) p.postMessage(o); };
+        fetch(PAY_URL, { method: 'POST', body: 'amount=124000' }).then((r) => told('sent ' + r.status), (e) => told('refused: ' + e.message));
+        onconnect = (e) => { self.ports.push(e.ports[0]); if (self.outcome) e.ports[0].postMessage(self.outcome); };`);
+      await refused('a worker started as a redirect lands', async () => {
+        await page.goto(`${h.pageServerUrl}/bounce?to=${encodeURIComponent(`${other}/shop/checkout`)}`);
+        return pollFor(() => page.evaluate(() => window.outcome), WAIT_MS, "the worker's outcome", h.detail);
+      });
+      await page.close();
     } finally {
       await browser.disconnect();
     }
