@@ -628,11 +628,7 @@ mod tests {
 
         fn create(&mut self, generation: u64, agent: &str, url: &str) {
             let id = self.new_id() as RequestId;
-            let facts = std::mem::take(&mut self.tabs);
-            let mut tabs = facts;
-            let steps = tabs.create(generation, id, agent, url.into(), false, self);
-            self.tabs = tabs;
-            self.take(steps);
+            self.with_tabs(|t, c| t.create(generation, id, agent, url.into(), false, c));
         }
 
         fn with_tabs(&mut self, f: impl FnOnce(&mut AgentTabs, &Chrome) -> Vec<Step>) {

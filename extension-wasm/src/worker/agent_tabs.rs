@@ -32,11 +32,11 @@ use crate::js::{sleep, to_js};
 const STORAGE_KEY: &str = "preparedTabs";
 
 /// What the machine reads of the rest of the worker.
-struct Worker<'a> {
+struct WorkerFacts<'a> {
     places: &'a Places,
 }
 
-impl Facts for Worker<'_> {
+impl Facts for WorkerFacts<'_> {
     fn window_of(&self, agent: &str) -> Option<WindowId> {
         self.places.window_of(agent)
     }
@@ -51,8 +51,8 @@ impl Facts for Worker<'_> {
 }
 
 /// Runs `f` on the machine, then the steps it gives.
-fn drive(f: impl FnOnce(&mut AgentTabs, &Worker) -> Vec<Step>) {
-    let steps = with(|w| f(&mut w.agent_tabs, &Worker { places: &w.places }));
+fn drive(f: impl FnOnce(&mut AgentTabs, &WorkerFacts) -> Vec<Step>) {
+    let steps = with(|w| f(&mut w.agent_tabs, &WorkerFacts { places: &w.places }));
     run(steps);
 }
 

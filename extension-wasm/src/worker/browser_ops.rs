@@ -42,6 +42,7 @@ fn error(message: String) -> CdpError {
 
 async fn perform(op: BrowserOp) -> Result<Value, String> {
     match op {
+        // Taken by `run` for its agent's queue.
         BrowserOp::CreateTab { .. } => Err("a CreateTab runs in its agent's queue".into()),
         BrowserOp::AllowNavigation { tab_id, url } => {
             tabtunnel_wire::destinations::check(&url)?;
