@@ -4,6 +4,7 @@
 //! JS, no clock, no IO: `extension-wasm` interprets the effects and turns what happens in Chrome
 //! into inputs. CDP params and results stay opaque here, as in the core.
 
+pub mod agent_tabs;
 pub mod backoff;
 pub mod batching;
 pub mod early_events;

@@ -21,7 +21,7 @@ pub async fn attach_and_describe(tab_id: TabId, check_url: bool, owner: Owner) -
 }
 
 /// As [`attach_and_describe`], for a tab no agent has yet (a prepared one): the gesture guard
-/// is armed when it is handed out (`prepared::take`), so the human who takes the tab instead
+/// is armed when it is handed out (`agent_tabs`), so the human who takes the tab instead
 /// navigates it with nothing paused.
 pub async fn attach_unguarded_and_describe(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> {
     attach_then_describe(tab_id, false, owner, false).await

@@ -3,32 +3,37 @@
 
 use serde_json::{json, Value};
 use tabtunnel_wire::{
-    BrowserOp, BrowserRequest, CdpError, CommandResult, FromExtension, RawValue, TabInfo, WindowBounds,
+    BrowserOp, BrowserRequest, CdpError, CommandResult, FromExtension, RawValue, RequestId, WindowBounds,
     WindowId,
 };
 use wasm_bindgen_futures::spawn_local;
 
-use tabtunnel_extension_core::sharing::Owner;
-
 use super::sharing;
-use super::{agent_queue, daemon, gestures, navigation, placement, prepared};
+use super::{agent_tabs, daemon, gestures, navigation, placement};
 use crate::chrome;
 use crate::js::sleep;
 
-/// Runs one operation and answers it on the connection it came from.
+/// Runs one operation and answers it on the connection it came from; a `CreateTab` runs in
+/// its agent's queue of new tabs (`agent_tabs`).
 pub fn run(generation: u64, request: BrowserRequest) {
     let BrowserRequest { id, op } = request;
-    let work = async move {
-        let result = match perform(op).await {
-            Ok(value) => match RawValue::from_string(value.to_string()) {
-                Ok(raw) => CommandResult::ok(id, raw),
-                Err(e) => CommandResult::err(id, error(e.to_string())),
-            },
-            Err(message) => CommandResult::err(id, error(message)),
-        };
-        daemon::send_on(generation, &FromExtension::CommandResult(result));
+    if let BrowserOp::CreateTab { agent, url, allow_once } = op {
+        return agent_tabs::create(generation, id, agent, url, allow_once);
+    }
+    spawn_local(async move { answer(generation, id, perform(op).await) });
+}
+
+/// Answers an operation on connection `generation` (a later one's request ids mean something
+/// else).
+pub fn answer(generation: u64, id: RequestId, outcome: Result<Value, String>) {
+    let result = match outcome {
+        Ok(value) => match RawValue::from_string(value.to_string()) {
+            Ok(raw) => CommandResult::ok(id, raw),
+            Err(e) => CommandResult::err(id, error(e.to_string())),
+        },
+        Err(message) => CommandResult::err(id, error(message)),
     };
-    spawn_local(work);
+    daemon::send_on(generation, &FromExtension::CommandResult(result));
 }
 
 fn error(message: String) -> CdpError {
@@ -37,9 +42,8 @@ fn error(message: String) -> CdpError {
 
 async fn perform(op: BrowserOp) -> Result<Value, String> {
     match op {
-        BrowserOp::CreateTab { agent, url, allow_once } => {
-            agent_queue::serially(&agent.clone(), create_tab(agent, url, allow_once)).await
-        }
+        // Taken by `run` for its agent's queue.
+        BrowserOp::CreateTab { .. } => Err("a CreateTab runs in its agent's queue".into()),
         BrowserOp::AllowNavigation { tab_id, url } => {
             tabtunnel_wire::destinations::check(&url)?;
             navigation::allow_once(tab_id, &url).await?;
@@ -95,57 +99,6 @@ async fn perform(op: BrowserOp) -> Result<Value, String> {
             Ok(json!({}))
         }
     }
-}
-
-/// Hands out the agent's prepared tab, or opens and attaches one, shows it and reports it
-/// shared, then answers with it. A prepared tab, or any tab of an agent whose origins are
-/// restricted, is blank until its rules are in place, and goes to `url` then (`allow_once`: the
-/// human allowed this URL).
-async fn create_tab(agent: String, url: String, allow_once: bool) -> Result<Value, String> {
-    // The daemon refused it already; `chrome.tabs` would read a relative URL as ours.
-    tabtunnel_wire::destinations::check(&url)?;
-    let prepared = prepared::take(&agent).await;
-    let later = url != "about:blank" && (prepared.is_some() || navigation::restricts(&agent) || allow_once);
-    let (opened, attached) = match prepared {
-        Some(ready) => (ready.opened, Ok(ready.info)),
-        None => {
-            let opened = placement::open_tab(&agent, if later { "about:blank" } else { &url }).await?;
-            let tab_id = opened.tab_id;
-            let owner = Owner { agent: agent.clone(), created: true };
-            let attached = super::attach::attach_and_describe(tab_id, false, owner).await;
-            (opened, attached)
-        }
-    };
-    let shown = match attached {
-        Ok(info) => placement::show(&opened).await.map(|()| info),
-        Err(e) => Err(e),
-    };
-    let outcome = match shown {
-        Ok(info) => share_created(info, &url, later, allow_once).await,
-        Err(e) => {
-            placement::abandon(&opened).await;
-            Err(e)
-        }
-    };
-    prepared::refill(&agent);
-    outcome
-}
-
-/// Reports a tab just opened for its agent as shared (its rules in place first), sends it to
-/// `url` if it is still blank (`later`), and answers with it.
-async fn share_created(mut info: TabInfo, url: &str, later: bool, allow_once: bool) -> Result<Value, String> {
-    let tab_id = info.tab_id;
-    if later {
-        info.url = url.to_owned();
-    }
-    sharing::add(info.clone()).await?;
-    if later {
-        if allow_once {
-            navigation::allow_once(tab_id, url).await?;
-        }
-        chrome::update_tab(tab_id, &json!({ "url": url })).await?;
-    }
-    serde_json::to_value(info).map_err(|e| e.to_string())
 }
 
 fn agents_window(window_id: WindowId) -> Result<(), String> {

@@ -7,7 +7,7 @@ use wasm_bindgen_futures::spawn_local;
 
 use super::panel_state::broadcast;
 use super::state::with;
-use super::{agents, browser_ops, daemon, gestures, navigation, prepared, sharing, workers};
+use super::{agent_tabs, agents, browser_ops, daemon, gestures, navigation, sharing, workers};
 
 pub fn run(effect: WorkerEffect) {
     match effect {
@@ -16,7 +16,7 @@ pub fn run(effect: WorkerEffect) {
             if shares {
                 sharing::restore().await;
             }
-            prepared::restore().await;
+            agent_tabs::restore().await;
             let _ = daemon::input(Input::WorkerRestored);
         }),
         WorkerEffect::StartUp(startup) => spawn_local(sharing::start_up(startup)),
@@ -24,7 +24,7 @@ pub fn run(effect: WorkerEffect) {
         WorkerEffect::ConnectionLost { was_open } => {
             agents::forget_reports();
             // The agents went with the daemon's clients.
-            prepared::drop_all();
+            agent_tabs::connection_lost();
             // The daemon's questions went with it: nothing it held may go through unasked.
             gestures::fail_all_held();
             if was_open {
@@ -40,7 +40,7 @@ pub fn run(effect: WorkerEffect) {
             }
         }
         WorkerEffect::StopEverything => spawn_local(async {
-            prepared::drop_all();
+            agent_tabs::kill_switch_engaged();
             let tabs: Vec<TabId> = with(|w| w.shared.keys().copied().collect());
             // At once: each may wait for its reload.
             futures_util::future::join_all(tabs.into_iter().map(sharing::stop_for_kill_switch)).await;
@@ -63,7 +63,7 @@ fn deliver(generation: u64, frame: ToExtension) {
         ToExtension::NavigationRules { rules, navigation_url } => {
             navigation::rules_changed(rules, navigation_url)
         }
-        ToExtension::PrepareTabs { agents } => prepared::wanted(agents),
+        ToExtension::PrepareTabs { agents } => agent_tabs::wanted(generation, agents),
         ToExtension::AgentCredentials { agents } => {
             with(|w| w.agent_credentials = agents);
             broadcast();

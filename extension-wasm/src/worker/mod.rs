@@ -1,7 +1,7 @@
 //! The service worker: one daemon socket, the shared tabs, and the panel's requests; its state
 //! is [`state::Worker`].
 
-mod agent_queue;
+mod agent_tabs;
 mod agents;
 mod attach;
 mod browser_ops;
@@ -16,7 +16,6 @@ mod panel_state;
 mod picture_capture;
 mod pictures;
 mod placement;
-mod prepared;
 mod relay;
 mod settings;
 mod sharing;

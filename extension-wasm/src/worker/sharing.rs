@@ -16,7 +16,7 @@ use super::panel_state::broadcast;
 use super::state::{is_shared, owner_of, with};
 use super::tab_gate::{self, exclusively};
 use super::{
-    daemon, gestures, navigation, off_tab_writes, placement, prepared, relay, settings, web_only, workers,
+    agent_tabs, daemon, gestures, navigation, off_tab_writes, placement, relay, settings, web_only, workers,
 };
 use crate::chrome;
 use crate::js::{from_js, sleep, to_js};
@@ -40,7 +40,7 @@ pub fn listen() {
         }
         let Some(tab_id) = source.tab_id else { return };
         match with(|w| w.shared.detached(tab_id, &reason)) {
-            Detached::NotShared => prepared::lost(tab_id),
+            Detached::NotShared => agent_tabs::lost(tab_id),
             Detached::Reattach => {
                 log!("debugger detached from tab {tab_id}: {reason}");
                 reattach(tab_id)
@@ -63,7 +63,7 @@ pub fn listen() {
         if is_shared(tab_id) {
             unshare(tab_id, UnshareReason::Closed);
         } else {
-            prepared::lost(tab_id);
+            agent_tabs::lost(tab_id);
             off_tab_writes::left(tab_id); // one that was being shared
         }
     });
@@ -84,7 +84,7 @@ pub fn listen() {
                 }
             }
             if let Some(url) = js_sys::Reflect::get(&change, &"url".into()).ok().and_then(|u| u.as_string()) {
-                prepared::navigated(tab_id, &url);
+                agent_tabs::navigated(tab_id, &url);
                 navigated(tab_id, &url);
             }
             let relevant =
@@ -115,7 +115,7 @@ pub fn listen() {
             if placement::window_changed(tab_id, new_window_id) {
                 spawn_local(release(tab_id));
             }
-            prepared::moved(tab_id, new_window_id);
+            agent_tabs::moved(tab_id, new_window_id);
         }
     });
     chrome::on_tab_attached(&on_attached);

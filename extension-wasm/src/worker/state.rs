@@ -4,6 +4,7 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
+use tabtunnel_extension_core::agent_tabs::AgentTabs;
 use tabtunnel_extension_core::early_events::EarlyEvents;
 use tabtunnel_extension_core::epochs::Epochs;
 use tabtunnel_extension_core::focus::FocusGuard;
@@ -11,7 +12,6 @@ use tabtunnel_extension_core::gestures::Gestures;
 use tabtunnel_extension_core::off_tab_writes::OffTabWrites;
 use tabtunnel_extension_core::placement::{Places, Placing};
 use tabtunnel_extension_core::popups::{Adopting, Popups};
-use tabtunnel_extension_core::prepared::Prepared;
 use tabtunnel_extension_core::sharing::{Owner, Sharing};
 use tabtunnel_extension_core::steps::Steps;
 use tabtunnel_extension_core::worker_scan::WorkerScan;
@@ -56,13 +56,8 @@ pub struct Worker {
     pub agents: Vec<AgentView>,
     /// Agents' requests for the human's active tab, waiting for an answer.
     pub handovers: Vec<HandoverRequest>,
-    /// A blank tab ready for each agent's next page.
-    pub prepared: Prepared,
-    /// Per agent, the tab operation running now; the next waits for it (two at once could
-    /// open two windows for one agent).
-    pub agent_queue: BTreeMap<String, js_sys::Promise>,
-    /// Which of those operations is the latest, so that only it clears `agent_queue`.
-    pub agent_steps: Steps<String>,
+    /// Agents' new tabs: those being created, and a blank one ready for each agent's next page.
+    pub agent_tabs: AgentTabs,
     /// The human's focus, and an agent's last pointer press, for `placement::focus_changed`.
     pub focus: FocusGuard,
     /// Questions the policy asks the human, waiting for an answer.
@@ -107,6 +102,6 @@ pub fn owner_of(tab_id: TabId) -> Option<Owner> {
 pub fn held_sender(sender: &JsValue) -> Option<TabId> {
     let tab = js_sys::Reflect::get(sender, &"tab".into()).ok().filter(|t| t.is_object())?;
     let tab_id = js_sys::Reflect::get(&tab, &"id".into()).ok()?.as_f64()? as TabId;
-    let held = with(|w| w.shared.is_held(tab_id) || w.prepared.owner(tab_id).is_some());
+    let held = with(|w| w.shared.is_held(tab_id) || w.agent_tabs.owner(tab_id).is_some());
     held.then_some(tab_id)
 }

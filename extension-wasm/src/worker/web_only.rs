@@ -11,7 +11,7 @@
 //!   `Page.addScriptToEvaluateOnNewDocument`, may have run in it: the commit of a local page
 //!   beats the detach), and the tab is answered no panel request for the worker's life.
 //!
-//! A prepared tab already gives itself up on any navigation (`prepared::navigated`).
+//! A prepared tab already gives itself up on any navigation (`agent_tabs::navigated`).
 
 use serde::Deserialize;
 use tabtunnel_wire::{destinations, TabId};
