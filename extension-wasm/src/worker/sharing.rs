@@ -59,7 +59,7 @@ pub fn listen() {
         });
         gestures::tab_closed(tab_id);
         if is_shared(tab_id) {
-            unshare(tab_id, UnshareReason::Closed);
+            unshare(tab_id, with(|w| w.shared.closed(tab_id)));
         } else {
             prepared::lost(tab_id);
         }
@@ -147,13 +147,22 @@ pub async fn share(tab_id: TabId) -> Result<(), String> {
 }
 
 /// Shares a tab with an agent; a tab already shared changes hands (the daemon moves it from one
-/// agent's clients to the other's). Returns its description.
+/// agent's clients to the other's), its document replaced first if the agent before drove it.
+/// Returns its description.
 pub async fn share_with(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> {
     let engaged = super::kill_switch::is_engaged();
     let attach = match with(|w| w.shared.share(tab_id, owner.clone(), engaged)) {
         Share::Refused(why) => return Err(why.into()),
         Share::Unchanged(info) => return Ok(info),
-        Share::ChangedHands { info, refocus } => {
+        Share::ChangedHands { refocus, replace } => {
+            broadcast();
+            if replace_while_held(tab_id, replace).await {
+                // What the old agent's document had the guard hold goes nowhere.
+                gestures::fail_held(tab_id).await;
+            }
+            let Some(info) = with(|w| w.shared.handed_over(tab_id)) else {
+                return Err("This tab was let go meanwhile.".into());
+            };
             if let Some(enabled) = refocus {
                 emulate_focus(tab_id, enabled).await;
             }
@@ -275,16 +284,24 @@ pub async fn stop_for_kill_switch(tab_id: TabId) {
 /// guard pauses that code's writes until the new document is in; then the tab is unshared and
 /// detached. False when it was not shared (or is being let go already).
 async fn leave(tab_id: TabId, departure: Departure, reason: UnshareReason) -> bool {
-    let Some(replace) = with(|w| w.shared.leave(tab_id, departure)) else { return false };
+    let Some(replace) = with(|w| w.shared.leave(tab_id, departure, reason)) else { return false };
+    replace_while_held(tab_id, replace).await;
+    stop_sharing(tab_id, reason).await;
+    true
+}
+
+/// Replaces a tab's document as `Sharing` decided (of a tab leaving its agent, or going to
+/// another), while the debugger still holds it; false when there was nothing to do.
+async fn replace_while_held(tab_id: TabId, replace: Replace) -> bool {
     // After a reset under way (a detach and re-attach): the dialog answer needs the session
     // that sees the page go. Resets asked for from now on are skipped.
     if let Some(gate) = tab_gate::reset_gate(tab_id) {
         let _ = wasm_bindgen_futures::JsFuture::from(gate).await;
     }
-    if replace != Replace::Nothing {
-        replace_document(tab_id, replace).await;
+    if replace == Replace::Nothing {
+        return false;
     }
-    stop_sharing(tab_id, reason).await;
+    replace_document(tab_id, replace).await;
     true
 }
 
@@ -426,7 +443,7 @@ async fn reattach_after_target_closed(tab_id: TabId) {
         return; // onRemoved got there first
     }
     if chrome::get_tab(tab_id).await.is_err() {
-        unshare(tab_id, UnshareReason::Closed);
+        unshare(tab_id, with(|w| w.shared.closed(tab_id)));
         return;
     }
     reattach_or_unshare(tab_id, "after target_closed", true).await;
