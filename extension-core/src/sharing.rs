@@ -109,6 +109,44 @@ pub enum Replace {
     Nothing,
 }
 
+/// `Page.getNavigationHistory`'s answer, as far as [`renewal`] reads it.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NavigationHistory {
+    pub current_index: usize,
+    pub entries: Vec<HistoryEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryEntry {
+    pub url: String,
+    pub transition_type: String,
+}
+
+/// How one step of a [`Replace::Reload`] gives a tab a new document.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Renew {
+    Reload,
+    /// Load this URL (with GET).
+    Navigate(String),
+}
+
+/// How to renew a tab's document, from its history: a document a form posted to is loaded again
+/// by its URL, since a reload would send the form again, or ask "Confirm form resubmission" (a
+/// browser dialog no CDP command answers) and keep the old document. Its fragment is dropped:
+/// a navigation that changes only the fragment keeps the document. (A form sent with GET is
+/// loaded again the same way, as a reload would.)
+pub fn renewal(history: &NavigationHistory) -> Renew {
+    match history.entries.get(history.current_index) {
+        Some(entry) if entry.transition_type == "form_submit" => {
+            let url = entry.url.split('#').next().unwrap_or_default();
+            Renew::Navigate(url.to_owned())
+        }
+        _ => Renew::Reload,
+    }
+}
+
 /// The commands the daemon sends a tab on its own (`send_housekeeping`, and the guard's answers
 /// to the requests it paused, in `tabtunnel-core`): none can leave code running in a page. A
 /// client answers paused requests only after its own `Fetch.enable`, which drives the tab.
@@ -678,6 +716,23 @@ pub(crate) mod tests {
             Some(Replace::Nothing),
             "shared anew, not driven since"
         );
+    }
+
+    #[test]
+    fn a_document_a_form_posted_to_is_loaded_again_by_its_url() {
+        let history = |transition: &str| -> NavigationHistory {
+            serde_json::from_value(serde_json::json!({
+                "currentIndex": 1,
+                "entries": [
+                    { "id": 1, "url": "https://shop.test/cart", "userTypedURL": "", "title": "", "transitionType": "typed" },
+                    { "id": 2, "url": "https://shop.test/cart/add#done", "userTypedURL": "", "title": "", "transitionType": transition },
+                ],
+            }))
+            .unwrap()
+        };
+        assert_eq!(renewal(&history("form_submit")), Renew::Navigate("https://shop.test/cart/add".into()));
+        assert_eq!(renewal(&history("link")), Renew::Reload);
+        assert_eq!(renewal(&NavigationHistory { current_index: 3, entries: vec![] }), Renew::Reload);
     }
 
     #[test]

@@ -3,7 +3,8 @@
 // takes the tab back or unshares it, the agent gives it back, or the human engages the kill
 // switch, the debugger (and the guard) lets go: the document that holds the agent's timer must be
 // gone by then, else every next write reaches the server unasked. A tab a client drove is
-// reloaded first (it stays open at its URL), whatever "Leave site?" dialog or script for new
+// reloaded first (it stays open at its URL; a page a form was posted to is loaded again by its
+// URL, which asks no "Confirm form resubmission"), whatever "Leave site?" dialog or script for new
 // documents the agent left; on the kill switch, the agents' own tabs are closed. A tab no client
 // drove is left as it is. A driven tab handed to another agent is reloaded the same way before
 // the new agent gets it: the first agent's code must not watch what the second does there.
@@ -221,6 +222,37 @@ describe('a tab leaving its agent', { timeout: 300_000 }, () => {
     } finally {
       await watcher.disconnect();
       await watched?.disconnect();
+    }
+  });
+
+  test('take back: the result of a form the agent posted is replaced by a GET of its URL, not reloaded (no "Confirm form resubmission")', async (t) => {
+    const checkout = await handHumanTab('poster');
+    const browser = await connectAgent(h, 'poster');
+    try {
+      const page = (await browser.pages()).find((p) => p.url() === checkout);
+      assert.ok(page, 'the agent sees the handed tab');
+      const posted = () => site.writes.filter((w) => w === 'POST /shop/cart/add').length;
+      const postedBefore = posted();
+      await Promise.all([page.waitForNavigation(), page.click('#add')]);
+      const result = url('/shop/cart/add');
+      assert.equal(page.url(), result, 'the POST result page');
+      const before = reported;
+      await page.evaluate(REPORT_EVERY_200_MS);
+      await pollFor(() => reported > before, WAIT_MS, "the agent's reports reach the server", h.detail);
+
+      const asked = Date.now();
+      await noPaymentAfter('the take back', () => panel.click('#take-back'), async () => {
+        const gone = await unshared(h.tabId)();
+        if (gone) t.diagnostic(`the tab left its agent ${Date.now() - asked} ms after the take back`);
+        return gone;
+      });
+      const reportedAfterLeaving = reported;
+      await sleep(WATCH_MS);
+      assert.equal(reported - reportedAfterLeaving, 0, "the agent's timer reported after the take back");
+      assert.equal(posted() - postedBefore, 1, 'the form was not posted again');
+      await humanTabStaysOpen(result);
+    } finally {
+      await browser.disconnect();
     }
   });
 

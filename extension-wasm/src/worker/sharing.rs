@@ -5,7 +5,9 @@
 use serde::Deserialize;
 use tabtunnel_extension_core::settings::Startup;
 use tabtunnel_extension_core::sharing::Owner;
-use tabtunnel_extension_core::sharing::{Departure, Detached, Reattached, Replace, Share, StoredTab};
+use tabtunnel_extension_core::sharing::{
+    renewal, Departure, Detached, NavigationHistory, Reattached, Renew, Replace, Share, StoredTab,
+};
 use tabtunnel_extension_core::TargetChange;
 use tabtunnel_wire::{TabId, TabInfo, UnshareReason, WindowId, DEFAULT_AGENT};
 use wasm_bindgen::prelude::*;
@@ -327,7 +329,7 @@ async fn replace_document(tab_id: TabId, replace: Replace) {
             .await
         }
         Replace::Reload { twice } => {
-            go_and_wait(tab_id, "reload", chrome::reload_tab(tab_id)).await;
+            go_and_wait(tab_id, "reload", renew(tab_id)).await;
             if twice {
                 let no_params = to_js(&serde_json::json!({}));
                 if let Err(e) = chrome::send_command(tab_id, None, "Page.disable", &no_params).await {
@@ -336,10 +338,20 @@ async fn replace_document(tab_id: TabId, replace: Replace) {
                         crate::js::error_message(&e)
                     );
                 }
-                go_and_wait(tab_id, "reload", chrome::reload_tab(tab_id)).await;
+                go_and_wait(tab_id, "reload", renew(tab_id)).await;
             }
         }
         Replace::Nothing => {}
+    }
+}
+
+/// Reloads a tab, or loads its URL again where a reload would send a form again (`renewal`).
+async fn renew(tab_id: TabId) -> chrome::Result<()> {
+    let no_params = to_js(&serde_json::json!({}));
+    let history = chrome::send_command(tab_id, None, "Page.getNavigationHistory", &no_params).await;
+    match history.ok().and_then(|h| from_js::<NavigationHistory>(&h)).map(|h| renewal(&h)) {
+        Some(Renew::Navigate(url)) => chrome::update_tab(tab_id, &serde_json::json!({ "url": url })).await,
+        Some(Renew::Reload) | None => chrome::reload_tab(tab_id).await,
     }
 }
 
