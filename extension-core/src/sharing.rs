@@ -47,6 +47,7 @@ pub struct StoredTab {
 
 pub const KILL_SWITCH_ON: &str = "The kill switch is on: no tab is shared until you turn it off.";
 pub const BEING_SHARED: &str = "This tab is being shared already; try again in a moment.";
+pub const BEING_LET_GO: &str = "This tab is being let go or handed over; try again in a moment.";
 
 /// An attach of a tab under way; [`Sharing::finish_attach`] takes it back.
 #[derive(Debug, PartialEq, Eq)]
@@ -69,11 +70,14 @@ pub enum Share {
     Attach(Attach),
     /// Shared with this owner already.
     Unchanged(TabInfo),
-    /// Shared already, now (recorded) with the new owner: tell the daemon; `refocus` is the
-    /// focus emulation to set if it changes.
+    /// Shared already, now (recorded) with the new owner; `refocus` is the focus emulation to
+    /// set if it changes. `replace`: what is done to its document first, while the debugger still
+    /// holds it, since the old agent's code may run there (as for [`Sharing::leave`]); then
+    /// [`Sharing::handed_over`] says what to tell the daemon, which moves the tab to the new
+    /// agent's clients.
     ChangedHands {
-        info: TabInfo,
         refocus: Option<bool>,
+        replace: Replace,
     },
 }
 
@@ -103,6 +107,44 @@ pub enum Replace {
     Reload { twice: bool },
     /// Never driven: nothing of an agent's can be in it.
     Nothing,
+}
+
+/// `Page.getNavigationHistory`'s answer, as far as [`renewal`] reads it.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NavigationHistory {
+    pub current_index: usize,
+    pub entries: Vec<HistoryEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryEntry {
+    pub url: String,
+    pub transition_type: String,
+}
+
+/// How one step of a [`Replace::Reload`] gives a tab a new document.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Renew {
+    Reload,
+    /// Load this URL (with GET).
+    Navigate(String),
+}
+
+/// How to renew a tab's document, from its history: a document a form posted to is loaded again
+/// by its URL, since a reload would send the form again, or ask "Confirm form resubmission" (a
+/// browser dialog no CDP command answers) and keep the old document. Its fragment is dropped:
+/// a navigation that changes only the fragment keeps the document. (A form sent with GET is
+/// loaded again the same way, as a reload would.)
+pub fn renewal(history: &NavigationHistory) -> Renew {
+    match history.entries.get(history.current_index) {
+        Some(entry) if entry.transition_type == "form_submit" => {
+            let url = entry.url.split('#').next().unwrap_or_default();
+            Renew::Navigate(url.to_owned())
+        }
+        _ => Renew::Reload,
+    }
 }
 
 /// The commands the daemon sends a tab on its own (`send_housekeeping`, and the guard's answers
@@ -159,7 +201,11 @@ pub struct Sharing {
     /// Those of them that were given a script for every new document.
     scripted: BTreeSet<TabId>,
     /// Shared tabs being let go ([`Sharing::leave`]): clients' commands are refused.
-    leaving: BTreeSet<TabId>,
+    leaving: BTreeMap<TabId, UnshareReason>,
+    /// Shared tabs whose document is replaced before they go to another agent
+    /// ([`Share::ChangedHands`]): clients' commands are refused, and their changes are told the
+    /// daemon with the hand-over.
+    handing_over: BTreeSet<TabId>,
 }
 
 /// Reading the shared tabs is free; changing them goes through the methods.
@@ -176,16 +222,26 @@ impl Sharing {
         if kill_switch {
             return Share::Refused(KILL_SWITCH_ON);
         }
-        if let Some(info) = self.shared.get_mut(&tab_id) {
-            let before = Owner::of(info);
+        if let Some(before) = self.owner_of(tab_id) {
             if before == owner {
-                return Share::Unchanged(info.clone());
+                return Share::Unchanged(self.shared[&tab_id].clone());
+            }
+            if self.leaving.contains_key(&tab_id) || self.handing_over.contains(&tab_id) {
+                return Share::Refused(BEING_LET_GO);
             }
             let refocus =
                 (before.emulates_focus() != owner.emulates_focus()).then_some(owner.emulates_focus());
+            // Another agent's page must hold nothing of the one before (the same agent's keeps
+            // its page, as its clients keep the tab).
+            let replace = match before.agent == owner.agent {
+                true => Replace::Nothing,
+                false => self.reload(tab_id),
+            };
+            let info = self.shared.get_mut(&tab_id).expect("shared");
             info.agent = owner.agent;
             info.created = owner.created;
-            return Share::ChangedHands { info: info.clone(), refocus };
+            self.handing_over.insert(tab_id);
+            return Share::ChangedHands { refocus, replace };
         }
         match self.begin_attach(tab_id) {
             Some(attach) => Share::Attach(attach),
@@ -216,12 +272,25 @@ impl Sharing {
         self.shared.insert(info.tab_id, info);
     }
 
-    /// Changes a shared tab; its new description if that changed anything.
+    /// Changes a shared tab; its new description if that changed anything the daemon should
+    /// hear now (a tab being handed over is told with the hand-over, under its new agent).
     pub fn change(&mut self, tab_id: TabId, update: impl FnOnce(&mut TabInfo)) -> Option<TabInfo> {
         let info = self.shared.get_mut(&tab_id)?;
         let before = info.clone();
         update(info);
-        (*info != before).then(|| info.clone())
+        (*info != before && !self.handing_over.contains(&tab_id)).then(|| info.clone())
+    }
+
+    /// A hand-over ([`Share::ChangedHands`]) is done: the tab's description, for the daemon,
+    /// unless it was let go meanwhile. What the old agent drove is forgotten: the new one drove
+    /// nothing yet.
+    pub fn handed_over(&mut self, tab_id: TabId) -> Option<TabInfo> {
+        if !self.handing_over.remove(&tab_id) || self.leaving.contains_key(&tab_id) {
+            return None;
+        }
+        self.driven.remove(&tab_id);
+        self.scripted.remove(&tab_id);
+        self.shared.get(&tab_id).cloned()
     }
 
     /// A shared tab's URL changed at `now`.
@@ -251,20 +320,41 @@ impl Sharing {
     /// detaches. `None` when it is not shared, or being let go already. From now on clients'
     /// commands to it are refused ([`Sharing::is_leaving`]), so none can put the agent's code
     /// back into the new document.
-    pub fn leave(&mut self, tab_id: TabId, departure: Departure) -> Option<Replace> {
+    ///
+    /// `reason` is what the daemon hears when the tab is unshared, even if closing it (the kill
+    /// switch's [`Replace::Close`]) has Chrome report it closed first ([`Sharing::closed`]).
+    pub fn leave(&mut self, tab_id: TabId, departure: Departure, reason: UnshareReason) -> Option<Replace> {
         let info = self.shared.get(&tab_id)?;
-        if !self.leaving.insert(tab_id) {
+        if self.leaving.contains_key(&tab_id) {
             return None;
         }
-        Some(match (departure, info.created, self.driven.contains(&tab_id)) {
-            (Departure::KillSwitch, true, _) => Replace::Close,
-            (_, _, true) => Replace::Reload { twice: self.scripted.contains(&tab_id) },
-            (_, _, false) => Replace::Nothing,
+        let created = info.created;
+        self.leaving.insert(tab_id, reason);
+        Some(match departure {
+            Departure::KillSwitch if created => Replace::Close,
+            _ => self.reload(tab_id),
         })
     }
 
+    /// What replaces the document of a tab that stays open as it leaves its agent: a reload if
+    /// a client drove it (see [`Replace::Reload`]).
+    fn reload(&self, tab_id: TabId) -> Replace {
+        match self.driven.contains(&tab_id) {
+            true => Replace::Reload { twice: self.scripted.contains(&tab_id) },
+            false => Replace::Nothing,
+        }
+    }
+
+    /// Whether clients' commands to the tab are refused: it is being let go or handed over, and
+    /// none may put an agent's code into its new document.
     pub fn is_leaving(&self, tab_id: TabId) -> bool {
-        self.leaving.contains(&tab_id)
+        self.leaving.contains_key(&tab_id) || self.handing_over.contains(&tab_id)
+    }
+
+    /// Why a shared tab that Chrome reports closed is unshared: closed, unless it was being let
+    /// go, when it keeps the reason it left for.
+    pub fn closed(&self, tab_id: TabId) -> UnshareReason {
+        self.leaving.get(&tab_id).copied().unwrap_or(UnshareReason::Closed)
     }
 
     /// The tab is no longer shared; what it was, if it was.
@@ -273,6 +363,7 @@ impl Sharing {
         self.driven.remove(&tab_id);
         self.scripted.remove(&tab_id);
         self.leaving.remove(&tab_id);
+        self.handing_over.remove(&tab_id);
         self.shared.remove(&tab_id)
     }
 
@@ -398,10 +489,75 @@ pub(crate) mod tests {
         let mut s = Sharing::default();
         s.add(tab(1, DEFAULT_AGENT, false), 0.0);
         assert!(matches!(s.share(1, Owner::human_shared(), false), Share::Unchanged(_)));
-        let Share::ChangedHands { info, refocus } = s.share(1, owner("a", true), false) else { panic!() };
-        assert_eq!((info.agent.as_str(), info.created), ("a", true));
+        let Share::ChangedHands { refocus, replace } = s.share(1, owner("a", true), false) else { panic!() };
         assert_eq!(refocus, Some(owner("a", true).emulates_focus()));
+        assert_eq!(replace, Replace::Nothing, "never driven");
         assert_eq!(s.owner_of(1), Some(owner("a", true)), "recorded");
+        let info = s.handed_over(1).unwrap();
+        assert_eq!((info.agent.as_str(), info.created), ("a", true));
+    }
+
+    #[test]
+    fn a_driven_tab_going_to_another_agent_is_reloaded_first_with_commands_refused() {
+        let mut s = Sharing::default();
+        s.add(tab(1, "a", false), 0.0);
+        s.drove(1, "Runtime.evaluate");
+        s.drove(1, "Page.addScriptToEvaluateOnNewDocument");
+        let Share::ChangedHands { replace, .. } = s.share(1, owner("b", false), false) else { panic!() };
+        assert_eq!(replace, Replace::Reload { twice: true }, "a's timer and script go first");
+        assert!(s.is_leaving(1), "no command of a's puts them back meanwhile");
+        assert_eq!(s.share(1, owner("c", false), false), Share::Refused(BEING_LET_GO));
+        assert_eq!(
+            s.change(1, |t| t.title = "reloaded".into()),
+            None,
+            "told with the hand-over, not to a's clients now"
+        );
+        let info = s.handed_over(1).unwrap();
+        assert_eq!((info.agent.as_str(), info.title.as_str()), ("b", "reloaded"));
+        assert!(!s.is_leaving(1));
+        assert_eq!(s.handed_over(1), None, "once");
+        assert_eq!(
+            s.leave(1, Departure::Released, UnshareReason::Released),
+            Some(Replace::Nothing),
+            "b drove nothing yet"
+        );
+    }
+
+    #[test]
+    fn a_tab_changing_hands_within_an_agent_keeps_its_page() {
+        let mut s = Sharing::default();
+        s.add(tab(1, "a", true), 0.0);
+        s.drove(1, "Runtime.evaluate");
+        let Share::ChangedHands { replace, .. } = s.share(1, owner("a", false), false) else { panic!() };
+        assert_eq!(replace, Replace::Nothing);
+    }
+
+    #[test]
+    fn a_tab_let_go_during_its_hand_over_is_not_handed() {
+        let mut s = Sharing::default();
+        s.add(tab(1, "a", false), 0.0);
+        s.drove(1, "Runtime.evaluate");
+        assert!(matches!(s.share(1, owner("b", false), false), Share::ChangedHands { .. }));
+        assert_eq!(
+            s.leave(1, Departure::KillSwitch, UnshareReason::StoppedByUser),
+            Some(Replace::Reload { twice: false }),
+            "the kill switch still stops it"
+        );
+        assert_eq!(s.handed_over(1), None, "the daemon hears it unshared, not handed");
+        assert_eq!(s.share(1, owner("c", false), false), Share::Refused(BEING_LET_GO));
+    }
+
+    #[test]
+    fn a_tab_closed_as_it_leaves_keeps_the_reason_it_left_for() {
+        let mut s = Sharing::default();
+        s.add(tab(1, "a", true), 0.0);
+        s.add(tab(2, "a", true), 0.0);
+        assert_eq!(s.leave(1, Departure::KillSwitch, UnshareReason::StoppedByUser), Some(Replace::Close));
+        assert_eq!(s.closed(1), UnshareReason::StoppedByUser, "the kill switch closed it");
+        assert_eq!(s.closed(2), UnshareReason::Closed, "someone else did");
+        s.unshare(1);
+        s.add(tab(1, "a", true), 0.0);
+        assert_eq!(s.closed(1), UnshareReason::Closed, "shared anew");
     }
 
     #[test]
@@ -474,20 +630,27 @@ pub(crate) mod tests {
         s.drove(4, "Page.navigate");
         s.drove(9, "Runtime.evaluate");
         assert_eq!(
-            s.leave(1, Departure::KillSwitch),
+            s.leave(1, Departure::KillSwitch, UnshareReason::StoppedByUser),
             Some(Replace::Close),
             "an agent's own tab, even undriven"
         );
-        assert_eq!(s.leave(2, Departure::KillSwitch), Some(Replace::Reload { twice: false }));
-        assert_eq!(s.leave(3, Departure::KillSwitch), Some(Replace::Nothing), "never driven");
         assert_eq!(
-            s.leave(4, Departure::Released),
+            s.leave(2, Departure::KillSwitch, UnshareReason::StoppedByUser),
+            Some(Replace::Reload { twice: false })
+        );
+        assert_eq!(
+            s.leave(3, Departure::KillSwitch, UnshareReason::StoppedByUser),
+            Some(Replace::Nothing),
+            "never driven"
+        );
+        assert_eq!(
+            s.leave(4, Departure::Released, UnshareReason::Released),
             Some(Replace::Reload { twice: false }),
             "taken back, it stays open"
         );
-        assert_eq!(s.leave(9, Departure::Released), None, "not shared");
+        assert_eq!(s.leave(9, Departure::Released, UnshareReason::Released), None, "not shared");
         assert!(s.is_leaving(2));
-        assert_eq!(s.leave(2, Departure::Released), None, "being let go already");
+        assert_eq!(s.leave(2, Departure::Released, UnshareReason::Released), None, "being let go already");
     }
 
     #[test]
@@ -499,12 +662,12 @@ pub(crate) mod tests {
         {
             s.drove(1, method);
         }
-        assert_eq!(s.leave(1, Departure::Released), Some(Replace::Nothing));
+        assert_eq!(s.leave(1, Departure::Released, UnshareReason::Released), Some(Replace::Nothing));
         s.unshare(1);
         s.add(tab(1, DEFAULT_AGENT, false), 0.0);
         s.drove(1, "Fetch.enable");
         assert_eq!(
-            s.leave(1, Departure::Released),
+            s.leave(1, Departure::Released, UnshareReason::Released),
             Some(Replace::Reload { twice: false }),
             "a client's own interception drives it"
         );
@@ -517,16 +680,23 @@ pub(crate) mod tests {
         s.add(tab(2, "a", true), 0.0);
         s.drove(1, "Page.addScriptToEvaluateOnNewDocument");
         s.drove(2, "Page.addScriptToEvaluateOnNewDocument");
-        assert_eq!(s.leave(1, Departure::Released), Some(Replace::Reload { twice: true }));
         assert_eq!(
-            s.leave(2, Departure::KillSwitch),
+            s.leave(1, Departure::Released, UnshareReason::Released),
+            Some(Replace::Reload { twice: true })
+        );
+        assert_eq!(
+            s.leave(2, Departure::KillSwitch, UnshareReason::StoppedByUser),
             Some(Replace::Close),
             "closed, it has no next document"
         );
         s.unshare(1);
         s.add(tab(1, "a", false), 0.0);
         s.drove(1, "Runtime.evaluate");
-        assert_eq!(s.leave(1, Departure::Released), Some(Replace::Reload { twice: false }), "shared anew");
+        assert_eq!(
+            s.leave(1, Departure::Released, UnshareReason::Released),
+            Some(Replace::Reload { twice: false }),
+            "shared anew"
+        );
     }
 
     #[test]
@@ -534,11 +704,35 @@ pub(crate) mod tests {
         let mut s = Sharing::default();
         s.add(tab(1, "a", false), 0.0);
         s.drove(1, "Runtime.evaluate");
-        assert_eq!(s.leave(1, Departure::Released), Some(Replace::Reload { twice: false }));
+        assert_eq!(
+            s.leave(1, Departure::Released, UnshareReason::Released),
+            Some(Replace::Reload { twice: false })
+        );
         s.unshare(1);
         assert!(!s.is_leaving(1));
         s.add(tab(1, "b", false), 0.0);
-        assert_eq!(s.leave(1, Departure::Released), Some(Replace::Nothing), "shared anew, not driven since");
+        assert_eq!(
+            s.leave(1, Departure::Released, UnshareReason::Released),
+            Some(Replace::Nothing),
+            "shared anew, not driven since"
+        );
+    }
+
+    #[test]
+    fn a_document_a_form_posted_to_is_loaded_again_by_its_url() {
+        let history = |transition: &str| -> NavigationHistory {
+            serde_json::from_value(serde_json::json!({
+                "currentIndex": 1,
+                "entries": [
+                    { "id": 1, "url": "https://shop.test/cart", "userTypedURL": "", "title": "", "transitionType": "typed" },
+                    { "id": 2, "url": "https://shop.test/cart/add#done", "userTypedURL": "", "title": "", "transitionType": transition },
+                ],
+            }))
+            .unwrap()
+        };
+        assert_eq!(renewal(&history("form_submit")), Renew::Navigate("https://shop.test/cart/add".into()));
+        assert_eq!(renewal(&history("link")), Renew::Reload);
+        assert_eq!(renewal(&NavigationHistory { current_index: 3, entries: vec![] }), Renew::Reload);
     }
 
     #[test]

@@ -3,9 +3,11 @@
 // takes the tab back or unshares it, the agent gives it back, or the human engages the kill
 // switch, the debugger (and the guard) lets go: the document that holds the agent's timer must be
 // gone by then, else every next write reaches the server unasked. A tab a client drove is
-// reloaded first (it stays open at its URL), whatever "Leave site?" dialog or script for new
+// reloaded first (it stays open at its URL; a page a form was posted to is loaded again by its
+// URL, which asks no "Confirm form resubmission"), whatever "Leave site?" dialog or script for new
 // documents the agent left; on the kill switch, the agents' own tabs are closed. A tab no client
-// drove is left as it is.
+// drove is left as it is. A driven tab handed to another agent is reloaded the same way before
+// the new agent gets it: the first agent's code must not watch what the second does there.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -24,14 +26,32 @@ const PAY_EVERY_300_MS = () => {
   }, 300);
 };
 
+/** What an agent's page reports home on a timer (what the page shows), as a write the guard lets
+ *  through: the server counts the reports. */
+const REPORT_EVERY_200_MS = () => {
+  window.__reports = setInterval(() => {
+    const shown = document.querySelector('#q')?.value ?? document.title;
+    fetch('/spy/seen', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: shown }).catch(() => {});
+  }, 200);
+};
+
 describe('a tab leaving its agent', { timeout: 300_000 }, () => {
   let h;
   let site;
   let panel;
+  let reported = 0;
+  const spyPages = {
+    '/spy/seen': (req, res) => {
+      reported += 1;
+      req.resume();
+      res.writeHead(204);
+      res.end();
+    },
+  };
 
   before(async () => {
     site = gestureSites();
-    h = await startHarness({ name: 'leaving', share: false, extraPages: site.pages });
+    h = await startHarness({ name: 'leaving', share: false, extraPages: { ...site.pages, ...spyPages } });
     panel = await h.openPanel();
   });
 
@@ -171,6 +191,66 @@ describe('a tab leaving its agent', { timeout: 300_000 }, () => {
 
       await noPaymentAfter('the unshare', () => panel.click(toggle), unshared(h.tabId));
       await humanTabStaysOpen(checkout);
+    } finally {
+      await browser.disconnect();
+    }
+  });
+
+  test("hand-over: a tab one agent drove goes to another reloaded, and the first one's timer does not watch the second there", async () => {
+    const checkout = await handHumanTab('watcher');
+    const watcher = await connectAgent(h, 'watcher');
+    let watched;
+    try {
+      const page = (await watcher.pages()).find((p) => p.url() === checkout);
+      assert.ok(page, 'the first agent sees the handed tab');
+      const before = reported;
+      await page.evaluate(REPORT_EVERY_200_MS);
+      await pollFor(() => reported > before, WAIT_MS, "the first agent's reports reach the server", h.detail);
+
+      await panel.$eval('#handover-agent', (el) => (el.value = ''));
+      await panel.type('#handover-agent', 'watched');
+      await panel.click('#handover-button');
+      watched = await connectAgent(h, 'watched');
+      await pollFor(async () => (await watched.pages()).some((p) => p.url() === checkout), WAIT_MS, 'the second agent has the tab', h.detail);
+      const handed = reported;
+      await sleep(WATCH_MS);
+      assert.equal(reported - handed, 0, "the first agent's timer reported from the second agent's tab");
+      await humanTabStaysOpen(checkout);
+
+      await panel.click('#take-back');
+      await pollFor(unshared(h.tabId), WAIT_MS, 'the tab taken back', h.detail);
+    } finally {
+      await watcher.disconnect();
+      await watched?.disconnect();
+    }
+  });
+
+  test('take back: the result of a form the agent posted is replaced by a GET of its URL, not reloaded (no "Confirm form resubmission")', async (t) => {
+    const checkout = await handHumanTab('poster');
+    const browser = await connectAgent(h, 'poster');
+    try {
+      const page = (await browser.pages()).find((p) => p.url() === checkout);
+      assert.ok(page, 'the agent sees the handed tab');
+      const posted = () => site.writes.filter((w) => w === 'POST /shop/cart/add').length;
+      const postedBefore = posted();
+      await Promise.all([page.waitForNavigation(), page.click('#add')]);
+      const result = url('/shop/cart/add');
+      assert.equal(page.url(), result, 'the POST result page');
+      const before = reported;
+      await page.evaluate(REPORT_EVERY_200_MS);
+      await pollFor(() => reported > before, WAIT_MS, "the agent's reports reach the server", h.detail);
+
+      const asked = Date.now();
+      await noPaymentAfter('the take back', () => panel.click('#take-back'), async () => {
+        const gone = await unshared(h.tabId)();
+        if (gone) t.diagnostic(`the tab left its agent ${Date.now() - asked} ms after the take back`);
+        return gone;
+      });
+      const reportedAfterLeaving = reported;
+      await sleep(WATCH_MS);
+      assert.equal(reported - reportedAfterLeaving, 0, "the agent's timer reported after the take back");
+      assert.equal(posted() - postedBefore, 1, 'the form was not posted again');
+      await humanTabStaysOpen(result);
     } finally {
       await browser.disconnect();
     }

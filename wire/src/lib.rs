@@ -598,7 +598,8 @@ pub fn is_valid_agent_name(name: &str) -> bool {
 pub enum UnshareReason {
     /// The tab was closed.
     Closed,
-    /// The user turned sharing off in the side panel.
+    /// The user turned sharing off in the side panel, or engaged the kill switch (a tab it
+    /// closes too).
     StoppedByUser,
     /// The user dismissed Chrome's "started debugging this browser" bar (`canceled_by_user`).
     CanceledByUser,

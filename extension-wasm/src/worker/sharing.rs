@@ -5,7 +5,9 @@
 use serde::Deserialize;
 use tabtunnel_extension_core::settings::Startup;
 use tabtunnel_extension_core::sharing::Owner;
-use tabtunnel_extension_core::sharing::{Departure, Detached, Reattached, Replace, Share, StoredTab};
+use tabtunnel_extension_core::sharing::{
+    renewal, Departure, Detached, NavigationHistory, Reattached, Renew, Replace, Share, StoredTab,
+};
 use tabtunnel_extension_core::TargetChange;
 use tabtunnel_wire::{TabId, TabInfo, UnshareReason, WindowId, DEFAULT_AGENT};
 use wasm_bindgen::prelude::*;
@@ -61,7 +63,7 @@ pub fn listen() {
         });
         gestures::tab_closed(tab_id);
         if is_shared(tab_id) {
-            unshare(tab_id, UnshareReason::Closed);
+            unshare(tab_id, with(|w| w.shared.closed(tab_id)));
         } else {
             agent_tabs::lost(tab_id);
             off_tab_writes::left(tab_id); // one that was being shared
@@ -151,13 +153,22 @@ pub async fn share(tab_id: TabId) -> Result<(), String> {
 }
 
 /// Shares a tab with an agent; a tab already shared changes hands (the daemon moves it from one
-/// agent's clients to the other's). Returns its description.
+/// agent's clients to the other's), its document replaced first if the agent before drove it.
+/// Returns its description.
 pub async fn share_with(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> {
     let engaged = super::kill_switch::is_engaged();
     let attach = match with(|w| w.shared.share(tab_id, owner.clone(), engaged)) {
         Share::Refused(why) => return Err(why.into()),
         Share::Unchanged(info) => return Ok(info),
-        Share::ChangedHands { info, refocus } => {
+        Share::ChangedHands { refocus, replace } => {
+            broadcast();
+            if replace_while_held(tab_id, replace).await {
+                // What the old agent's document had the guard hold goes nowhere.
+                gestures::fail_held(tab_id).await;
+            }
+            let Some(info) = with(|w| w.shared.handed_over(tab_id)) else {
+                return Err("This tab was let go meanwhile.".into());
+            };
             if let Some(enabled) = refocus {
                 emulate_focus(tab_id, enabled).await;
             }
@@ -282,16 +293,24 @@ pub async fn stop_for_kill_switch(tab_id: TabId) {
 /// guard pauses that code's writes until the new document is in; then the tab is unshared and
 /// detached. False when it was not shared (or is being let go already).
 async fn leave(tab_id: TabId, departure: Departure, reason: UnshareReason) -> bool {
-    let Some(replace) = with(|w| w.shared.leave(tab_id, departure)) else { return false };
+    let Some(replace) = with(|w| w.shared.leave(tab_id, departure, reason)) else { return false };
+    replace_while_held(tab_id, replace).await;
+    stop_sharing(tab_id, reason).await;
+    true
+}
+
+/// Replaces a tab's document as `Sharing` decided (of a tab leaving its agent, or going to
+/// another), while the debugger still holds it; false when there was nothing to do.
+async fn replace_while_held(tab_id: TabId, replace: Replace) -> bool {
     // After a reset under way (a detach and re-attach): the dialog answer needs the session
     // that sees the page go. Resets asked for from now on are skipped.
     if let Some(gate) = tab_gate::reset_gate(tab_id) {
         let _ = wasm_bindgen_futures::JsFuture::from(gate).await;
     }
-    if replace != Replace::Nothing {
-        replace_document(tab_id, replace).await;
+    if replace == Replace::Nothing {
+        return false;
     }
-    stop_sharing(tab_id, reason).await;
+    replace_document(tab_id, replace).await;
     true
 }
 
@@ -317,7 +336,7 @@ async fn replace_document(tab_id: TabId, replace: Replace) {
             .await
         }
         Replace::Reload { twice } => {
-            go_and_wait(tab_id, "reload", chrome::reload_tab(tab_id)).await;
+            go_and_wait(tab_id, "reload", renew(tab_id)).await;
             if twice {
                 let no_params = to_js(&serde_json::json!({}));
                 if let Err(e) = chrome::send_command(tab_id, None, "Page.disable", &no_params).await {
@@ -326,10 +345,20 @@ async fn replace_document(tab_id: TabId, replace: Replace) {
                         crate::js::error_message(&e)
                     );
                 }
-                go_and_wait(tab_id, "reload", chrome::reload_tab(tab_id)).await;
+                go_and_wait(tab_id, "reload", renew(tab_id)).await;
             }
         }
         Replace::Nothing => {}
+    }
+}
+
+/// Reloads a tab, or loads its URL again where a reload would send a form again (`renewal`).
+async fn renew(tab_id: TabId) -> chrome::Result<()> {
+    let no_params = to_js(&serde_json::json!({}));
+    let history = chrome::send_command(tab_id, None, "Page.getNavigationHistory", &no_params).await;
+    match history.ok().and_then(|h| from_js::<NavigationHistory>(&h)).map(|h| renewal(&h)) {
+        Some(Renew::Navigate(url)) => chrome::update_tab(tab_id, &serde_json::json!({ "url": url })).await,
+        Some(Renew::Reload) | None => chrome::reload_tab(tab_id).await,
     }
 }
 
@@ -433,7 +462,7 @@ async fn reattach_after_target_closed(tab_id: TabId) {
         return; // onRemoved got there first
     }
     if chrome::get_tab(tab_id).await.is_err() {
-        unshare(tab_id, UnshareReason::Closed);
+        unshare(tab_id, with(|w| w.shared.closed(tab_id)));
         return;
     }
     reattach_or_unshare(tab_id, "after target_closed", true).await;
