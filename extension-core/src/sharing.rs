@@ -267,8 +267,14 @@ impl Sharing {
     }
 
     /// Records a tab as shared (described after its attach).
+    /// A tab is shared. A popup (a tab a page opened) counts as driven from the start: its
+    /// opener's scripts reach into it through the window `window.open` gave them, with no
+    /// command of a client's to it.
     pub fn add(&mut self, info: TabInfo, now: f64) {
         self.navigated_at.insert(info.tab_id, now);
+        if info.opener_target_id.is_some() {
+            self.driven.insert(info.tab_id);
+        }
         self.shared.insert(info.tab_id, info);
     }
 
@@ -650,6 +656,13 @@ pub(crate) mod tests {
         );
         assert_eq!(s.leave(9, Departure::Released, UnshareReason::Released), None, "not shared");
         assert!(s.is_leaving(2));
+        let popup = TabInfo { opener_target_id: Some("T3".into()), ..tab(5, "a", false) };
+        s.add(popup, 0.0);
+        assert_eq!(
+            s.leave(5, Departure::KillSwitch, UnshareReason::StoppedByUser),
+            Some(Replace::Reload { twice: false }),
+            "a popup no client drove: its opener's scripts may have"
+        );
         assert_eq!(s.leave(2, Departure::Released, UnshareReason::Released), None, "being let go already");
     }
 

@@ -71,7 +71,7 @@ extern "C" {
     #[wasm_bindgen(js_namespace = ["chrome", "webNavigation"], js_name = getFrame, catch)]
     async fn web_navigation_get_frame(details: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = reload, catch)]
-    async fn tabs_reload(tab_id: TabId) -> Result<JsValue, JsValue>;
+    async fn tabs_reload(tab_id: TabId, properties: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = create, catch)]
     async fn tabs_create(properties: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = remove, catch)]
@@ -346,8 +346,10 @@ pub async fn remove_tab(tab_id: TabId) -> Result<()> {
     unit(tabs_remove(tab_id).await)
 }
 
-pub async fn reload_tab(tab_id: TabId) -> Result<()> {
-    unit(tabs_reload(tab_id).await)
+/// `chrome.tabs.reload(tabId, {bypassCache})`: `bypassCache` also goes past the site's service
+/// worker, as a forced reload does.
+pub async fn reload_tab(tab_id: TabId, bypass_cache: bool) -> Result<()> {
+    unit(tabs_reload(tab_id, &to_js(&serde_json::json!({ "bypassCache": bypass_cache }))).await)
 }
 
 /// The `documentId` of the tab's main frame now (a new one once a navigation commits).

@@ -104,3 +104,13 @@ pub async fn sleep(ms: u32) {
     });
     let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
 }
+
+/// `work`'s outcome, or `None` if it took longer than `ms` (it is dropped then).
+pub async fn within<T>(ms: u32, work: impl std::future::Future<Output = T>) -> Option<T> {
+    let timeout = sleep(ms);
+    futures_util::pin_mut!(work, timeout);
+    match futures_util::future::select(work, timeout).await {
+        futures_util::future::Either::Left((outcome, _)) => Some(outcome),
+        futures_util::future::Either::Right(_) => None,
+    }
+}

@@ -142,3 +142,10 @@ export function gestureSites() {
   }
   return { pages, writes, bodies };
 }
+
+/** What an agent leaves running in its tab (the leaving tests): a payment every 300 ms. */
+export const PAY_EVERY_300_MS = () => {
+  window.__payments = setInterval(() => {
+    fetch('/shop/api/pay', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }).catch(() => {});
+  }, 300);
+};

@@ -12,19 +12,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import { gestureSites } from './gesture-sites.mjs';
+import { PAY_EVERY_300_MS, gestureSites } from './gesture-sites.mjs';
 import { connectAgent, connectPuppeteer, pollFor, sleep, startHarness, withTimeout } from './harness.mjs';
 
 const WAIT_MS = 30_000;
 /** How long the server is watched for a write after the tab left its agent. */
 const WATCH_MS = 3_000;
 const QUESTION = '#approvals li.gesture[data-request-id]';
-/** What the agent leaves running in its tab: a payment every 300 ms. */
-const PAY_EVERY_300_MS = () => {
-  window.__payments = setInterval(() => {
-    fetch('/shop/api/pay', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }).catch(() => {});
-  }, 300);
-};
 
 /** What an agent's page reports home on a timer (what the page shows), as a write the guard lets
  *  through: the server counts the reports. */

@@ -263,6 +263,15 @@ pub fn tab_closed(tab_id: TabId) {
     with(|w| w.gestures.tab_closed(tab_id));
 }
 
+/// A tab leaving its agent: the guard's patterns only, so that no request of the new document
+/// waits for a client (none may answer any more, and Chrome runs no command on a tab while its
+/// navigation is paused).
+pub async fn guard_only(tab_id: TabId) -> Result<(), String> {
+    with(|w| w.gestures.intercept(tab_id, None, false));
+    let params = to_js(&json!({ "patterns": guard_fetch_patterns() }));
+    chrome::send_command(tab_id, None, "Fetch.enable", &params).await.map(drop).map_err(|e| error_message(&e))
+}
+
 /// [`BrowserOp::Intercept`]: the guard's patterns plus the clients'.
 pub async fn intercept(
     tab_id: TabId,

@@ -21,7 +21,7 @@ use super::{
     agent_tabs, daemon, gestures, navigation, off_tab_writes, placement, relay, settings, web_only, workers,
 };
 use crate::chrome;
-use crate::js::{from_js, sleep, to_js};
+use crate::js::{from_js, sleep, to_js, within};
 
 /// `chrome.storage.session` key: shared tabs and their agents. Session storage outlives the
 /// worker (not the browser), like the debugger sessions themselves.
@@ -322,7 +322,7 @@ async fn replace_document(tab_id: TabId, replace: Replace) {
             // writes still held there on; they fail once no code of the agent's is left to add
             // to them.
             let blank = serde_json::json!({ "url": "about:blank" });
-            go_and_wait(tab_id, "blank", chrome::update_tab(tab_id, &blank)).await;
+            go_and_wait(tab_id, "blank", async move { chrome::update_tab(tab_id, &blank).await }).await;
             gestures::fail_held(tab_id).await;
             go_and_wait(tab_id, "close", async move {
                 // Not awaited: a "Leave site?" dialog holds `chrome.tabs.remove` until answered.
@@ -336,51 +336,90 @@ async fn replace_document(tab_id: TabId, replace: Replace) {
             .await
         }
         Replace::Reload { twice } => {
+            // A client's interception of documents would hold the reload for an answer that no
+            // client may give any more.
+            match within(COMMAND_MS, gestures::guard_only(tab_id)).await {
+                Some(Ok(())) => {}
+                Some(Err(e)) => warn!("tab {tab_id}: its clients' interception stays as it leaves: {e}"),
+                None => warn!("tab {tab_id}: no answer to dropping its clients' interception"),
+            }
+            // A client's breakpoint condition runs code in the new document as it loads;
+            // turning `Debugger` off removes every breakpoint of the session's.
+            leaving_command(tab_id, "Debugger.disable").await;
             go_and_wait(tab_id, "reload", renew(tab_id)).await;
             if twice {
-                let no_params = to_js(&serde_json::json!({}));
-                if let Err(e) = chrome::send_command(tab_id, None, "Page.disable", &no_params).await {
-                    warn!(
-                        "tab {tab_id}: Page.disable as it leaves its agent: {}",
-                        crate::js::error_message(&e)
-                    );
-                }
+                leaving_command(tab_id, "Page.disable").await;
                 go_and_wait(tab_id, "reload", renew(tab_id)).await;
             }
+            // Every other entry of the tab's history goes, and with it any page of the agent's
+            // the back/forward cache kept running (the human's Back would bring it back, timers
+            // and all, with no debugger on it).
+            leaving_command(tab_id, "Page.resetNavigationHistory").await;
         }
         Replace::Nothing => {}
     }
 }
 
+/// How long a command of ours to a leaving tab may take (Chrome answers none while a navigation
+/// of the tab is paused).
+const COMMAND_MS: u32 = 2_000;
+
+/// A command of ours to a leaving tab, without params; a failure is logged.
+async fn leaving_command(tab_id: TabId, method: &str) {
+    let no_params = to_js(&serde_json::json!({}));
+    match within(COMMAND_MS, chrome::send_command(tab_id, None, method, &no_params)).await {
+        Some(Ok(_)) => {}
+        Some(Err(e)) => {
+            warn!("tab {tab_id}: {method} as it leaves its agent: {}", crate::js::error_message(&e))
+        }
+        None => warn!("tab {tab_id}: no answer to {method} as it leaves its agent"),
+    }
+}
+
 /// Reloads a tab, or loads its URL again where a reload would send a form again (`renewal`).
+/// A reload goes past the caches and the site's service worker: what the agent's page stored
+/// there (Cache Storage a service worker answers from) does not load in its place.
 async fn renew(tab_id: TabId) -> chrome::Result<()> {
     let no_params = to_js(&serde_json::json!({}));
     let history = chrome::send_command(tab_id, None, "Page.getNavigationHistory", &no_params).await;
     match history.ok().and_then(|h| from_js::<NavigationHistory>(&h)).map(|h| renewal(&h)) {
         Some(Renew::Navigate(url)) => chrome::update_tab(tab_id, &serde_json::json!({ "url": url })).await,
-        Some(Renew::Reload) | None => chrome::reload_tab(tab_id).await,
+        Some(Renew::Reload) | None => chrome::reload_tab(tab_id, true).await,
     }
 }
 
 /// Sends a tab's page away (`go`: a blank page, a reload, a close), and waits until the document
 /// it had is gone (with every timer in it): the tab closed, or a new document committed. A
 /// "Leave site?" dialog that holds it is accepted. Gives up after a few seconds.
-async fn go_and_wait(tab_id: TabId, what: &str, go: impl std::future::Future<Output = chrome::Result<()>>) {
+async fn go_and_wait(
+    tab_id: TabId,
+    what: &str,
+    go: impl std::future::Future<Output = chrome::Result<()>> + 'static,
+) {
     const WAIT_MS: u32 = 5_000;
     const POLL_MS: u32 = 50;
     let Ok(old) = chrome::main_document(tab_id).await else { return }; // closed meanwhile
-    if let Err(e) = go.await {
-        return warn!("could not {what} tab {tab_id} as it leaves its agent: {e}");
-    }
+                                                                       // Not waited for alone: Chrome may not answer it while a request of the page's stays paused
+                                                                       // (a client's `Fetch` interception, which no client can answer any more).
+    let gone = std::rc::Rc::new(std::cell::RefCell::new(None));
+    let outcome = gone.clone();
+    spawn_local(async move {
+        let result = go.await;
+        *outcome.borrow_mut() = Some(result);
+    });
     let accept = to_js(&serde_json::json!({ "accept": true }));
     let mut waited = 0;
     while waited < WAIT_MS {
+        if let Some(Err(e)) = gone.borrow_mut().take() {
+            return warn!("could not {what} tab {tab_id} as it leaves its agent: {e}");
+        }
         match chrome::main_document(tab_id).await {
             Ok(document) if document == old => {}
             _ => return, // a new document is in, or the tab is gone
         }
         // Fails while no dialog shows (or `Page` is off, when none can).
-        let _ = chrome::send_command(tab_id, None, "Page.handleJavaScriptDialog", &accept).await;
+        let _ =
+            within(POLL_MS, chrome::send_command(tab_id, None, "Page.handleJavaScriptDialog", &accept)).await;
         sleep(POLL_MS).await;
         waited += POLL_MS;
     }
