@@ -55,7 +55,9 @@ describe('the side panel and agents', { timeout: 300_000 }, () => {
     assert.doesNotMatch(last, /^Last: [A-Z]\w*\.[a-z]\w*,/, last);
 
     const disconnected = new Promise((resolve) => browser.once('disconnected', resolve));
-    await panel.click(`${row} button[data-action="disconnect-close"]`);
+    // The card is rebuilt while the agent's page still loads (its last step, its picture): a
+    // locator clicks the button as it stands once it holds still, as a human's pointer would.
+    await panel.locator(`${row} button[data-action="disconnect-close"]`).setTimeout(WAIT_MS).click();
     await withTimeout(disconnected, WAIT_MS, 'the agent connection closing', h.detail);
     await pollFor(async () => (await tabOf(tabId)) === null, WAIT_MS, "the agent's tab closing", h.detail);
     await panel.waitForSelector(`${row} li[data-tab-id]`, { hidden: true, timeout: WAIT_MS });

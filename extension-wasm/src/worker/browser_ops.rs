@@ -9,17 +9,14 @@ use tabtunnel_wire::{
 use wasm_bindgen_futures::spawn_local;
 
 use super::sharing;
-use super::{agent_tabs, daemon, gestures, navigation, placement};
+use super::{daemon, gestures, navigation, placement};
 use crate::chrome;
 use crate::js::sleep;
 
-/// Runs one operation and answers it on the connection it came from; a `CreateTab` runs in
-/// its agent's queue of new tabs (`agent_tabs`).
+/// Runs one operation and answers it on the connection it came from (a `CreateTab` runs in its
+/// agent's queue of new tabs instead: `link_effects` hands it to `agent_tabs`).
 pub fn run(generation: u64, request: BrowserRequest) {
     let BrowserRequest { id, op } = request;
-    if let BrowserOp::CreateTab { agent, url, allow_once } = op {
-        return agent_tabs::create(generation, id, agent, url, allow_once);
-    }
     spawn_local(async move { answer(generation, id, perform(op).await) });
 }
 
@@ -42,7 +39,7 @@ fn error(message: String) -> CdpError {
 
 async fn perform(op: BrowserOp) -> Result<Value, String> {
     match op {
-        // Taken by `run` for its agent's queue.
+        // Taken by `link_effects` for its agent's queue.
         BrowserOp::CreateTab { .. } => Err("a CreateTab runs in its agent's queue".into()),
         BrowserOp::AllowNavigation { tab_id, url } => {
             tabtunnel_wire::destinations::check(&url)?;

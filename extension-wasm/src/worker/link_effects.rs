@@ -2,7 +2,7 @@
 //! agents and the rest, the restore at start, a lost daemon, the kill switch's stop.
 
 use tabtunnel_extension_core::{Input, WorkerEffect};
-use tabtunnel_wire::{TabId, ToExtension, UnshareReason};
+use tabtunnel_wire::{BrowserOp, BrowserRequest, TabId, ToExtension, UnshareReason};
 use wasm_bindgen_futures::spawn_local;
 
 use super::panel_state::broadcast;
@@ -53,6 +53,9 @@ fn deliver(generation: u64, frame: ToExtension) {
     match frame {
         ToExtension::ResetTab { tab_id } if workers::is_worker(tab_id) => workers::reset(tab_id),
         ToExtension::ResetTab { tab_id } => sharing::reset(tab_id),
+        ToExtension::Browser(BrowserRequest { id, op: BrowserOp::CreateTab { agent, url, allow_once } }) => {
+            agent_tabs::create(generation, id, agent, url, allow_once)
+        }
         ToExtension::Browser(request) => browser_ops::run(generation, request),
         ToExtension::Agents { now_ms, agents: statuses } => agents::reported(now_ms, statuses),
         ToExtension::HandoverRequest(request) => agents::handover_requested(request),

@@ -20,6 +20,7 @@ mod relay;
 mod settings;
 mod sharing;
 mod state;
+mod tab_events;
 mod tab_gate;
 mod wake;
 mod web_only;
@@ -44,7 +45,7 @@ pub fn start() {
         command: relay::receive,
     });
     relay::listen();
-    sharing::listen();
+    tab_events::listen();
     off_tab_writes::start();
     placement::listen();
     agents::listen();

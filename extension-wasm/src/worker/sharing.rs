@@ -2,24 +2,20 @@
 //! CDP targets, following them (navigation, close, detach, moves), and remembering them across
 //! worker restarts.
 
-use serde::Deserialize;
 use tabtunnel_extension_core::settings::Startup;
 use tabtunnel_extension_core::sharing::Owner;
 use tabtunnel_extension_core::sharing::{
-    renewal, Departure, Detached, NavigationHistory, Reattached, Renew, Replace, Share, StoredTab,
+    renewal, Departure, NavigationHistory, Reattached, Renew, Replace, Share, StoredTab,
 };
 use tabtunnel_extension_core::TargetChange;
-use tabtunnel_wire::{TabId, TabInfo, UnshareReason, WindowId, DEFAULT_AGENT};
-use wasm_bindgen::prelude::*;
+use tabtunnel_wire::{TabId, TabInfo, UnshareReason, DEFAULT_AGENT};
 use wasm_bindgen_futures::spawn_local;
 
 use super::attach::{attach_and_describe, emulate_focus};
 use super::panel_state::broadcast;
 use super::state::{is_shared, owner_of, with};
 use super::tab_gate::{self, exclusively};
-use super::{
-    agent_tabs, daemon, gestures, navigation, off_tab_writes, placement, relay, settings, web_only, workers,
-};
+use super::{daemon, gestures, navigation, off_tab_writes, placement, relay, settings, web_only};
 use crate::chrome;
 use crate::js::{from_js, sleep, to_js, within};
 
@@ -31,116 +27,8 @@ const STORAGE_KEY: &str = "sharedTabs";
 /// before trying to re-attach.
 const REATTACH_DELAY_MS: u32 = 150;
 
-pub fn listen() {
-    let on_detach = Closure::<dyn FnMut(JsValue, String)>::new(|source: JsValue, reason: String| {
-        let Some(source) = from_js::<chrome::DebuggerSource>(&source).filter(|s| s.session_id.is_none())
-        else {
-            return;
-        };
-        if let Some(target_id) = source.target_id {
-            return workers::detached(&target_id, &reason);
-        }
-        let Some(tab_id) = source.tab_id else { return };
-        match with(|w| w.shared.detached(tab_id, &reason)) {
-            Detached::NotShared => agent_tabs::lost(tab_id),
-            Detached::Reattach => {
-                log!("debugger detached from tab {tab_id}: {reason}");
-                reattach(tab_id)
-            }
-            Detached::Unshare(why) => {
-                log!("debugger detached from tab {tab_id}: {reason}");
-                unshare(tab_id, why)
-            }
-        }
-    });
-    chrome::on_debugger_detach(&on_detach);
-    on_detach.forget();
-
-    let on_removed = Closure::<dyn FnMut(TabId, JsValue)>::new(|tab_id: TabId, _info: JsValue| {
-        with(|w| {
-            w.popups.tab_removed(tab_id);
-            w.early_events.tab_removed(tab_id);
-        });
-        gestures::tab_closed(tab_id);
-        if is_shared(tab_id) {
-            unshare(tab_id, with(|w| w.shared.closed(tab_id)));
-        } else {
-            agent_tabs::lost(tab_id);
-            off_tab_writes::left(tab_id); // one that was being shared
-        }
-    });
-    chrome::on_tab_removed(&on_removed);
-    on_removed.forget();
-
-    let on_updated =
-        Closure::<dyn FnMut(TabId, JsValue, JsValue)>::new(|tab_id: TabId, change: JsValue, tab: JsValue| {
-            if let Some(group_id) =
-                js_sys::Reflect::get(&change, &"groupId".into()).ok().and_then(|g| g.as_f64())
-            {
-                if let Some(left) = placement::group_changed(tab_id, group_id as i32) {
-                    spawn_local(async move {
-                        if left.await {
-                            release(tab_id).await;
-                        }
-                    });
-                }
-            }
-            if let Some(url) = js_sys::Reflect::get(&change, &"url".into()).ok().and_then(|u| u.as_string()) {
-                agent_tabs::navigated(tab_id, &url);
-                navigated(tab_id, &url);
-            }
-            let relevant =
-                ["url", "title"].iter().any(|k| js_sys::Reflect::has(&change, &(*k).into()).unwrap_or(false));
-            if relevant && is_shared(tab_id) {
-                if js_sys::Reflect::has(&change, &"url".into()).unwrap_or(false) {
-                    with(|w| w.shared.navigated(tab_id, js_sys::Date::now()));
-                }
-                if let Some(tab) = from_js::<chrome::Tab>(&tab) {
-                    changed(tab_id, |info| {
-                        info.url = tab.url;
-                        info.title = tab.title;
-                    });
-                }
-            }
-        });
-    chrome::on_tab_updated(&on_updated);
-    on_updated.forget();
-
-    let on_attached = Closure::<dyn FnMut(TabId, JsValue)>::new(|tab_id: TabId, info: JsValue| {
-        #[derive(Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct AttachInfo {
-            new_window_id: WindowId,
-        }
-        if let Some(AttachInfo { new_window_id }) = from_js(&info) {
-            changed(tab_id, |info| info.window_id = new_window_id);
-            if placement::window_changed(tab_id, new_window_id) {
-                spawn_local(release(tab_id));
-            }
-            agent_tabs::moved(tab_id, new_window_id);
-        }
-    });
-    chrome::on_tab_attached(&on_attached);
-    on_attached.forget();
-
-    let on_navigation = || {
-        Closure::<dyn FnMut(JsValue)>::new(|details: JsValue| {
-            off_tab_writes::frame_navigated(&details);
-            if let Some((tab_id, url)) = web_only::main_frame(&details) {
-                navigated(tab_id, &url);
-            }
-        })
-    };
-    let before = on_navigation();
-    chrome::on_before_navigate(&before);
-    before.forget();
-    let committed = on_navigation();
-    chrome::on_navigation_committed(&committed);
-    committed.forget();
-}
-
 /// A shared tab's main frame goes to `url`: a page off the web is unshared at once (`web_only`).
-fn navigated(tab_id: TabId, url: &str) {
+pub(super) fn navigated(tab_id: TabId, url: &str) {
     if web_only::leaves_the_web(tab_id, url) {
         unshare(tab_id, UnshareReason::Detached);
         web_only::let_go(tab_id, url);
@@ -491,7 +379,7 @@ async fn reset_session(tab_id: TabId) {
 }
 
 /// `target_closed` on a tab that may live on: re-attach once, else report why it is gone.
-fn reattach(tab_id: TabId) {
+pub(super) fn reattach(tab_id: TabId) {
     exclusively(tab_id, reattach_after_target_closed(tab_id));
 }
 
@@ -574,7 +462,7 @@ pub async fn add(info: TabInfo) -> Result<(), String> {
     Ok(())
 }
 
-fn changed(tab_id: TabId, update: impl FnOnce(&mut TabInfo)) {
+pub(super) fn changed(tab_id: TabId, update: impl FnOnce(&mut TabInfo)) {
     let info = with(|w| w.shared.change(tab_id, update));
     if let Some(info) = info {
         let _ = daemon::target(TargetChange::Changed(info));
