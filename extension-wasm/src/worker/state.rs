@@ -12,6 +12,7 @@ use tabtunnel_extension_core::gestures::Gestures;
 use tabtunnel_extension_core::off_tab_writes::OffTabWrites;
 use tabtunnel_extension_core::placement::{Places, Placing};
 use tabtunnel_extension_core::popups::{Adopting, Popups};
+use tabtunnel_extension_core::reattach::Reattach;
 use tabtunnel_extension_core::sharing::{Owner, Sharing};
 use tabtunnel_extension_core::steps::Steps;
 use tabtunnel_extension_core::worker_scan::WorkerScan;
@@ -40,6 +41,8 @@ pub struct Worker {
     /// Bumped when a tab's debugger session was lost under its clients: commands they sent
     /// before are answered "Target closed" instead of running on the new session.
     pub epochs: Epochs,
+    /// Tabs whose debugger session starts afresh (a reset, a re-attach after `target_closed`).
+    pub reattach: Reattach,
     /// Agents' windows and tab groups.
     pub places: Places,
     /// New tabs and the pages that opened them, joined (see `agents::listen`).
