@@ -12,6 +12,17 @@ use crate::settings::Startup;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct OpId(pub u64);
 
+/// Hands out a machine's operation ids, each new.
+#[derive(Debug, Default)]
+pub struct OpIds(u64);
+
+impl OpIds {
+    pub fn issue(&mut self) -> OpId {
+        self.0 += 1;
+        OpId(self.0)
+    }
+}
+
 /// `F` is a frame already written as JSON: a JS string in the worker, never parsed again.
 #[derive(Debug)]
 pub enum Effect<F> {

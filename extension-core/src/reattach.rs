@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use tabtunnel_wire::{TabId, TabInfo, UnshareReason};
 
-use crate::effect::OpId;
+use crate::effect::{OpId, OpIds};
 use crate::epochs::Epochs;
 use crate::sharing::{Owner, Reattached, Sharing};
 
@@ -163,7 +163,7 @@ struct Tab {
 #[derive(Debug, Default)]
 pub struct Reattach {
     tabs: BTreeMap<TabId, Tab>,
-    last_op: u64,
+    ops: OpIds,
 }
 
 impl Reattach {
@@ -205,7 +205,7 @@ impl Reattach {
             (At::Turn, Done::Turn) if request == Request::Reset => {
                 let resets = tabs.sharing.contains_key(&tab_id) && !tabs.sharing.is_leaving(tab_id);
                 resets.then(|| {
-                    let op = self.op();
+                    let op = self.ops.issue();
                     steps.push(Step::DropGestures { op, tab_id });
                     At::DroppingGestures(op)
                 })
@@ -216,7 +216,7 @@ impl Reattach {
                 Some(At::Delay(at))
             }
             (At::DroppingGestures(_), Done::GesturesDropped) => (!stopped).then(|| {
-                let op = self.op();
+                let op = self.ops.issue();
                 steps.push(Step::Detach { op, tab_id });
                 At::Detaching(op)
             }),
@@ -233,7 +233,7 @@ impl Reattach {
             }
             (At::Looking(_), Done::Looked(true)) => self.attach(tab_id, tabs, &mut steps),
             (At::Attaching(_), Done::Attached(Ok(_))) if let_go || !tabs.sharing.contains_key(&tab_id) => {
-                let op = self.op();
+                let op = self.ops.issue();
                 steps.push(Step::Detach { op, tab_id });
                 Some(At::LettingGo(op))
             }
@@ -287,7 +287,7 @@ impl Reattach {
                 self.end(tab_id, &mut steps);
                 continue;
             }
-            let op = self.op();
+            let op = self.ops.issue();
             steps.push(Step::Look { op, tab_id });
             self.tabs.get_mut(&tab_id).expect("listed above").flow.at = At::Looking(op);
         }
@@ -333,14 +333,14 @@ impl Reattach {
     }
 
     fn begin(&mut self, tab_id: TabId, request: Request, steps: &mut Vec<Step>) -> Flow {
-        let hold = self.op();
+        let hold = self.ops.issue();
         steps.push(Step::Hold { op: hold, tab_id });
         Flow { request, hold, at: At::Turn, let_go: false }
     }
 
     fn attach(&mut self, tab_id: TabId, tabs: &Tabs, steps: &mut Vec<Step>) -> Option<At> {
         let owner = tabs.sharing.owner_of(tab_id)?;
-        let op = self.op();
+        let op = self.ops.issue();
         steps.push(Step::Attach { op, tab_id, owner });
         Some(At::Attaching(op))
     }
@@ -361,11 +361,6 @@ impl Reattach {
             let flow = self.begin(tab_id, request, steps);
             self.tabs.insert(tab_id, Tab { flow, waiting: tab.waiting });
         }
-    }
-
-    fn op(&mut self) -> OpId {
-        self.last_op += 1;
-        OpId(self.last_op)
     }
 }
 
