@@ -106,12 +106,12 @@ pub enum WorkerEffect {
 #[derive(Debug)]
 pub struct Out<F> {
     effects: VecDeque<Effect<F>>,
-    next_op: u64,
+    ops: OpIds,
 }
 
 impl<F> Default for Out<F> {
     fn default() -> Self {
-        Out { effects: VecDeque::new(), next_op: 0 }
+        Out { effects: VecDeque::new(), ops: OpIds::default() }
     }
 }
 
@@ -122,8 +122,7 @@ impl<F> Out<F> {
 
     /// A chrome call; its id, for the completion.
     pub fn call(&mut self, call: ChromeCall) -> OpId {
-        self.next_op += 1;
-        let op = OpId(self.next_op);
+        let op = self.ops.issue();
         self.push(Effect::Chrome { op, call });
         op
     }

@@ -11,7 +11,7 @@ use super::panel_state::broadcast;
 use super::state::with;
 use super::{daemon, gestures, sharing, tab_gate};
 use crate::chrome;
-use crate::js::sleep;
+use crate::js::{performance_now, sleep_until};
 
 /// Runs `f` on the machine, then the steps it gives.
 fn drive(f: impl FnOnce(&mut Reattach, &mut Tabs) -> Vec<Step>) {
@@ -23,8 +23,9 @@ fn drive(f: impl FnOnce(&mut Reattach, &mut Tabs) -> Vec<Step>) {
     run(steps);
 }
 
+/// The machine's clock: the one `sleep_until` waits on.
 fn now() -> f64 {
-    js_sys::Date::now()
+    performance_now()
 }
 
 /// The daemon's `ResetTab` (the tab's last client left), or its socket lost: detach and
@@ -81,7 +82,7 @@ fn run(steps: Vec<Step>) {
             Step::Unshare { tab_id, reason } => sharing::unshare(tab_id, reason),
             Step::Log(message) => log!("{message}"),
             Step::WakeAt(at) => spawn_local(async move {
-                sleep((at - now()).ceil().max(0.0) as u32).await;
+                sleep_until(at).await;
                 let now = now();
                 drive(|m, t| m.timeout(now, t));
             }),

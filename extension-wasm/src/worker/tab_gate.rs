@@ -1,9 +1,6 @@
 //! Steps on one tab that commands arriving meanwhile wait for (a detach and re-attach, bringing
 //! it forward for a screenshot), and each tab's debugger-session epoch.
 
-use std::cell::RefCell;
-use std::collections::BTreeMap;
-
 use tabtunnel_extension_core::OpId;
 use tabtunnel_wire::TabId;
 use wasm_bindgen::prelude::*;
@@ -44,19 +41,13 @@ pub fn reset_gate(tab_id: TabId) -> Option<js_sys::Promise> {
     with(|w| w.resetting.get(&tab_id).cloned())
 }
 
-thread_local! {
-    /// The holds taken for steps a machine runs (see [`hold`]), by operation id: each ends the
-    /// held step when called.
-    static HOLDS: RefCell<BTreeMap<OpId, js_sys::Function>> = RefCell::new(BTreeMap::new());
-}
-
 /// A step on the tab run by a machine (`reattach`): `turn` is called when the steps begun
 /// before are done; the tab's commands wait from now until [`release_all`] of `op`.
 pub fn hold(tab_id: TabId, op: OpId, turn: impl FnOnce() + 'static) {
     let mut release = None;
     let released = js_sys::Promise::new(&mut |res, _| release = Some(res));
     if let Some(release) = release {
-        HOLDS.with_borrow_mut(|holds| holds.insert(op, release));
+        with(|w| w.holds.insert(op, release));
     }
     exclusively(tab_id, async move {
         turn();
@@ -67,7 +58,7 @@ pub fn hold(tab_id: TabId, op: OpId, turn: impl FnOnce() + 'static) {
 /// The steps of these holds ended (a hold not yet turned ends as soon as it turns).
 pub fn release_all(holds: impl IntoIterator<Item = OpId>) {
     for op in holds {
-        if let Some(release) = HOLDS.with_borrow_mut(|holds| holds.remove(&op)) {
+        if let Some(release) = with(|w| w.holds.remove(&op)) {
             let _ = release.call0(&JsValue::NULL);
         }
     }
