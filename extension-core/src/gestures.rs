@@ -23,6 +23,8 @@ pub enum Paused {
     ContinueHere,
     /// To the daemon (a write is held until it answers).
     ToDaemon,
+    /// A write of a document being replaced ([`Gestures::replacing`]): failed here at once.
+    FailHere,
 }
 
 /// Whether a paused request only reads: at its response stage, or a safe method.
@@ -60,6 +62,8 @@ pub struct Gestures {
     hidden_contexts: BTreeSet<(TabId, String)>,
     /// Paused writes sent to the daemon and not answered yet.
     held: BTreeMap<TabId, BTreeSet<HeldWrite>>,
+    /// Tabs whose document is being replaced as they leave their agent: their writes fail.
+    replacing: BTreeSet<TabId>,
     /// Targets where a client intercepts too: their paused reads go to the daemon as well.
     clients_intercept: BTreeSet<Target>,
     /// Our click hook's `addScriptToEvaluateOnNewDocument` identifiers.
@@ -187,6 +191,9 @@ impl Gestures {
         if read && !self.clients_intercept.contains(&target) {
             return Paused::ContinueHere;
         }
+        if !read && self.replacing.contains(&tab_id) {
+            return Paused::FailHere;
+        }
         if !read {
             self.held.entry(tab_id).or_default().insert((target.1, request_id));
         }
@@ -298,6 +305,20 @@ impl Gestures {
         self.held.remove(&tab_id).unwrap_or_default()
     }
 
+    /// A tab's document is replaced as it leaves its agent (or changes hands): no one may allow
+    /// its writes any more, and Chrome sends on those a child session holds when the session
+    /// goes with its frame (an out-of-process frame's, as the reload takes it). Its writes fail
+    /// as they pause until [`Gestures::replaced`]; returns those held now, to fail.
+    pub fn replacing(&mut self, tab_id: TabId) -> BTreeSet<HeldWrite> {
+        self.replacing.insert(tab_id);
+        self.take_held(tab_id)
+    }
+
+    /// The tab's new document is in (or it closed).
+    pub fn replaced(&mut self, tab_id: TabId) {
+        self.replacing.remove(&tab_id);
+    }
+
     pub fn held_tabs(&self) -> Vec<TabId> {
         self.held.keys().copied().collect()
     }
@@ -312,6 +333,7 @@ impl Gestures {
         self.hooks_pending.retain(|(t, _), _| *t != tab_id);
         self.hidden_scripts.retain(|((t, _), _)| *t != tab_id);
         self.resuming.retain(|(t, _)| *t != tab_id);
+        self.replacing.remove(&tab_id);
     }
 
     /// A tab closed: its requests went with it, nothing of it is left to fail.
@@ -387,6 +409,25 @@ mod tests {
         let held: Vec<HeldWrite> = g.take_held(1).into_iter().collect();
         assert_eq!(held, [(None, "r1".to_owned()), (Some("S".to_owned()), "r2".to_owned())]);
         assert!(g.take_held(1).is_empty(), "failed once");
+    }
+
+    #[test]
+    fn the_writes_of_a_document_being_replaced_fail_held_or_new() {
+        let mut g = Gestures::default();
+        g.paused(1, Some("OOPIF"), false, "r1".into());
+        g.paused(2, None, false, "r2".into());
+        let held: Vec<HeldWrite> = g.replacing(1).into_iter().collect();
+        assert_eq!(held, [(Some("OOPIF".to_owned()), "r1".to_owned())], "the tab's own, to fail");
+        assert_eq!(g.paused(1, Some("OOPIF"), false, "r3".into()), Paused::FailHere);
+        assert_eq!(g.paused(1, None, false, "r4".into()), Paused::FailHere);
+        assert_eq!(g.paused(1, None, true, "r5".into()), Paused::ContinueHere, "the reload reads");
+        assert_eq!(g.paused(2, None, false, "r6".into()), Paused::ToDaemon, "another tab");
+        assert_eq!(g.held_tabs(), [2]);
+        g.replaced(1);
+        assert_eq!(g.paused(1, None, false, "r7".into()), Paused::ToDaemon, "the new document's");
+        g.replacing(1);
+        g.forget(1);
+        assert_eq!(g.paused(1, None, false, "r8".into()), Paused::ToDaemon, "shared again later");
     }
 
     #[test]

@@ -1,19 +1,25 @@
-//! Writes sent by workers that belong to no tab, on the sites shared tabs show.
+//! Writes sent by workers that belong to no tab, while tabs are shared.
 //!
 //! The gesture guard pauses the writes of a shared tab's documents, frames and dedicated
 //! workers (their debugger sessions' `Fetch`). A shared worker or a service worker is no tab's:
 //! Chrome attaches neither under a page, and the extension finds them only by polling, after
 //! their first requests. So an agent's page could start a `SharedWorker` from a `blob:` script
 //! of its own, or register a service worker, and pay from there unasked. Chrome tells such
-//! requests apart (`tabId` -1) and names the origin that sent them; two `declarativeNetRequest`
-//! session rules refuse their writes sent by, or to, a host a shared tab showed (or began to
-//! load, so the rule is in place before its document runs) since it was shared, in its top frame
-//! or any frame (a `data:` worker has no origin, but what it could carry from the page, a
-//! token read there, only that page's site takes). Hosts are kept until the tab is no longer
-//! shared: a worker outlives the page that started it as long as any page of its origin holds it
-//! (one kept for going back, too). What the human's own pages on such a site send from their
-//! workers is refused as well meanwhile (a service worker's background sync, or a write it
-//! passes on).
+//! requests apart (`tabId` -1) and names the origin that sent them; `declarativeNetRequest`
+//! session rules refuse their writes
+//! - sent by, or to, a host a shared tab showed (or began to load, so the rule is in place before
+//!   its document runs) since it was shared, in its top frame or any frame. Hosts are kept until
+//!   the tab is no longer shared: a worker outlives the page that started it as long as any page
+//!   of its origin holds it (one kept for going back, too);
+//! - sent to another site than the sender's (`thirdParty`, which a `data:` worker's requests
+//!   always are: it has no origin, so it could send a page's token, or the human's cookies kept
+//!   for cross-site use, to any site).
+//!
+//! What the human's own pages send from their workers is refused as well meanwhile: on such a
+//! site, and to another site from any (a service worker's background sync, or analytics it
+//! sends on). Should the browser refuse the rules (a host it cannot take), every write of a
+//! worker outside any tab is refused instead until the hosts change: failing open would let any
+//! page that names such a host pay from a worker.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -23,7 +29,7 @@ use tabtunnel_wire::TabId;
 use crate::workers::origin_of;
 
 /// The rules' ids among the extension's session rules (the navigation rules count up from 1).
-pub const RULE_IDS: [i32; 2] = [i32::MAX, i32::MAX - 1];
+pub const RULE_IDS: [i32; 3] = [i32::MAX, i32::MAX - 1, i32::MAX - 2];
 /// Methods that change something on a server (`declarativeNetRequest`'s names).
 pub const WRITE_METHODS: &[&str] = &["connect", "delete", "patch", "post", "put", "other"];
 /// Every resource type but documents.
@@ -49,21 +55,31 @@ pub struct OffTabWrites {
     hosts: BTreeMap<TabId, BTreeSet<String>>,
     /// What the browser's rules cover now (`None`: unknown, as for a new worker: rules of an
     /// earlier one may be in place).
-    installed: Option<BTreeSet<String>>,
+    installed: Option<Cover>,
+    /// Hosts whose rules the browser refused: while they are the hosts, every site is covered.
+    refused: Option<BTreeSet<String>>,
+}
+
+/// What a set of rules covers: the hosts named, or every site.
+#[derive(Debug, Clone, PartialEq)]
+struct Cover {
+    hosts: BTreeSet<String>,
+    everywhere: bool,
 }
 
 /// A change of the browser's rules: remove [`RULE_IDS`], then add `rules`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RuleUpdate {
     pub rules: Vec<Value>,
-    hosts: BTreeSet<String>,
+    cover: Cover,
 }
 
 impl OffTabWrites {
     /// A shared tab (or one being shared) shows or starts to load `url` in some frame.
     pub fn showed(&mut self, tab_id: TabId, url: &str) {
-        if let Some(host) = host_of(url) {
-            self.hosts.entry(tab_id).or_default().insert(host);
+        let names = names_of(url);
+        if !names.is_empty() {
+            self.hosts.entry(tab_id).or_default().extend(names);
         }
     }
 
@@ -73,48 +89,87 @@ impl OffTabWrites {
     }
 
     /// The rules the hosts call for, if they differ from those in place; once applied, report it
-    /// with [`OffTabWrites::applied`].
+    /// with [`OffTabWrites::applied`], or [`OffTabWrites::refused`].
     pub fn update(&self) -> Option<RuleUpdate> {
         let hosts: BTreeSet<String> = self.hosts.values().flatten().cloned().collect();
-        if self.installed.as_ref() == Some(&hosts) {
+        let everywhere = !hosts.is_empty() && self.refused.as_ref() == Some(&hosts);
+        let cover = Cover { hosts, everywhere };
+        if self.installed.as_ref() == Some(&cover) {
             return None;
         }
-        let rule = |id: i32, sites: &str| {
+        let rule = |id: i32, only: Option<(&str, Value)>| {
             let mut condition = json!({
                 "tabIds": [-1],
                 "requestMethods": WRITE_METHODS,
                 "resourceTypes": SUBRESOURCES,
             });
-            condition[sites] = json!(hosts);
+            if let Some((key, value)) = only {
+                condition[key] = value;
+            }
             json!({ "id": id, "priority": 1, "action": { "type": "block" }, "condition": condition })
         };
-        let rules = if hosts.is_empty() {
+        let rules = if cover.hosts.is_empty() {
             Vec::new()
+        } else if cover.everywhere {
+            vec![rule(RULE_IDS[0], None)]
         } else {
-            // Sent by such a site's worker, or to such a site by a worker of no origin (`data:`),
-            // which could carry what the agent read in the page.
-            vec![rule(RULE_IDS[0], "initiatorDomains"), rule(RULE_IDS[1], "requestDomains")]
+            vec![
+                // Sent by such a site's worker,
+                rule(RULE_IDS[0], Some(("initiatorDomains", json!(cover.hosts)))),
+                // or to such a site by a worker of another (or of none),
+                rule(RULE_IDS[1], Some(("requestDomains", json!(cover.hosts)))),
+                // or by any worker to another site than its own (a `data:` worker's, always).
+                rule(RULE_IDS[2], Some(("domainType", json!("thirdParty")))),
+            ]
         };
-        Some(RuleUpdate { rules, hosts })
+        Some(RuleUpdate { rules, cover })
     }
 
     /// The browser took `update`.
     pub fn applied(&mut self, update: RuleUpdate) {
-        self.installed = Some(update.hosts);
+        self.installed = Some(update.cover);
+    }
+
+    /// The browser refused `update` and kept what it had: the next update covers every site
+    /// for as long as the hosts stay these. Whether it should be asked for at once.
+    pub fn refused(&mut self, update: RuleUpdate) -> bool {
+        if update.cover.everywhere || update.cover.hosts.is_empty() {
+            return false; // nothing narrower to fall back from
+        }
+        self.refused = Some(update.cover.hosts);
+        true
     }
 }
 
+/// Every name the browser may give the host of an http(s) URL (or of the page that made a `blob:`
+/// one) when it matches `initiatorDomains` and `requestDomains`: lower case, without user or
+/// port; an IPv6 address with and without its brackets, a name with and without its trailing
+/// dots (`localhost.` is another origin than `localhost`, though the same host).
+fn names_of(url: &str) -> Vec<String> {
+    let Some(host) = host_of(url) else { return Vec::new() };
+    let mut names = vec![host.clone()];
+    if let Some(v6) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        names.push(v6.to_owned());
+    } else {
+        let bare = host.trim_end_matches('.');
+        if bare != host && !bare.is_empty() {
+            names.push(bare.to_owned());
+        }
+    }
+    names
+}
+
 /// The host of an http(s) URL (or of the page that made a `blob:` one), lower case, without
-/// user, port or the brackets of an IPv6 address, as `initiatorDomains` names it.
+/// user or port, as the URL writes it (an IPv6 address in brackets).
 fn host_of(url: &str) -> Option<String> {
     let origin = origin_of(url)?;
     let authority = &origin[origin.find("://")? + 3..];
     let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
     let host = match host.strip_prefix('[') {
-        Some(v6) => v6.split_once(']')?.0,
+        Some(v6) => &host[..v6.find(']')? + 2],
         None => host.rsplit_once(':').map_or(host, |(name, _port)| name),
     };
-    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+    (!host.is_empty() && host != "[]").then(|| host.to_ascii_lowercase())
 }
 
 #[cfg(test)]
@@ -122,22 +177,61 @@ mod tests {
     use super::*;
 
     fn domains(update: &RuleUpdate) -> Vec<&str> {
-        let [by, to] = &update.rules[..] else { panic!("two rules: {:?}", update.rules) };
+        let [by, to, cross_site] = &update.rules[..] else { panic!("three rules: {:?}", update.rules) };
         assert_eq!(by["condition"]["initiatorDomains"], to["condition"]["requestDomains"]);
+        assert_eq!(cross_site["condition"]["domainType"], "thirdParty");
         let hosts = by["condition"]["initiatorDomains"].as_array().unwrap();
         hosts.iter().map(|d| d.as_str().unwrap()).collect()
     }
 
     #[test]
-    fn hosts_are_read_as_chrome_names_initiators() {
-        assert_eq!(host_of("http://127.0.0.1:8000/shop").as_deref(), Some("127.0.0.1"));
-        assert_eq!(host_of("https://Shop.Example/x?y#z").as_deref(), Some("shop.example"));
-        assert_eq!(host_of("https://user:pw@bank.test:443/").as_deref(), Some("bank.test"));
-        assert_eq!(host_of("blob:https://a.test/8c4e-11").as_deref(), Some("a.test"));
-        assert_eq!(host_of("http://[::1]:9/").as_deref(), Some("::1"));
-        for none in ["about:blank", "data:text/html,x", "chrome-extension://abc/p.html", "file:///x", ""] {
-            assert_eq!(host_of(none), None, "{none}");
+    fn hosts_are_named_every_way_chrome_may_name_them() {
+        assert_eq!(names_of("http://127.0.0.1:8000/shop"), ["127.0.0.1"]);
+        assert_eq!(names_of("https://Shop.Example/x?y#z"), ["shop.example"]);
+        assert_eq!(names_of("https://user:pw@bank.test:443/"), ["bank.test"]);
+        assert_eq!(names_of("blob:https://a.test/8c4e-11"), ["a.test"]);
+        // Red team run 9: a page on [::1] and one on `localhost.` paid from a shared worker.
+        assert_eq!(names_of("http://[::1]:9/"), ["[::1]", "::1"]);
+        assert_eq!(names_of("http://[FE80::1]/"), ["[fe80::1]", "fe80::1"]);
+        assert_eq!(names_of("http://localhost.:8000/shop"), ["localhost.", "localhost"]);
+        assert_eq!(names_of("https://shop.example../"), ["shop.example..", "shop.example"]);
+        for none in [
+            "about:blank",
+            "data:text/html,x",
+            "chrome-extension://abc/p.html",
+            "file:///x",
+            "",
+            "http://[]/",
+        ] {
+            assert_eq!(names_of(none), Vec::<String>::new(), "{none}");
         }
+    }
+
+    #[test]
+    fn refused_rules_fall_back_to_every_site_until_the_hosts_change() {
+        let mut w = OffTabWrites::default();
+        w.applied(w.update().unwrap());
+        w.showed(1, "https://shop.example/");
+        let refused = w.update().unwrap();
+        assert!(w.refused(refused), "asked for again at once");
+        let everywhere = w.update().expect("the fallback");
+        let [rule] = &everywhere.rules[..] else { panic!("one rule: {:?}", everywhere.rules) };
+        assert_eq!(rule["condition"]["tabIds"], json!([-1]));
+        assert_eq!(rule["condition"]["requestMethods"], json!(WRITE_METHODS));
+        for key in ["initiatorDomains", "requestDomains", "domainType"] {
+            assert!(rule["condition"].get(key).is_none(), "every site: {rule}");
+        }
+        // Never a loop: the fallback names no host the browser could refuse.
+        assert!(!w.refused(everywhere.clone()));
+        w.applied(everywhere);
+        assert_eq!(w.update(), None);
+        // Other hosts: named rules are tried again.
+        w.showed(2, "https://news.example/");
+        assert_eq!(domains(&w.update().unwrap()), ["news.example", "shop.example"]);
+        // No shared tab: no rule at all, whatever was refused.
+        w.left(1);
+        w.left(2);
+        assert!(w.update().unwrap().rules.is_empty());
     }
 
     #[test]
@@ -155,6 +249,7 @@ mod tests {
         w.showed(2, "about:blank");
         let update = w.update().expect("rules");
         assert_eq!(domains(&update), ["127.0.0.1", "pay.example", "shop.example"]);
+        assert_eq!(update.rules.len(), RULE_IDS.len());
         for (rule, id) in update.rules.iter().zip(RULE_IDS) {
             assert_eq!(rule["id"], id);
             assert_eq!(rule["action"]["type"], "block");

@@ -13,12 +13,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
 import { PAY_EVERY_300_MS, SHOP, gestureSites } from './gesture-sites.mjs';
+import { QUESTION, WAIT_MS, WATCH_MS, attackKit } from './attack-kit.mjs';
 import { connectAgent, connectPuppeteer, pollFor, sleep, startHarness } from './harness.mjs';
 
-const WAIT_MS = 30_000;
-/** How long the server is watched for a write after the tab left its agent. */
-const WATCH_MS = 3_000;
-const QUESTION = '#approvals li.gesture[data-request-id]';
 const PAY_SRC = `(${PAY_EVERY_300_MS.toString()})()`;
 /** The line of the shop's inline script (0-based, in the HTML document). */
 const SHOP_SCRIPT_LINE = SHOP.split('\n').findIndex((l) => l.includes("document.getElementById('pay-js')"));
@@ -68,86 +65,10 @@ describe('attacks on a tab leaving its agent, and on the guard', { timeout: 900_
     await h?.close();
   });
 
-  const url = (p) => `${h.pageServerUrl}${p}`;
+  const { url, payments, sharedTabIds, unshared, denyAll, asked, humanOn, handTo, noPaymentAfter } = attackKit(() => ({ h, panel, site }));
   const port = () => new URL(h.pageServerUrl).port;
-  const payments = () => site.writes.filter((w) => w === 'POST /shop/api/pay').length;
   const writesTo = (p) => site.writes.filter((w) => w.endsWith(` ${p}`)).length;
-  const tabOf = (id) => h.sw((tabId) => chrome.tabs.get(tabId).catch(() => null), id);
-  const sharedTabIds = () => h.sw(() => chrome.storage.session.get('sharedTabs').then((v) => (v.sharedTabs ?? []).map((t) => t.tabId)));
-  const unshared = (tabId) => async () => !(await sharedTabIds()).includes(tabId);
   const outcome = (promise) => promise.then(() => 'done', (e) => e.message);
-
-  /** Denies every question the panel shows now. */
-  async function denyAll() {
-    for (let i = 0; i < 50; i += 1) {
-      const id = await panel.$eval(QUESTION, (li) => li.dataset.requestId).catch(() => null);
-      if (!id) return;
-      await panel.click(`${QUESTION.replace('[data-request-id]', `[data-request-id="${id}"]`)} button[data-answer="deny"]`).catch(() => {});
-      await panel.waitForSelector(`#approvals li[data-request-id="${id}"]`, { hidden: true, timeout: WAIT_MS }).catch(() => {});
-    }
-  }
-
-  /** A new question shows (after `denyAll` emptied the list). */
-  async function asked(what) {
-    await panel.waitForSelector(QUESTION, { timeout: WAIT_MS }).catch((e) => {
-      throw new Error(`${what}: no question (${e.message})\n${h.detail()}`);
-    });
-  }
-
-  /** The human's tab at `to`, active in the focused window. */
-  async function humanOn(to) {
-    await h.sw(
-      async (tabId, dest) => {
-        const tab = await chrome.tabs.get(tabId);
-        await chrome.tabs.update(tabId, { url: dest });
-        await chrome.tabs.update(tabId, { active: true });
-        await chrome.windows.update(tab.windowId, { focused: true });
-      },
-      h.tabId,
-      to,
-    );
-    await pollFor(async () => (await tabOf(h.tabId))?.status === 'complete' && (await tabOf(h.tabId)).url === to, WAIT_MS, 'the human tab', h.detail);
-    await panel.waitForSelector(`#share-toggle[data-tab-id="${h.tabId}"]`, { timeout: WAIT_MS });
-  }
-
-  /** The human hands their tab, at `to`, to `agent`; the agent's page of it. */
-  async function handTo(agent, to = url('/shop/checkout')) {
-    await humanOn(to);
-    await panel.$eval('#handover-agent', (el) => (el.value = ''));
-    await panel.type('#handover-agent', agent);
-    await panel.click('#handover-button');
-    await panel.waitForSelector('#held-by', { visible: true, timeout: WAIT_MS });
-    const browser = await connectAgent(h, agent, 60_000);
-    const page = (await browser.pages()).find((p) => p.url() === to);
-    assert.ok(page, 'the agent sees the handed tab');
-    return { browser, page };
-  }
-
-  /** `act` lets the tab go; no payment reaches the server until a while after `gone()`. */
-  async function noPaymentAfter(what, act, gone) {
-    const before = payments();
-    const t0 = Date.now();
-    const trace = [];
-    let last = before;
-    const watch = setInterval(() => {
-      if (payments() !== last) {
-        last = payments();
-        trace.push(`${Date.now() - t0}ms:${last - before}`);
-      }
-    }, 50);
-    let hung = null;
-    try {
-      await act();
-      await pollFor(gone, 40_000, `the tab let go after ${what}`, h.detail).catch((e) => (hung = e));
-      trace.push(hung ? 'NOT let go in 40 s' : `let go at ${Date.now() - t0}ms`);
-      await sleep(WATCH_MS);
-    } finally {
-      clearInterval(watch);
-      console.log(`${what}: payments since the act ${trace.slice(0, 12).join(' ')}${trace.length > 12 ? ` ... ${trace.slice(-2).join(' ')}` : ''}`);
-    }
-    assert.equal(payments() - before, 0, `payments reached the server after ${what}`);
-    if (hung) throw hung;
-  }
 
   const takeBack = () => noPaymentAfter('the take back', () => panel.click('#take-back'), unshared(h.tabId));
 

@@ -8,40 +8,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
+import { PAY_FROM_A_DATA_WORKER, PAY_FROM_A_SHARED_WORKER, WAIT_MS, WATCH_MS } from './attack-kit.mjs';
 import { gestureSites } from './gesture-sites.mjs';
 import { connectAgent, pollFor, sleep, startHarness } from './harness.mjs';
-
-const WAIT_MS = 30_000;
-/** How long the server is watched for a write the worker may still send. */
-const WATCH_MS = 3_000;
-
-/** Starts a shared worker (a `blob:` script of the page's own) that pays at once; resolves with
- *  what its `fetch` came to. */
-const PAY_FROM_A_SHARED_WORKER = (payUrl) =>
-  new Promise((resolve) => {
-    const code = `self.ports = [];
-      const told = (outcome) => { self.outcome = outcome; for (const p of self.ports) p.postMessage(outcome); };
-      fetch(${JSON.stringify(payUrl)}, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"amount":124000}' })
-        .then((r) => told('sent ' + r.status), (e) => told('refused: ' + e.message));
-      onconnect = (e) => { self.ports.push(e.ports[0]); if (self.outcome) e.ports[0].postMessage(self.outcome); };`;
-    const worker = new SharedWorker(URL.createObjectURL(new Blob([code], { type: 'text/javascript' })));
-    worker.port.onmessage = (e) => resolve(e.data);
-    worker.port.start();
-    setTimeout(() => resolve('no outcome'), 10_000);
-  });
-
-/** The same from a `data:` script: the worker has no origin, and Chrome sends its write as a
- *  cross-origin one (its answer is unreadable, but the server got it). */
-const PAY_FROM_A_DATA_WORKER = (payUrl) =>
-  new Promise((resolve) => {
-    const code = `fetch(${JSON.stringify(payUrl)}, { method: 'POST', credentials: 'include', body: 'amount=124000' })
-        .then((r) => self.outcome = 'sent ' + r.status, (e) => self.outcome = 'refused: ' + e.message);
-      onconnect = (e) => { const port = e.ports[0]; const t = setInterval(() => { if (self.outcome) { port.postMessage(self.outcome); clearInterval(t); } }, 50); };`;
-    const worker = new SharedWorker('data:text/javascript,' + encodeURIComponent(code));
-    worker.port.onmessage = (e) => resolve(e.data);
-    worker.port.start();
-    setTimeout(() => resolve('no outcome'), 10_000);
-  });
 
 /** A service worker that pays as it installs, and tells a page what that came to. */
 const PAYING_SERVICE_WORKER = `

@@ -19,7 +19,7 @@
 //!   side panel, and beside the answer in the agent's history; it never leaves the browser.
 
 use serde_json::{json, Value};
-use tabtunnel_extension_core::gestures::{is_read, OurEvent, Paused};
+use tabtunnel_extension_core::gestures::{is_read, HeldWrite, OurEvent, Paused};
 use tabtunnel_wire::gestures::{guard_fetch_patterns, InspectTarget};
 use tabtunnel_wire::{ApprovalRequest, CdpError, TabId};
 use wasm_bindgen::prelude::*;
@@ -212,13 +212,16 @@ fn request_paused(tab_id: TabId, session: Option<&str>, params: &JsValue) -> boo
         || !get(params, "responseErrorReason").is_undefined();
     let Some(id) = get_str(params, "requestId") else { return false };
     let read = is_read(&method, response_stage);
-    if with(|w| w.gestures.paused(tab_id, session, read, id.clone())) == Paused::ToDaemon {
-        return false;
-    }
-    let continued = to_js(&json!({ "requestId": id }));
+    let (method, params) = match with(|w| w.gestures.paused(tab_id, session, read, id.clone())) {
+        Paused::ToDaemon => return false,
+        Paused::ContinueHere => ("Fetch.continueRequest", json!({ "requestId": id })),
+        Paused::FailHere => {
+            ("Fetch.failRequest", json!({ "requestId": id, "errorReason": "BlockedByClient" }))
+        }
+    };
     let session = session.map(str::to_owned);
     spawn_local(async move {
-        let _ = chrome::send_command(tab_id, session.as_deref(), "Fetch.continueRequest", &continued).await;
+        let _ = chrome::send_command(tab_id, session.as_deref(), method, &to_js(&params)).await;
     });
     true
 }
@@ -238,7 +241,21 @@ pub fn command_sent(
 /// Fails the writes still held on a tab before the debugger lets go of it (Chrome would send
 /// them on).
 pub async fn fail_held(tab_id: TabId) {
-    let held = with(|w| w.gestures.take_held(tab_id));
+    fail(tab_id, with(|w| w.gestures.take_held(tab_id))).await;
+}
+
+/// A tab's document is replaced as it leaves its agent: what it holds fails now, and its writes
+/// as they come until [`replaced`] (`tabtunnel_extension_core::gestures::Gestures::replacing`).
+pub async fn replacing(tab_id: TabId) {
+    fail(tab_id, with(|w| w.gestures.replacing(tab_id))).await;
+}
+
+/// The tab's new document is in.
+pub fn replaced(tab_id: TabId) {
+    with(|w| w.gestures.replaced(tab_id));
+}
+
+async fn fail(tab_id: TabId, held: impl IntoIterator<Item = HeldWrite>) {
     for (session, id) in held {
         let params = to_js(&json!({ "requestId": id, "errorReason": "BlockedByClient" }));
         let _ = chrome::send_command(tab_id, session.as_deref(), "Fetch.failRequest", &params).await;

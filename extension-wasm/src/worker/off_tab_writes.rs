@@ -1,5 +1,5 @@
-//! The browser's rules against writes of workers outside any tab, on the sites shared tabs show
-//! (the decision: `tabtunnel_extension_core::off_tab_writes`).
+//! The browser's rules against writes of workers outside any tab while tabs are shared (the
+//! decision: `tabtunnel_extension_core::off_tab_writes`).
 
 use serde::Deserialize;
 use tabtunnel_extension_core::off_tab_writes::RULE_IDS;
@@ -53,7 +53,12 @@ pub async fn sync() {
     let Some(update) = with(|w| w.off_tab_writes.update()) else { return };
     match chrome::update_session_rules(&RULE_IDS, &update.rules).await {
         Ok(()) => with(|w| w.off_tab_writes.applied(update)),
-        // Nothing changed in the browser; the next change tries again.
-        Err(e) => warn!("could not set the rules against workers' writes: {e}"),
+        // Nothing changed in the browser: rules covering every site instead.
+        Err(e) => {
+            warn!("could not set the rules against workers' writes: {e}");
+            if with(|w| w.off_tab_writes.refused(update)) {
+                spawn_local(sync());
+            }
+        }
     }
 }

@@ -199,15 +199,15 @@ async fn replace_while_held(tab_id: TabId, replace: Replace) -> bool {
 }
 
 /// Closes or reloads a tab (see [`Replace`]), each time waiting until its document is gone.
+/// Meanwhile its writes fail (`gestures::replacing`).
 async fn replace_document(tab_id: TabId, replace: Replace) {
+    gestures::replacing(tab_id).await;
     match replace {
         Replace::Close => {
-            // Blanked first: a closing tab's debugger goes with it, and Chrome would send the
-            // writes still held there on; they fail once no code of the agent's is left to add
-            // to them.
+            // Blanked first: a closing tab's debugger goes with it, and Chrome would send on
+            // any write still held there (none is, once no code of the agent's is left).
             let blank = serde_json::json!({ "url": "about:blank" });
             go_and_wait(tab_id, "blank", async move { chrome::update_tab(tab_id, &blank).await }).await;
-            gestures::fail_held(tab_id).await;
             go_and_wait(tab_id, "close", async move {
                 // Not awaited: a "Leave site?" dialog holds `chrome.tabs.remove` until answered.
                 spawn_local(async move {
@@ -242,6 +242,7 @@ async fn replace_document(tab_id: TabId, replace: Replace) {
         }
         Replace::Nothing => {}
     }
+    gestures::replaced(tab_id);
 }
 
 /// How long a command of ours to a leaving tab may take (Chrome answers none while a navigation
