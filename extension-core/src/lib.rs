@@ -13,6 +13,7 @@ pub mod epochs;
 pub mod focus;
 pub mod gestures;
 pub mod input;
+pub mod inspect;
 pub mod kill_switch;
 pub mod link;
 pub mod machine;

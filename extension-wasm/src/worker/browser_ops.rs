@@ -14,7 +14,8 @@ use crate::chrome;
 use crate::js::sleep;
 
 /// Runs one operation and answers it on the connection it came from (a `CreateTab` runs in its
-/// agent's queue of new tabs instead: `link_effects` hands it to `agent_tabs`).
+/// agent's queue of new tabs instead: `link_effects` hands it to `agent_tabs`; an `Inspect` or
+/// `Resend` as the gesture guard's steps: to `inspect`).
 pub fn run(generation: u64, request: BrowserRequest) {
     let BrowserRequest { id, op } = request;
     spawn_local(async move { answer(generation, id, perform(op).await) });
@@ -46,16 +47,12 @@ async fn perform(op: BrowserOp) -> Result<Value, String> {
             navigation::allow_once(tab_id, &url).await?;
             Ok(json!({}))
         }
-        BrowserOp::Inspect { tab_id, child_session_id, target, selectors } => {
-            gestures::inspect(tab_id, child_session_id, target, selectors).await
-        }
+        // Taken by `link_effects` for `inspect`.
+        BrowserOp::Inspect { .. } | BrowserOp::Resend { .. } => Err("a gesture read runs as steps".into()),
         BrowserOp::Intercept { tab_id, child_session_id, client_patterns, handle_auth_requests } => {
             // A client's `Fetch.enable`: what it answers paused requests with may be a page.
             super::state::with(|w| w.shared.drove(tab_id, "Fetch.enable"));
             gestures::intercept(tab_id, child_session_id, client_patterns, handle_auth_requests).await
-        }
-        BrowserOp::Resend { tab_id, child_session_id, frame_id, url, method, as_form, headers, body } => {
-            gestures::resend(tab_id, child_session_id, &frame_id, &url, &method, as_form, headers, body).await
         }
         BrowserOp::CloseTab { tab_id } => {
             chrome::remove_tab(tab_id).await?;

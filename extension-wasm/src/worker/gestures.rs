@@ -5,10 +5,10 @@
 //!   start, and auto-attaches its children waiting for the debugger, so none runs unarmed.
 //!   Paused reads go on at once, here, unless a client intercepts that target too; paused
 //!   writes go to the daemon.
-//! - **Reading a page** ([`BrowserOp::Inspect`]): a hit test or the focus, then
-//!   `gesture_facts.js` in an isolated world of ours, named at random per worker. Its contexts
-//!   are kept from clients: their creation events are dropped and commands naming them are
-//!   refused, so no agent can change how the page is read.
+//! - **Reading a page** (`BrowserOp::Inspect`, in steps: `inspect.rs`): a hit test or the
+//!   focus, then `gesture_facts.js` in an isolated world of ours, named at random per worker.
+//!   Its contexts are kept from clients: their creation events are dropped and commands naming
+//!   them are refused, so no agent can change how the page is read.
 //! - **Clicks**: every document of a shared tab gets `gesture_clicks.js` in our world at its
 //!   start, which remembers the element its last click acted on (a script's `el.click()` too);
 //!   a write read afterwards is judged with it. Its identifier is kept from clients' removal.
@@ -20,7 +20,7 @@
 
 use serde_json::{json, Value};
 use tabtunnel_extension_core::gestures::{is_read, HeldWrite, OurEvent, Paused};
-use tabtunnel_wire::gestures::{guard_fetch_patterns, InspectTarget};
+use tabtunnel_wire::gestures::guard_fetch_patterns;
 use tabtunnel_wire::{ApprovalRequest, CdpError, TabId};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
@@ -29,9 +29,9 @@ use super::panel_state::broadcast;
 use super::state::with;
 use super::tab_gate;
 use crate::chrome;
-use crate::js::{error_message, from_js, sleep, to_js};
+use crate::js::{error_message, sleep, to_js};
 
-const FACTS_JS: &str = include_str!("gesture_facts.js");
+pub(super) const FACTS_JS: &str = include_str!("gesture_facts.js");
 /// The click hook every document of a shared tab gets in our world, before its own scripts.
 const CLICKS_JS: &str = include_str!("gesture_clicks.js");
 /// How long a picture may take (a tab in a background window paints nothing).
@@ -40,7 +40,7 @@ const PICTURE_TIMEOUT_MS: u32 = 2_000;
 const PICTURE_MARGIN: f64 = 24.0;
 const PICTURE_MAX: (f64, f64) = (720.0, 360.0);
 
-fn random() -> u64 {
+pub(super) fn random() -> u64 {
     (js_sys::Math::random() * 1e15) as u64 ^ ((js_sys::Math::random() * 1e15) as u64) << 12
 }
 
@@ -272,7 +272,11 @@ pub fn fail_all_held() {
 
 /// A tab is no longer ours: forget what we knew of it.
 pub fn forget(tab_id: TabId) {
-    with(|w| w.gestures.forget(tab_id));
+    with(|w| {
+        w.gestures.forget(tab_id);
+        // A world being made for a read is not kept either.
+        w.page_reads.forgotten(tab_id);
+    });
 }
 
 /// A tab closed: its held writes went with it.
@@ -309,200 +313,10 @@ pub async fn intercept(
 }
 
 /// A step on the tab (a reset, a screenshot's bring-forward) that this must come after.
-async fn wait_for_tab(tab_id: TabId) {
+pub(super) async fn wait_for_tab(tab_id: TabId) {
     if let Some(gate) = tab_gate::reset_gate(tab_id) {
         let _ = wasm_bindgen_futures::JsFuture::from(gate).await;
     }
-}
-
-/// [`BrowserOp::Inspect`]: what the page shows where the agent acts.
-pub async fn inspect(
-    tab_id: TabId,
-    session: Option<String>,
-    target: InspectTarget,
-    selectors: Vec<String>,
-) -> Result<Value, String> {
-    wait_for_tab(tab_id).await;
-    let session = session.as_deref();
-    let send = |method: &'static str, params: Value| async move {
-        chrome::send_command(tab_id, session, method, &to_js(&params)).await.map_err(|e| error_message(&e))
-    };
-    let call = |context: Option<i64>, object: Option<String>, args: Value| {
-        let mut params = json!({ "functionDeclaration": our_script(FACTS_JS), "arguments": args, "returnByValue": true, "silent": true });
-        if let Some(object) = object {
-            params["objectId"] = json!(object);
-        } else {
-            params["executionContextId"] = json!(context);
-        }
-        send("Runtime.callFunctionOn", params)
-    };
-    let (frame_id, object, mode, request) = match target {
-        InspectTarget::Point { x, y } => {
-            // Input takes the point in the viewport, the hit test in the document: add the
-            // scroll offset (measured: a scrolled page hit what lay above the button).
-            let metrics = send("Page.getLayoutMetrics", json!({})).await?;
-            let viewport = get(&metrics, "cssVisualViewport");
-            let (dx, dy) = (
-                get(&viewport, "pageX").as_f64().unwrap_or(0.0),
-                get(&viewport, "pageY").as_f64().unwrap_or(0.0),
-            );
-            let hit = send(
-                "DOM.getNodeForLocation",
-                json!({ "x": (x + dx).round(), "y": (y + dy).round(), "includeUserAgentShadowDOM": false, "ignorePointerEventsNone": true }),
-            )
-            .await?;
-            let frame = get_str(&hit, "frameId").ok_or("no frame at that point")?;
-            let node = get(&hit, "backendNodeId").as_f64().ok_or("no node at that point")?;
-            (frame, Some(node), "point", Value::Null)
-        }
-        InspectTarget::Focus => (main_frame(tab_id, session).await?, None, "focus", Value::Null),
-        InspectTarget::Request { frame_id, url, method, method_override } => (
-            frame_id,
-            None,
-            "request",
-            json!({ "url": url, "method": method, "methodOverride": method_override }),
-        ),
-    };
-    let args = json!([{ "value": mode }, { "value": selectors }, { "value": request }]);
-    // A context of ours may have gone with its document: make a new one once. (Chrome sends no
-    // event we could forget it by unless Runtime is on, which would cost every page its events.)
-    for attempt in 0..2 {
-        let context = world(tab_id, session, &frame_id, attempt > 0).await?;
-        let outcome = match object {
-            Some(node) => {
-                let resolved =
-                    send("DOM.resolveNode", json!({ "backendNodeId": node, "executionContextId": context }))
-                        .await;
-                match resolved {
-                    Ok(resolved) => {
-                        let object_id =
-                            get_str(&get(&resolved, "object"), "objectId").ok_or("node not resolved")?;
-                        let result = call(None, Some(object_id.clone()), args.clone()).await;
-                        // Nobody waits for the release.
-                        let release = to_js(&json!({ "objectId": object_id }));
-                        let owned = session.map(str::to_owned);
-                        spawn_local(async move {
-                            let _ = chrome::send_command(
-                                tab_id,
-                                owned.as_deref(),
-                                "Runtime.releaseObject",
-                                &release,
-                            )
-                            .await;
-                        });
-                        result
-                    }
-                    Err(e) => Err(e),
-                }
-            }
-            None => call(Some(context), None, args.clone()).await,
-        };
-        match outcome {
-            Ok(result) => {
-                let thrown = get(&get(&result, "exceptionDetails"), "exception");
-                if !thrown.is_undefined() {
-                    return Err(format!(
-                        "reading the page threw: {}",
-                        get_str(&thrown, "description").unwrap_or_default()
-                    ));
-                }
-                let value = get(&get(&result, "result"), "value");
-                return from_js::<Value>(&value).ok_or_else(|| "the page gave no facts".to_owned());
-            }
-            // Most likely our world went with its document (a frame keeps its id across
-            // navigations): once more in a new one.
-            Err(_) if attempt == 0 => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    Err("no context to read the page in".into())
-}
-
-/// [`BrowserOp::Resend`]: a write the guard answered at once, sent again from its frame as it
-/// was, by our world's own prototypes (the page's scripts can neither intercept nor change it,
-/// and see no submit event, as with `form.submit()`).
-#[allow(clippy::too_many_arguments)]
-pub async fn resend(
-    tab_id: TabId,
-    session: Option<String>,
-    frame_id: &str,
-    url: &str,
-    method: &str,
-    as_form: bool,
-    headers: Vec<(String, String)>,
-    body: Option<String>,
-) -> Result<Value, String> {
-    wait_for_tab(tab_id).await;
-    let session = session.as_deref();
-    let context = world(tab_id, session, frame_id, true).await?;
-    let referrer = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("referer")).map(|(_, v)| v.clone());
-    let params = json!({
-        "executionContextId": context,
-        "functionDeclaration": our_script(RESEND_JS),
-        "arguments": [
-            { "value": url }, { "value": method }, { "value": as_form },
-            { "value": headers }, { "value": body }, { "value": referrer },
-        ],
-        "silent": true,
-    });
-    chrome::send_command(tab_id, session, "Runtime.callFunctionOn", &to_js(&params))
-        .await
-        .map_err(|e| error_message(&e))?;
-    Ok(json!({}))
-}
-
-const RESEND_JS: &str = "function (url, method, asForm, headers, body, referrer) {
-  if (asForm) {
-    const form = document.createElement('form');
-    form.method = method.toLowerCase();
-    form.action = url;
-    form.acceptCharset = 'UTF-8';
-    form.style.display = 'none';
-    for (const [name, value] of new URLSearchParams(body || '')) {
-      const input = document.createElement('input');
-      input.type = 'hidden';
-      input.name = name;
-      input.value = value;
-      form.append(input);
-    }
-    (document.body || document.documentElement).append(form);
-    HTMLFormElement.prototype.submit.call(form);
-    return;
-  }
-  const init = { method, headers, credentials: 'include', keepalive: false };
-  if (body !== null && body !== undefined && method !== 'GET' && method !== 'HEAD') init.body = body;
-  if (referrer) init.referrer = referrer;
-  fetch(url, init).catch(() => {});
-}";
-
-/// The frame id of a target's main frame: a page's is its target id.
-async fn main_frame(tab_id: TabId, session: Option<&str>) -> Result<String, String> {
-    if session.is_none() {
-        if let Some(id) = with(|w| w.shared.get(&tab_id).map(|t| t.target_id.clone())) {
-            return Ok(id);
-        }
-    }
-    let tree = chrome::send_command(tab_id, session, "Page.getFrameTree", &JsValue::UNDEFINED)
-        .await
-        .map_err(|e| error_message(&e))?;
-    get_str(&get(&get(&tree, "frameTree"), "frame"), "id").ok_or_else(|| "no main frame".into())
-}
-
-/// Our isolated world in a frame, made when missing (or `fresh`).
-async fn world(tab_id: TabId, session: Option<&str>, frame_id: &str, fresh: bool) -> Result<i64, String> {
-    if !fresh {
-        if let Some(id) = with(|w| w.gestures.world(tab_id, session, frame_id)) {
-            return Ok(id);
-        }
-    }
-    let name = world_name();
-    let params = to_js(&json!({ "frameId": frame_id, "worldName": name, "grantUniveralAccess": false }));
-    let made = chrome::send_command(tab_id, session, "Page.createIsolatedWorld", &params)
-        .await
-        .map_err(|e| error_message(&e))?;
-    let id = get(&made, "executionContextId").as_f64().ok_or("no world made")? as i64;
-    with(|w| w.gestures.world_made(tab_id, session, frame_id, id));
-    Ok(id)
 }
 
 /// A question about a gesture: its element's picture, for the side panel.

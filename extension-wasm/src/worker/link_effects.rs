@@ -1,13 +1,16 @@
 //! What the machine hands to the part of the worker it does not hold yet: frames for sharing,
 //! agents and the rest, the restore at start, a lost daemon, the kill switch's stop.
 
+use tabtunnel_extension_core::inspect::is_ours;
 use tabtunnel_extension_core::{Input, WorkerEffect};
 use tabtunnel_wire::{BrowserOp, BrowserRequest, TabId, ToExtension, UnshareReason};
 use wasm_bindgen_futures::spawn_local;
 
 use super::panel_state::broadcast;
 use super::state::with;
-use super::{agent_tabs, agents, browser_ops, daemon, gestures, navigation, reattach, sharing, workers};
+use super::{
+    agent_tabs, agents, browser_ops, daemon, gestures, inspect, navigation, reattach, sharing, workers,
+};
 
 pub fn run(effect: WorkerEffect) {
     match effect {
@@ -27,6 +30,7 @@ pub fn run(effect: WorkerEffect) {
             agent_tabs::connection_lost();
             // The daemon's questions went with it: nothing it held may go through unasked.
             gestures::fail_all_held();
+            inspect::connection_lost();
             if was_open {
                 // Every client session went with that daemon (a new one knows nothing of what
                 // they enabled): start each shared tab's debugger session afresh, as when a
@@ -57,6 +61,7 @@ fn deliver(generation: u64, frame: ToExtension) {
         ToExtension::Browser(BrowserRequest { id, op: BrowserOp::CreateTab { agent, url, allow_once } }) => {
             agent_tabs::create(generation, id, agent, url, allow_once)
         }
+        ToExtension::Browser(BrowserRequest { id, op }) if is_ours(&op) => inspect::begin(generation, id, op),
         ToExtension::Browser(request) => browser_ops::run(generation, request),
         ToExtension::Agents { now_ms, agents: statuses } => agents::reported(now_ms, statuses),
         ToExtension::HandoverRequest(request) => agents::handover_requested(request),

@@ -8,6 +8,7 @@ mod browser_ops;
 mod daemon;
 mod file_access;
 mod gestures;
+mod inspect;
 mod kill_switch;
 mod link_effects;
 mod navigation;

@@ -403,6 +403,8 @@ pub fn unshare(tab_id: TabId, reason: UnshareReason) {
     log!("tab {tab_id} unshared: {reason:?}");
     // A reset or re-attach under way attaches nothing more.
     tab_gate::release_all(with(|w| w.reattach.let_go(tab_id)));
+    // A read or resend under way sends nothing more.
+    with(|w| w.page_reads.let_go(tab_id));
     gestures::forget(tab_id);
     let _ = daemon::target(TargetChange::Unshared { tab_id, reason });
     spawn_local(navigation::apply(tab_id, None));

@@ -9,6 +9,7 @@ use tabtunnel_extension_core::early_events::EarlyEvents;
 use tabtunnel_extension_core::epochs::Epochs;
 use tabtunnel_extension_core::focus::FocusGuard;
 use tabtunnel_extension_core::gestures::Gestures;
+use tabtunnel_extension_core::inspect::Reads;
 use tabtunnel_extension_core::off_tab_writes::OffTabWrites;
 use tabtunnel_extension_core::placement::{Places, Placing};
 use tabtunnel_extension_core::popups::{Adopting, Popups};
@@ -73,6 +74,8 @@ pub struct Worker {
     pub standing: Vec<crate::messages::StandingView>,
     /// The gesture guard's state in the browser.
     pub gestures: Gestures,
+    /// The guard's reads of a page and resent writes under way (`gestures.rs`).
+    pub page_reads: Reads,
     /// The sites shared tabs showed, whose workers outside any tab may not write.
     pub off_tab_writes: OffTabWrites,
     /// Chrome lets the extension read local files: how to turn that off.
