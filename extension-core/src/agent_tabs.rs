@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use tabtunnel_wire::{RequestId, TabId, TabInfo, WindowId};
 
-use crate::effect::OpId;
+use crate::effect::{OpId, OpIds};
 use crate::placement::OpenedTab;
 use crate::prepared::{Preparation, Prepared, Ready};
 
@@ -157,7 +157,7 @@ pub struct AgentTabs {
     refills: Vec<(f64, String)>,
     /// The daemon connection answers go to (`None`: lost).
     generation: Option<u64>,
-    last_op: u64,
+    ops: OpIds,
 }
 
 impl AgentTabs {
@@ -341,7 +341,7 @@ impl AgentTabs {
         match self.prepared.take(agent) {
             Some(ready) => {
                 steps.push(self.store());
-                let op = self.op();
+                let op = self.ops.issue();
                 steps.push(Step::Look { op, tab_id: ready.info.tab_id });
                 let later = create.url != BLANK;
                 Some(Running::Create { create, later, at: Creating::Looking { op, ready } })
@@ -358,7 +358,7 @@ impl AgentTabs {
         steps: &mut Vec<Step>,
     ) -> Running {
         let later = create.url != BLANK && (facts.restricts(agent) || create.allow_once);
-        let op = self.op();
+        let op = self.ops.issue();
         let url = if later { BLANK } else { &create.url };
         steps.push(Step::Open { op, agent: agent.to_owned(), url: url.to_owned() });
         Running::Create { create, later, at: Creating::Opening { op } }
@@ -384,7 +384,7 @@ impl AgentTabs {
                     steps.push(Step::Abandon(ready.opened));
                     return Some(self.open_for(agent, create, facts, steps));
                 }
-                let op = self.op();
+                let op = self.ops.issue();
                 steps.push(Step::Arm { op, tab_id: ready.info.tab_id });
                 Creating::Arming { op, ready }
             }
@@ -397,7 +397,7 @@ impl AgentTabs {
                 self.show(ready.opened, ready.info, steps)
             }
             (Creating::Opening { .. }, Done::Opened(Ok(opened))) => {
-                let op = self.op();
+                let op = self.ops.issue();
                 steps.push(Step::Attach { op, tab_id: opened.tab_id, agent: agent.to_owned(), guard: true });
                 Creating::Attaching { op, opened }
             }
@@ -418,7 +418,7 @@ impl AgentTabs {
                 if let Some(url) = &navigate_to {
                     info.url.clone_from(url);
                 }
-                let op = self.op();
+                let op = self.ops.issue();
                 steps.push(Step::Share {
                     op,
                     info: info.clone(),
@@ -438,7 +438,7 @@ impl AgentTabs {
     }
 
     fn show(&mut self, opened: OpenedTab, info: TabInfo, steps: &mut Vec<Step>) -> Creating {
-        let op = self.op();
+        let op = self.ops.issue();
         steps.push(Step::Show { op, opened: opened.clone() });
         Creating::Showing { op, opened, info }
     }
@@ -481,7 +481,7 @@ impl AgentTabs {
             debug_assert!(none.is_none());
             return None;
         }
-        let op = self.op();
+        let op = self.ops.issue();
         steps.push(Step::Open { op, agent: agent.to_owned(), url: BLANK.to_owned() });
         Some(Running::Prepare { preparation, at: Preparing::Opening { op } })
     }
@@ -506,7 +506,7 @@ impl AgentTabs {
                 // Remembered, so that a restarted worker closes it.
                 self.prepared.opening(opened.tab_ids());
                 steps.push(self.store());
-                let op = self.op();
+                let op = self.ops.issue();
                 let agent = preparation.agent().to_owned();
                 steps.push(Step::Attach { op, tab_id: opened.tab_id, agent, guard: false });
                 Preparing::Attaching { op, opened }
@@ -543,11 +543,6 @@ impl AgentTabs {
 
     fn store(&self) -> Step {
         Step::Store(self.prepared.stored())
-    }
-
-    fn op(&mut self) -> OpId {
-        self.last_op += 1;
-        OpId(self.last_op)
     }
 }
 

@@ -12,6 +12,17 @@ use crate::settings::Startup;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct OpId(pub u64);
 
+/// Hands out a machine's operation ids, each new.
+#[derive(Debug, Default)]
+pub struct OpIds(u64);
+
+impl OpIds {
+    pub fn issue(&mut self) -> OpId {
+        self.0 += 1;
+        OpId(self.0)
+    }
+}
+
 /// `F` is a frame already written as JSON: a JS string in the worker, never parsed again.
 #[derive(Debug)]
 pub enum Effect<F> {
@@ -95,12 +106,12 @@ pub enum WorkerEffect {
 #[derive(Debug)]
 pub struct Out<F> {
     effects: VecDeque<Effect<F>>,
-    next_op: u64,
+    ops: OpIds,
 }
 
 impl<F> Default for Out<F> {
     fn default() -> Self {
-        Out { effects: VecDeque::new(), next_op: 0 }
+        Out { effects: VecDeque::new(), ops: OpIds::default() }
     }
 }
 
@@ -111,8 +122,7 @@ impl<F> Out<F> {
 
     /// A chrome call; its id, for the completion.
     pub fn call(&mut self, call: ChromeCall) -> OpId {
-        self.next_op += 1;
-        let op = OpId(self.next_op);
+        let op = self.ops.issue();
         self.push(Effect::Chrome { op, call });
         op
     }

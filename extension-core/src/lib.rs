@@ -24,6 +24,7 @@ pub mod pictures;
 pub mod placement;
 pub mod popups;
 pub mod prepared;
+pub mod reattach;
 pub mod settings;
 pub mod sharing;
 pub mod status;

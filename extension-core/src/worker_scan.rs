@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 
 use tabtunnel_wire::{TabId, TabInfo, UnshareReason};
 
-use crate::effect::OpId;
+use crate::effect::{OpId, OpIds};
 use crate::workers::{owning_agent, Workers};
 
 /// How often the browser's targets are looked at while tabs are shared. puppeteer's
@@ -66,7 +66,7 @@ enum State {
 #[derive(Debug, Default)]
 pub struct WorkerScan {
     state: State,
-    last_op: u64,
+    ops: OpIds,
 }
 
 impl WorkerScan {
@@ -76,7 +76,7 @@ impl WorkerScan {
         if !worth_it || !matches!(self.state, State::Idle) {
             return None;
         }
-        let op = self.op();
+        let op = self.ops.issue();
         self.state = State::Listing(op);
         Some(Step::List { op })
     }
@@ -155,18 +155,13 @@ impl WorkerScan {
                 continue;
             }
             let Some(agent) = owning_agent(&target.url, pages.clone()) else { continue };
-            let op = self.op();
+            let op = self.ops.issue();
             self.state =
                 State::Describing { op, target_id: target.id.clone(), agent: agent.to_owned(), queue };
             return Some(Step::Describe { op, target_id: target.id });
         }
         self.state = State::Idle;
         None
-    }
-
-    fn op(&mut self) -> OpId {
-        self.last_op += 1;
-        OpId(self.last_op)
     }
 }
 

@@ -105,6 +105,18 @@ pub async fn sleep(ms: u32) {
     let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
 }
 
+/// Resolves once `performance.now()` has reached `at`: a machine's `WakeAt` (a timer may fire
+/// a little early, and a machine woken before its deadline would find nothing due and wait on).
+pub async fn sleep_until(at: f64) {
+    loop {
+        let left = at - performance_now();
+        if left <= 0.0 {
+            return;
+        }
+        sleep(left.ceil() as u32).await;
+    }
+}
+
 /// `work`'s outcome, or `None` if it took longer than `ms` (it is dropped then).
 pub async fn within<T>(ms: u32, work: impl std::future::Future<Output = T>) -> Option<T> {
     let timeout = sleep(ms);

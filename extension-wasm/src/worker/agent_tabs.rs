@@ -25,7 +25,7 @@ use wasm_bindgen_futures::spawn_local;
 use super::state::with;
 use super::{attach, browser_ops, gestures, navigation, placement, sharing};
 use crate::chrome;
-use crate::js::{sleep, to_js};
+use crate::js::{performance_now, sleep_until, to_js};
 
 /// `chrome.storage.session` key: the prepared tabs (and placeholders) open now, which a
 /// restarted worker closes.
@@ -56,8 +56,9 @@ fn drive(f: impl FnOnce(&mut AgentTabs, &WorkerFacts) -> Vec<Step>) {
     run(steps);
 }
 
+/// The machine's clock: the one `sleep_until` waits on.
 fn now() -> f64 {
-    js_sys::Date::now()
+    performance_now()
 }
 
 /// The daemon's `CreateTab`, answered on connection `generation`.
@@ -155,7 +156,7 @@ fn run(steps: Vec<Step>) {
                 browser_ops::answer(generation, id, value);
             }
             Step::WakeAt(at) => spawn_local(async move {
-                sleep((at - now()).ceil().max(0.0) as u32).await;
+                sleep_until(at).await;
                 let now = now();
                 drive(|t, f| t.timeout(now, f));
             }),

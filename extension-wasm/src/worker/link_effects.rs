@@ -7,7 +7,7 @@ use wasm_bindgen_futures::spawn_local;
 
 use super::panel_state::broadcast;
 use super::state::with;
-use super::{agent_tabs, agents, browser_ops, daemon, gestures, navigation, sharing, workers};
+use super::{agent_tabs, agents, browser_ops, daemon, gestures, navigation, reattach, sharing, workers};
 
 pub fn run(effect: WorkerEffect) {
     match effect {
@@ -35,12 +35,13 @@ pub fn run(effect: WorkerEffect) {
                 // execution contexts).
                 let tabs: Vec<TabId> = with(|w| w.shared.keys().copied().collect());
                 for tab_id in tabs {
-                    sharing::reset(tab_id);
+                    reattach::reset(tab_id);
                 }
             }
         }
         WorkerEffect::StopEverything => spawn_local(async {
             agent_tabs::kill_switch_engaged();
+            reattach::kill_switch_engaged();
             let tabs: Vec<TabId> = with(|w| w.shared.keys().copied().collect());
             // At once: each may wait for its reload.
             futures_util::future::join_all(tabs.into_iter().map(sharing::stop_for_kill_switch)).await;
@@ -52,7 +53,7 @@ pub fn run(effect: WorkerEffect) {
 fn deliver(generation: u64, frame: ToExtension) {
     match frame {
         ToExtension::ResetTab { tab_id } if workers::is_worker(tab_id) => workers::reset(tab_id),
-        ToExtension::ResetTab { tab_id } => sharing::reset(tab_id),
+        ToExtension::ResetTab { tab_id } => reattach::reset(tab_id),
         ToExtension::Browser(BrowserRequest { id, op: BrowserOp::CreateTab { agent, url, allow_once } }) => {
             agent_tabs::create(generation, id, agent, url, allow_once)
         }

@@ -16,6 +16,7 @@ mod panel_state;
 mod picture_capture;
 mod pictures;
 mod placement;
+mod reattach;
 mod relay;
 mod settings;
 mod sharing;

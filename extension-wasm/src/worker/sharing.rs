@@ -5,7 +5,7 @@
 use tabtunnel_extension_core::settings::Startup;
 use tabtunnel_extension_core::sharing::Owner;
 use tabtunnel_extension_core::sharing::{
-    renewal, Departure, NavigationHistory, Reattached, Renew, Replace, Share, StoredTab,
+    renewal, Departure, NavigationHistory, Renew, Replace, Share, StoredTab,
 };
 use tabtunnel_extension_core::TargetChange;
 use tabtunnel_wire::{TabId, TabInfo, UnshareReason, DEFAULT_AGENT};
@@ -13,8 +13,8 @@ use wasm_bindgen_futures::spawn_local;
 
 use super::attach::{attach_and_describe, emulate_focus};
 use super::panel_state::broadcast;
-use super::state::{is_shared, owner_of, with};
-use super::tab_gate::{self, exclusively};
+use super::state::{is_shared, with};
+use super::tab_gate;
 use super::{daemon, gestures, navigation, off_tab_writes, placement, relay, settings, web_only};
 use crate::chrome;
 use crate::js::{from_js, sleep, to_js, within};
@@ -22,10 +22,6 @@ use crate::js::{from_js, sleep, to_js, within};
 /// `chrome.storage.session` key: shared tabs and their agents. Session storage outlives the
 /// worker (not the browser), like the debugger sessions themselves.
 const STORAGE_KEY: &str = "sharedTabs";
-
-/// After `target_closed` on a living tab (e.g. it navigated to a restricted page), wait this long
-/// before trying to re-attach.
-const REATTACH_DELAY_MS: u32 = 150;
 
 /// A shared tab's main frame goes to `url`: a page off the web is unshared at once (`web_only`).
 pub(super) fn navigated(tab_id: TabId, url: &str) {
@@ -358,77 +354,6 @@ pub async fn restore() {
     broadcast();
 }
 
-/// The daemon's `ResetTab`: the tab's last client left, so detach and re-attach to give the next
-/// client a clean session.
-pub fn reset(tab_id: TabId) {
-    exclusively(tab_id, async move {
-        // A tab being let go is detached soon; a reset would let its page run unguarded meanwhile.
-        if is_shared(tab_id) && !with(|w| w.shared.is_leaving(tab_id)) {
-            reset_session(tab_id).await;
-        }
-    });
-}
-
-async fn reset_session(tab_id: TabId) {
-    gestures::fail_held(tab_id).await;
-    gestures::forget(tab_id);
-    if let Err(e) = chrome::detach(tab_id).await {
-        warn!("reset: detach from tab {tab_id}: {e}");
-    }
-    reattach_or_unshare(tab_id, "after a reset", false).await;
-}
-
-/// `target_closed` on a tab that may live on: re-attach once, else report why it is gone.
-pub(super) fn reattach(tab_id: TabId) {
-    exclusively(tab_id, reattach_after_target_closed(tab_id));
-}
-
-async fn reattach_after_target_closed(tab_id: TabId) {
-    sleep(REATTACH_DELAY_MS).await;
-    if !is_shared(tab_id) {
-        return; // onRemoved got there first
-    }
-    if chrome::get_tab(tab_id).await.is_err() {
-        unshare(tab_id, with(|w| w.shared.closed(tab_id)));
-        return;
-    }
-    reattach_or_unshare(tab_id, "after target_closed", true).await;
-}
-
-/// Attaches a still-shared tab again; if Chrome refuses, the tab is unshared as `Detached`.
-/// `clients_lost_state`: the old session died under its clients (`target_closed`), so they are
-/// told the tab detached and came back, rather than left believing their domains are enabled.
-async fn reattach_or_unshare(tab_id: TabId, when: &str, clients_lost_state: bool) {
-    let Some(owner) = owner_of(tab_id) else { return };
-    let described = attach_and_describe(tab_id, false, owner).await;
-    let info = match described {
-        Ok(info) => info,
-        Err(e) => {
-            log!("could not re-attach tab {tab_id} {when}: {e}");
-            return unshare(tab_id, UnshareReason::Detached);
-        }
-    };
-    match with(|w| w.shared.reattached(&mut w.epochs, info, clients_lost_state)) {
-        Reattached::StartOver(info) => {
-            log!("re-attached tab {tab_id} {when}; its clients start over");
-            let _ = daemon::target(TargetChange::Unshared { tab_id, reason: UnshareReason::Detached });
-            // Refused only while the kill switch is on, whose stop unshares this tab.
-            let _ = daemon::target(TargetChange::Shared(info));
-            broadcast();
-        }
-        Reattached::Changed(changed) => {
-            log!("re-attached tab {tab_id} {when}");
-            if let Some(info) = changed {
-                let _ = daemon::target(TargetChange::Changed(info));
-                broadcast();
-            }
-        }
-        Reattached::Gone => {
-            let _ = chrome::detach(tab_id).await; // unshared meanwhile
-        }
-    }
-}
-
 /// Records a tab as shared and tells the daemon and the panel; its agent's navigation rules
 /// are put in place first. Recording and telling happen in one step, so nothing about the tab
 /// (its events, a `TabChanged`) reaches the daemon before its `TabShared`. Refused (and the
@@ -475,6 +400,8 @@ pub fn unshare(tab_id: TabId, reason: UnshareReason) {
         return;
     }
     log!("tab {tab_id} unshared: {reason:?}");
+    // A reset or re-attach under way attaches nothing more.
+    tab_gate::release_all(with(|w| w.reattach.let_go(tab_id)));
     gestures::forget(tab_id);
     let _ = daemon::target(TargetChange::Unshared { tab_id, reason });
     spawn_local(navigation::apply(tab_id, None));

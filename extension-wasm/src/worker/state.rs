@@ -12,10 +12,12 @@ use tabtunnel_extension_core::gestures::Gestures;
 use tabtunnel_extension_core::off_tab_writes::OffTabWrites;
 use tabtunnel_extension_core::placement::{Places, Placing};
 use tabtunnel_extension_core::popups::{Adopting, Popups};
+use tabtunnel_extension_core::reattach::Reattach;
 use tabtunnel_extension_core::sharing::{Owner, Sharing};
 use tabtunnel_extension_core::steps::Steps;
 use tabtunnel_extension_core::worker_scan::WorkerScan;
 use tabtunnel_extension_core::workers::Workers;
+use tabtunnel_extension_core::OpId;
 use tabtunnel_wire::{ApprovalRequest, HandoverRequest, TabId};
 use wasm_bindgen::prelude::*;
 
@@ -37,9 +39,14 @@ pub struct Worker {
     pub resetting: BTreeMap<TabId, js_sys::Promise>,
     /// Which of those steps is the latest, so that only it clears `resetting`.
     pub tab_steps: Steps<TabId>,
+    /// The holds a machine took on tabs (`tab_gate::hold`), by operation id: each, called, ends
+    /// its step.
+    pub holds: BTreeMap<OpId, js_sys::Function>,
     /// Bumped when a tab's debugger session was lost under its clients: commands they sent
     /// before are answered "Target closed" instead of running on the new session.
     pub epochs: Epochs,
+    /// Tabs whose debugger session starts afresh (a reset, a re-attach after `target_closed`).
+    pub reattach: Reattach,
     /// Agents' windows and tab groups.
     pub places: Places,
     /// New tabs and the pages that opened them, joined (see `agents::listen`).

@@ -9,9 +9,9 @@ use tabtunnel_wire::{TabId, WindowId};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
-use super::sharing::{changed, navigated, reattach, release, unshare};
+use super::sharing::{changed, navigated, release, unshare};
 use super::state::{is_shared, with};
-use super::{agent_tabs, gestures, off_tab_writes, placement, web_only, workers};
+use super::{agent_tabs, gestures, off_tab_writes, placement, reattach, web_only, workers};
 use crate::chrome;
 use crate::js::from_js;
 
@@ -29,7 +29,7 @@ pub fn listen() {
             Detached::NotShared => agent_tabs::lost(tab_id),
             Detached::Reattach => {
                 log!("debugger detached from tab {tab_id}: {reason}");
-                reattach(tab_id)
+                reattach::target_closed(tab_id)
             }
             Detached::Unshare(why) => {
                 log!("debugger detached from tab {tab_id}: {reason}");

@@ -1,6 +1,7 @@
 //! Steps on one tab that commands arriving meanwhile wait for (a detach and re-attach, bringing
 //! it forward for a screenshot), and each tab's debugger-session epoch.
 
+use tabtunnel_extension_core::OpId;
 use tabtunnel_wire::TabId;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
@@ -38,4 +39,27 @@ pub fn epoch(tab_id: TabId) -> u64 {
 /// The step on this tab (see [`exclusively`]) a command arriving now must wait for, if any.
 pub fn reset_gate(tab_id: TabId) -> Option<js_sys::Promise> {
     with(|w| w.resetting.get(&tab_id).cloned())
+}
+
+/// A step on the tab run by a machine (`reattach`): `turn` is called when the steps begun
+/// before are done; the tab's commands wait from now until [`release_all`] of `op`.
+pub fn hold(tab_id: TabId, op: OpId, turn: impl FnOnce() + 'static) {
+    let mut release = None;
+    let released = js_sys::Promise::new(&mut |res, _| release = Some(res));
+    if let Some(release) = release {
+        with(|w| w.holds.insert(op, release));
+    }
+    exclusively(tab_id, async move {
+        turn();
+        let _ = wasm_bindgen_futures::JsFuture::from(released).await;
+    });
+}
+
+/// The steps of these holds ended (a hold not yet turned ends as soon as it turns).
+pub fn release_all(holds: impl IntoIterator<Item = OpId>) {
+    for op in holds {
+        if let Some(release) = with(|w| w.holds.remove(&op)) {
+            let _ = release.call0(&JsValue::NULL);
+        }
+    }
 }
