@@ -226,9 +226,12 @@ function (mode, selectors, request) {
   };
 
   // What an element sits under: the nearest dialog or section with a heading (a generic `Save`
-  // there is about what the heading names), else its page's first heading (not the title,
-  // which names the site as often as the page).
-  const SECTIONS = 'dialog, [role=dialog], [role=alertdialog], section, article, aside, fieldset, form, [role=region], [role=group]';
+  // there is about what the heading names), else its page's first heading outside a dialog (not
+  // the title, which names the site as often as the page; nor a dialog's heading, which is
+  // about that dialog: an editor's `Save` is not about its "delete this post?" modal).
+  const DIALOGS = 'dialog, [role=dialog], [role=alertdialog]';
+  const SECTIONS = `${DIALOGS}, section, article, aside, fieldset, form, [role=region], [role=group]`;
+  const pageHeading = (doc) => [...doc.querySelectorAll('h1')].slice(0, 16).find((h) => !h.closest(DIALOGS));
   const headingOf = (c) => {
     const h = c.querySelector('h1, h2, h3, h4, h5, h6, legend, [role=heading]');
     return labelledBy(c, 160) || clip(c.getAttribute('aria-label'), 160) || (h ? clip(h.textContent, 160) : '');
@@ -246,7 +249,7 @@ function (mode, selectors, request) {
     const type = e.tagName === 'INPUT' || e.tagName === 'BUTTON' ? clip(e.type, 40) : '';
     const editable = editableEl(e);
     const section = sectionOf(e);
-    const h1 = section ? null : (e.ownerDocument || document).querySelector('h1');
+    const h1 = section ? null : pageHeading(e.ownerDocument || document);
     return {
       context: section ? section.heading : clip(h1 && h1.textContent, 160),
       nearby: textOf(e.form || (e.closest && e.closest('form')) || (section && section.c), 400),
