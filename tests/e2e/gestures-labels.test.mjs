@@ -43,6 +43,10 @@ document.getElementById('cart').addEventListener('click', () => fetch('/api/v1/c
 <script>document.getElementById('b').addEventListener('click', (e) => { e.preventDefault(); setTimeout(() => ${SEND}, ${MS}); });</script>`),
   '/labels/getform': page(`<h1>acme/rocket settings</h1><form action="/search" method="get"><button id="b">Delete this repository</button></form>
 <script>document.getElementById('b').addEventListener('click', (e) => { e.preventDefault(); setTimeout(() => ${SEND}, ${MS}); });</script>`),
+  // A GET form sent by `fetch` from its submit handler (a framework's form): the click that
+  // submitted it read no page.
+  '/labels/getsubmit': page(`<h1>acme/rocket settings</h1><form id="f" action="/search" method="get"><button id="b">Delete this repository</button></form>
+<script>document.getElementById('f').addEventListener('submit', (e) => { e.preventDefault(); setTimeout(() => ${SEND}, ${MS}); });</script>`),
 };
 
 // [what, page, what the agent runs in the page, the button shown]
@@ -62,6 +66,8 @@ const LABELS = [
   ["a script click on a GET form's Delete, then a pointerup on it 200 ms later", '/labels/getform?ms=1500',
     () => { const b = document.getElementById('b'); b.click(); setTimeout(() => b.dispatchEvent(new PointerEvent('pointerup', { bubbles: true })), 200); },
     'Delete this repository'],
+  ["a script click on a GET form's Delete whose submit handler sends it by fetch", '/labels/getsubmit?ms=0',
+    () => document.getElementById('b').click(), 'Delete this repository'],
   ["Pay's handler writes through a same-origin frame's fetch", '/labels/realm',
     () => document.getElementById('b').click(), 'Pay €1,240.00'],
 ];

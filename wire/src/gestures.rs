@@ -86,7 +86,7 @@ pub struct Clicked {
     #[serde(default)]
     pub ms_ago: u64,
     /// Its default action was a navigation that reads (a link to another page, a GET form's
-    /// button) and no handler prevented it.
+    /// button) and no handler prevented it (the click's, or the `submit` it started).
     #[serde(default)]
     pub navigates: bool,
 }
@@ -122,6 +122,15 @@ pub struct ElementFacts {
     /// It is a field one types into (Enter in it may submit its form).
     #[serde(default)]
     pub editable: bool,
+    /// What it sits under: the heading of its nearest dialog, section, article, fieldset or
+    /// form that has one, else its page's first heading (`API keys`, `Code PIN de la carte`).
+    #[serde(default)]
+    pub context: String,
+    /// The text of its form, else of that dialog or section, for an amount next to a verb that
+    /// moves money (`Subscribe to our newsletter` in a form of its own beside a plan's price
+    /// has none).
+    #[serde(default)]
+    pub nearby: String,
 }
 
 /// The form an element belongs to (or a request comes from).

@@ -34,6 +34,7 @@ mod allowance;
 mod answers;
 mod body;
 pub mod choices;
+mod context;
 mod fetch_clients;
 mod held;
 mod input;

@@ -44,6 +44,7 @@
 //! paying).
 
 use super::body;
+use super::context::{self, label_of};
 pub use super::vocabulary::Kind;
 use super::vocabulary::{self, FieldKind, Found, Label};
 use super::written;
@@ -228,7 +229,10 @@ pub fn gesture(gesture: Gesture, facts: &GestureFacts, triggers: &Triggers) -> H
     let form = facts.form.as_ref().filter(|f| sends_form && sends_a_write(f));
     let reads = sends_form && facts.form.as_ref().is_some_and(|f| !sends_a_write(f));
     rule_out_by_element(facts, &mut held);
-    if !typing && !reads {
+    // A tab shows a panel: its label (`Kaufen`, `Verkaufen`) is the panel's name, no action
+    // (unless it submits a form that writes: then the label is the submitter's, as any).
+    let shows_a_panel = element.role == "tab" && form.is_none();
+    if !typing && !reads && !shows_a_panel {
         let mut found = label_words(&label_of(element), triggers);
         // Sending and sharing are what a write does: a `Share` that opens a dialog is none.
         if form.is_none() {
@@ -238,6 +242,9 @@ pub fn gesture(gesture: Gesture, facts: &GestureFacts, triggers: &Triggers) -> H
     }
     if let Some(form) = form {
         form_reasons(form, triggers, &mut held);
+        if !typing {
+            held.found(said_around(element, triggers), "where the element writes");
+        }
     }
     // A GET form writes all the same when its fields say so (WordPress's `delete_all`).
     if let Some(sent) = facts.form.as_ref().filter(|_| reads).and_then(|f| f.body.as_deref()) {
@@ -280,6 +287,9 @@ pub fn request(request: &Request, facts: Option<&GestureFacts>, triggers: &Trigg
     if request.server_method() == "DELETE" && !vocabulary::deletes_no_data(&words) {
         held.add_kind("its method is DELETE".into(), Kind::Deleting);
     }
+    if request.server_method() == "POST" && posts_to_messages(request.url) {
+        held.add_kind("it posts a new message (to a collection of messages)".into(), Kind::Sending);
+    }
     operation_reasons(&read, triggers, &mut held);
     for said in written::said(&read, &words, false) {
         held.add_kind(said.why, said.kind);
@@ -291,16 +301,21 @@ pub fn request(request: &Request, facts: Option<&GestureFacts>, triggers: &Trigg
     if let Some(facts) = facts {
         if let Some(form) = facts.form.as_ref().filter(|f| sends_a_write(f)) {
             form_reasons(form, triggers, &mut held);
+            if let Some(submitter) = &facts.element {
+                held.found(said_around(submitter, triggers), "where its submitter writes");
+            }
         }
         if let Some(clicked) = facts.clicked.as_ref().filter(|c| acts_through_handlers(c)) {
             held.found(
                 label_words(&label_of(&clicked.element), triggers),
                 "on the element clicked before it",
             );
+            held.found(said_around(&clicked.element, triggers), "for the element clicked before it");
         }
         // A handler of an earlier click may write after the next one: each lends its label.
         for clicked in facts.clicked_before.iter().filter(|c| acts_through_handlers(c)) {
             held.found(label_words(&label_of(&clicked.element), triggers), "on an element clicked earlier");
+            held.found(said_around(&clicked.element, triggers), "for an element clicked earlier");
         }
         if facts.clicks_dropped {
             held.add("more elements were clicked before it than the guard keeps".into());
@@ -329,7 +344,8 @@ fn clip(text: &str, max: usize) -> String {
 }
 
 /// The document's last click, on something that acts, whose default action was not a read (a
-/// link to another page, a GET form's button, unless a handler prevented it): the page's
+/// link to another page, a GET form's button, unless a handler prevented it or its form's
+/// `submit`, as a form sent by `fetch` does): the page's
 /// handlers act for it, and their writes are the element's until the next click, however long
 /// they take (a handler can wait, and an agent can slow the network or the page down).
 fn acts_through_handlers(clicked: &Clicked) -> bool {
@@ -425,9 +441,9 @@ fn rule_out_by_element(facts: &GestureFacts, held: &mut Held) {
     }
 }
 
-/// What an element is called: its accessible name, else its text, else what its link says.
-fn label_of(element: &ElementFacts) -> String {
-    [&element.name, &element.text].into_iter().find(|t| !t.trim().is_empty()).cloned().unwrap_or_default()
+/// What the element's surroundings say of the write it sends (`context.rs`).
+fn said_around(element: &ElementFacts, triggers: &Triggers) -> Vec<Found> {
+    context::said_around(element, !amounts(&element.nearby, 1).is_empty(), &triggers.words)
 }
 
 /// A URL's path and query as words (`/repo/settings/delete?confirm=1` → `repo settings delete
@@ -439,6 +455,15 @@ pub fn url_words(url: &str) -> String {
         url::form_urlencoded::parse(query.as_bytes()).map(|(k, v)| format!("{k} {v} ")).collect();
     let path = percent_decoded(parsed.path()).replace('/', " ");
     vocabulary::split_identifier(&format!("{path} {decoded}"))
+}
+
+/// Whether a URL's path ends in a collection of messages: a POST there makes one (REST's
+/// convention: `POST /channels/9/messages`, `/chats/4/messages`, `/messages`); a flag, a
+/// reaction or a search under one (`/messages/flags`, `/messages/4/reactions`) is none.
+fn posts_to_messages(url: &str) -> bool {
+    let Ok(parsed) = url::Url::parse(url) else { return false };
+    let last = parsed.path_segments().and_then(|mut s| s.rfind(|s| !s.is_empty()).map(str::to_owned));
+    last.is_some_and(|s| s.eq_ignore_ascii_case("messages"))
 }
 
 fn percent_decoded(text: &str) -> String {
@@ -1026,6 +1051,53 @@ mod tests {
     }
 
     #[test]
+    fn a_generic_button_writes_what_its_section_names_and_a_tab_names_nothing() {
+        let neutral = Request { method: "POST", url: "https://app.test/api/v2/items", ..Default::default() };
+        let after = |label: &str, context: &str, nearby: &str| {
+            let element = ElementFacts {
+                submits: false,
+                input_type: "button".into(),
+                context: context.into(),
+                nearby: nearby.into(),
+                ..button(label)
+            };
+            let page = GestureFacts {
+                clicked: Some(Clicked { element, ..Default::default() }),
+                ..Default::default()
+            };
+            kinds_of(&request(&neutral, Some(&page), &none()))
+        };
+        assert_eq!(after("Set up", "Two-factor authentication", ""), [Kind::Secrets]);
+        assert_eq!(after("Save changes", "Visibility", ""), [Kind::Sharing]);
+        assert_eq!(after("Empty", "Empty assets-prod?", ""), [Kind::Deleting]);
+        assert_eq!(after("Jetzt verkaufen", "Handeln", "Du erhältst ca. 612,04 €"), [Kind::Paying]);
+        // Harmless: a button naming its own object, a cancel, a save of something else.
+        assert_eq!(after("Power cycle", "Reset root password", ""), []);
+        assert_eq!(after("Cancel", "Delete this repository", ""), []);
+        assert_eq!(after("Save", "Language and time zone", ""), []);
+        // A form's generic submit button writes what its section names, asked before it acts.
+        let save = ElementFacts { context: "Visibility".into(), ..button("Save") };
+        let sends = facts(save, Some(form("post", "https://app.test/settings", &[], &["Save"])));
+        assert_eq!(gesture(PRESS, &sends, &none()).kinds, [Kind::Sharing]);
+        // Where nothing is written, nothing of the section counts: a `Set up` opening a dialog.
+        let opens =
+            ElementFacts { submits: false, context: "Two-factor authentication".into(), ..button("Set up") };
+        assert!(!gesture(PRESS, &facts(opens, None), &none()).is_held());
+        // A tab shows its panel: `Kaufen` pays nothing; a tab that submits a form is a button.
+        let tab = ElementFacts { role: "tab".into(), submits: false, ..button("Kaufen") };
+        assert!(!gesture(PRESS, &facts(tab.clone(), None), &none()).is_held());
+        assert!(gesture(PRESS, &facts(ElementFacts { submits: false, ..button("Kaufen") }, None), &none())
+            .is_held());
+        let submitting = ElementFacts { submits: true, ..tab };
+        assert!(gesture(
+            PRESS,
+            &facts(submitting, Some(form("post", "https://shop.test/api/items", &[], &[]))),
+            &none()
+        )
+        .is_held());
+    }
+
+    #[test]
     fn a_posts_method_field_names_the_request_and_the_form_in_the_question() {
         let rails = FormFacts {
             method_override: "delete".into(),
@@ -1046,6 +1118,27 @@ mod tests {
             (q.request.as_str(), q.form.as_str()),
             ("DELETE https://git.test/repos/1", "DELETE https://git.test/repos/1")
         );
+    }
+
+    #[test]
+    fn a_post_to_a_collection_of_messages_sends_one() {
+        let chat = "https://chat.test/api/v9/channels/9/messages";
+        assert_eq!(
+            kinds_of(&post(chat, r#"{"content":"Ja!","nonce":"1249"}"#, "application/json")),
+            [Kind::Sending]
+        );
+        assert_eq!(kinds_of(&post("https://chat.test/messages/", "content=hi", "")), [Kind::Sending]);
+        // A flag, a reaction, a search or a read under a message; another method; a draft.
+        for url in [
+            "https://chat.test/json/messages/flags",
+            "https://chat.test/channels/9/messages/12/reactions",
+            "https://chat.test/messages/search",
+            "https://chat.test/api/messages/9/read",
+        ] {
+            assert!(!post(url, r#"{"flag":"starred"}"#, "application/json").is_held(), "{url}");
+        }
+        assert!(!request_to("PUT", chat, r#"{"content":"x"}"#).is_held());
+        assert!(!post(chat, r#"{"content":"later","is_draft":true}"#, "application/json").is_held());
     }
 
     #[test]

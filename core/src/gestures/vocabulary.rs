@@ -17,7 +17,8 @@
 //!   carrito`, `Filter löschen`) does not count. `Remove` alone is no deletion word in English
 //!   (`Remove filter`, `Remove from cart`), `remove account` is. And **putting something in a
 //!   cart is not paying**: `Add to cart`, `In den Warenkorb`, `カートに入れる` carry no paying
-//!   word; `Checkout` and `Continue to payment` neither (they lead to the step that pays).
+//!   word; `Checkout` and `Continue to payment` neither (they lead to the step that pays). Nor
+//!   is it sending: `In winkelwagen plaatsen` posts nothing (`plaatsen` posts elsewhere).
 
 /// What a matched word says the gesture does (the kinds the human is asked about).
 pub use tabtunnel_wire::gestures::GestureKind as Kind;
@@ -113,6 +114,8 @@ pub const LANGUAGES: &[Language] = &[
             "drop database",
             "drop table",
             "delete forever",
+            "move to trash",
+            "move to bin",
         ],
         secret_nouns: &["password", "passphrase", "pin code", "email address"],
         secret_changes: &["change", "update", "reset", "set", "new", "save", "create", "choose", "edit"],
@@ -129,6 +132,8 @@ pub const LANGUAGES: &[Language] = &[
             "passkey",
             "api key",
             "api keys",
+            "access key",
+            "access keys",
             "access token",
             "access tokens",
             "personal access token",
@@ -188,6 +193,7 @@ pub const LANGUAGES: &[Language] = &[
             "add comment",
         ],
         sharing: &[
+            "public",
             "share",
             "share link",
             "share now",
@@ -214,6 +220,14 @@ pub const LANGUAGES: &[Language] = &[
             "grant access",
         ],
         money_verbs: &[
+            "sell",
+            "exchange",
+            "convert",
+            "top up",
+            "add funds",
+            "add money",
+            "make an offer",
+            "make offer",
             "send",
             "pay",
             "transfer",
@@ -303,6 +317,7 @@ pub const LANGUAGES: &[Language] = &[
             "posten",
         ],
         sharing: &[
+            "öffentlich",
             "teilen",
             "freigeben",
             "einladen",
@@ -314,6 +329,11 @@ pub const LANGUAGES: &[Language] = &[
             "mitglied hinzufügen",
         ],
         money_verbs: &[
+            "verkaufen",
+            "tauschen",
+            "umtauschen",
+            "aufladen",
+            "angebot machen",
             "senden",
             "überweisen",
             "zahlen",
@@ -385,6 +405,8 @@ pub const LANGUAGES: &[Language] = &[
         not_data: &["filtre", "filtres", "recherche", "sélection", "tri", "panier", "liste de souhaits"],
         sending: &["envoyer", "envoyer le message", "publier", "répondre", "poster"],
         sharing: &[
+            "public",
+            "publique",
             "partager",
             "inviter",
             "rendre public",
@@ -395,6 +417,12 @@ pub const LANGUAGES: &[Language] = &[
             "ajouter un membre",
         ],
         money_verbs: &[
+            "vendre",
+            "échanger",
+            "convertir",
+            "recharger",
+            "alimenter",
+            "faire une offre",
             "envoyer",
             "payer",
             "virer",
@@ -462,6 +490,8 @@ pub const LANGUAGES: &[Language] = &[
         not_data: &["filtro", "filtros", "búsqueda", "selección", "orden", "carrito", "cesta", "favoritos"],
         sending: &["enviar", "enviar mensaje", "publicar", "responder"],
         sharing: &[
+            "público",
+            "pública",
             "compartir",
             "invitar",
             "hacer público",
@@ -473,6 +503,12 @@ pub const LANGUAGES: &[Language] = &[
             "añadir miembro",
         ],
         money_verbs: &[
+            "vender",
+            "intercambiar",
+            "convertir",
+            "recargar",
+            "añadir fondos",
+            "hacer una oferta",
             "enviar",
             "pagar",
             "transferir",
@@ -542,6 +578,7 @@ pub const LANGUAGES: &[Language] = &[
         ],
         sending: &["invia", "invia messaggio", "pubblica", "rispondi"],
         sharing: &[
+            "pubblico",
             "condividi",
             "invita",
             "rendi pubblico",
@@ -553,6 +590,13 @@ pub const LANGUAGES: &[Language] = &[
             "aggiungi membro",
         ],
         money_verbs: &[
+            "vendi",
+            "vendere",
+            "scambia",
+            "converti",
+            "ricarica",
+            "fai un offerta",
+            "fare un offerta",
             "invia",
             "paga",
             "trasferisci",
@@ -611,6 +655,8 @@ pub const LANGUAGES: &[Language] = &[
         not_data: &["filtro", "filtros", "pesquisa", "busca", "seleção", "carrinho", "sacola", "favoritos"],
         sending: &["enviar", "enviar mensagem", "publicar", "responder"],
         sharing: &[
+            "público",
+            "pública",
             "compartilhar",
             "partilhar",
             "convidar",
@@ -623,6 +669,13 @@ pub const LANGUAGES: &[Language] = &[
             "adicionar membro",
         ],
         money_verbs: &[
+            "vender",
+            "trocar",
+            "converter",
+            "recarregar",
+            "adicionar fundos",
+            "fazer uma oferta",
+            "colocar à venda",
             "enviar",
             "pagar",
             "transferir",
@@ -692,8 +745,18 @@ pub const LANGUAGES: &[Language] = &[
             "winkelmand",
             "verlanglijst",
         ],
-        sending: &["verzenden", "versturen", "verstuur", "verzend", "publiceren", "reageren", "beantwoorden"],
+        sending: &[
+            "verzenden",
+            "versturen",
+            "verstuur",
+            "verzend",
+            "publiceren",
+            "plaatsen",
+            "reageren",
+            "beantwoorden",
+        ],
         sharing: &[
+            "openbaar",
             "delen",
             "uitnodigen",
             "openbaar maken",
@@ -704,6 +767,11 @@ pub const LANGUAGES: &[Language] = &[
             "lid toevoegen",
         ],
         money_verbs: &[
+            "verkopen",
+            "omwisselen",
+            "opwaarderen",
+            "bod uitbrengen",
+            "doe een bod",
             "verzenden",
             "versturen",
             "betaal",
@@ -776,6 +844,8 @@ pub const LANGUAGES: &[Language] = &[
         ],
         sending: &["wyślij", "wyślij wiadomość", "opublikuj", "publikuj", "odpowiedz"],
         sharing: &[
+            "publiczny",
+            "publiczne",
             "udostępnij",
             "zaproś",
             "upublicznij",
@@ -786,6 +856,10 @@ pub const LANGUAGES: &[Language] = &[
             "dodaj członka",
         ],
         money_verbs: &[
+            "sprzedaj",
+            "wymień",
+            "doładuj",
+            "złóż ofertę",
             "wyślij",
             "zapłać",
             "przelej",
@@ -818,7 +892,16 @@ pub const LANGUAGES: &[Language] = &[
             "送金",
             "寄付",
         ],
-        deleting: &["削除", "消去", "破棄", "退会", "解約", "アカウントを閉じる", "ゴミ箱を空にする"],
+        deleting: &[
+            "ゴミ箱に移動",
+            "削除",
+            "消去",
+            "破棄",
+            "退会",
+            "解約",
+            "アカウントを閉じる",
+            "ゴミ箱を空にする",
+        ],
         secret_nouns: &["パスワード", "暗証番号", "メールアドレス"],
         secret_changes: &["変更", "再設定", "リセット", "設定", "更新", "新しい"],
         secrets: &[
@@ -834,7 +917,22 @@ pub const LANGUAGES: &[Language] = &[
         not_data: &["フィルタ", "フィルター", "絞り込み", "検索", "選択", "並べ替え", "カート", "お気に入り"],
         sending: &["送信", "投稿", "返信"],
         sharing: &["共有", "招待", "公開", "リンクを知っている全員", "リンクを作成", "権限を変更"],
-        money_verbs: &["送金", "支払", "購読", "登録", "申し込", "更新", "予約", "確定", "購入", "注文"],
+        money_verbs: &[
+            "売却",
+            "両替",
+            "チャージ",
+            "入金",
+            "送金",
+            "支払",
+            "購読",
+            "登録",
+            "申し込",
+            "更新",
+            "予約",
+            "確定",
+            "購入",
+            "注文",
+        ],
     },
     Language {
         name: "Chinese",
@@ -858,6 +956,11 @@ pub const LANGUAGES: &[Language] = &[
             "捐款",
         ],
         deleting: &[
+            "移至回收站",
+            "移到回收站",
+            "移入回收站",
+            "放入回收站",
+            "移至废纸篓",
             "删除",
             "刪除",
             "销毁",
@@ -888,8 +991,8 @@ pub const LANGUAGES: &[Language] = &[
         sending: &["发送", "發送", "发布", "發佈", "發布", "回复", "回覆", "发表", "發表"],
         sharing: &["分享", "共享", "邀请", "邀請", "公开", "公開", "更改权限", "创建链接"],
         money_verbs: &[
-            "支付", "付款", "转账", "发送", "订阅", "訂閱", "续费", "續費", "预订", "預訂", "确认", "確認",
-            "购买", "購買",
+            "卖出", "出售", "兑换", "充值", "出价", "支付", "付款", "转账", "发送", "订阅", "訂閱", "续费",
+            "續費", "预订", "預訂", "确认", "確認", "购买", "購買",
         ],
     },
 ];
@@ -938,6 +1041,10 @@ impl Label {
         self.words.is_empty()
     }
 
+    pub fn words(&self) -> &[String] {
+        &self.words
+    }
+
     /// Whether an entry of the vocabulary is in the label (see the module's rules).
     pub fn has(&self, entry: &str) -> bool {
         if entry.chars().any(is_cjk) {
@@ -970,7 +1077,7 @@ impl Label {
     }
 }
 
-fn is_cjk(c: char) -> bool {
+pub fn is_cjk(c: char) -> bool {
     matches!(c as u32,
         0x3040..=0x30FF   // hiragana, katakana
         | 0x3400..=0x4DBF // CJK extension A
@@ -1009,6 +1116,13 @@ const URL_WORDS: &[(Kind, &[&str])] = &[
             "checkout complete",
             "change plan",
             "plan change",
+            // Trading and wallets: `/accounts/1/sells`, `/recurring-buys`, `/topups/card`.
+            "buys",
+            "sells",
+            "topups",
+            "top up",
+            "add funds",
+            "addfunds",
         ],
     ),
     (Kind::Deleting, &["terminate", "unlink", "drop", "trash empty", "empty"]),
@@ -1024,6 +1138,8 @@ const URL_WORDS: &[(Kind, &[&str])] = &[
             "tweets",
             "message post",
             "post message",
+            // Instagram's direct messages (`/direct_v2/threads/broadcast/text/`), a newsletter's.
+            "broadcast",
             "sendmail",
             "notes create",
             "create note",
@@ -1046,6 +1162,7 @@ const URL_WORDS: &[(Kind, &[&str])] = &[
             "members",
             "permissions",
             "make public",
+            "set public",
             "publicize",
             "role",
             "roles",
@@ -1192,9 +1309,10 @@ fn find_with(text: &str, extra: &[String], writes: bool, priced: bool) -> Vec<Fo
             push(Kind::Secrets, noun.to_owned());
         }
         // In a URL, `post` and `reply` are nouns (`/post_actions`): there the paths' own words
-        // say sending and sharing.
+        // say sending and sharing. What is put in a cart or a filter is sent to no one (`In
+        // winkelwagen plaatsen`, as `Bestelling plaatsen` orders and `Reactie plaatsen` posts).
         if !not_sent && !writes {
-            if let Some(entry) = longest(language.sending) {
+            if let Some(entry) = longest(language.sending).filter(|_| !about_no_data) {
                 push(Kind::Sending, entry.to_owned());
             }
             if let Some(entry) = longest(language.sharing) {
@@ -1375,6 +1493,8 @@ const FIELD_NAMES: &[(FieldKind, &[&str])] = &[
         FieldKind::OneTimeCode,
         &[
             "otp",
+            // Microsoft's sign-in (`name="otc"`).
+            "otc",
             "totp",
             "2fa",
             "mfa",
@@ -1631,6 +1751,52 @@ mod tests {
     }
 
     #[test]
+    fn trading_top_ups_and_offers_pay_next_to_an_amount() {
+        for label in [
+            "Sell now",
+            "Top up",
+            "Add funds",
+            "Make an offer",
+            "Jetzt verkaufen",
+            "Umtauschen",
+            "Recharger",
+            "Fai un'offerta",
+            "Adicionar fundos",
+            "Aceito, colocar à venda",
+            "Opwaarderen",
+            "Doładuj",
+            "売却する",
+            "充值",
+        ] {
+            assert_eq!(kinds(find_priced(label, &[], true)), PAY, "{label}");
+            assert_eq!(says(label), NOTHING, "{label}: no amount, no payment");
+        }
+    }
+
+    #[test]
+    fn making_public_or_posting_in_dutch_shares_or_sends_and_moving_to_the_trash_deletes() {
+        for label in [
+            "Public",
+            "Switch to public",
+            "Öffentlich machen",
+            "Publique",
+            "Hacer público",
+            "Overschakelen naar openbaar",
+            "Ustaw jako publiczny",
+        ] {
+            assert_eq!(says(label), SHARE, "{label}");
+        }
+        assert_eq!(says("Plaatsen"), SEND);
+        assert_eq!(says("Reactie plaatsen"), SEND);
+        assert_eq!(says("In winkelwagen plaatsen"), NOTHING, "a cart is sent to no one");
+        assert_eq!(says("Bestelling plaatsen"), PAY);
+        for label in ["Move to trash", "ゴミ箱に移動", "移至回收站"] {
+            assert_eq!(says(label), DELETE, "{label}");
+        }
+        assert_eq!(says("Create access key"), SECRET);
+    }
+
+    #[test]
     fn a_verb_that_moves_money_pays_only_next_to_an_amount() {
         for label in ["Send $25", "Subscribe – $9.99/month", "Abonnieren – 9,99 €/Monat", "Renouveler 49 €"]
         {
@@ -1665,6 +1831,14 @@ mod tests {
         assert_eq!(url(" auction 9 bids "), PAY);
         assert_eq!(url(" post actions "), NOTHING, "a post is a noun in a path");
         assert_eq!(url(" oauth authorize "), SECRET);
+        assert_eq!(url("accounts/8a2f/sells"), PAY);
+        assert_eq!(url("recurring-buys"), PAY);
+        assert_eq!(url("topups/card"), PAY);
+        assert_eq!(url("steamaccount/addfunds"), PAY);
+        assert_eq!(url("accounts/set_public/"), SHARE);
+        assert_eq!(url("direct_v2/threads/broadcast/text/"), SEND);
+        assert_eq!(url("broadcasting/auth"), NOTHING, "Laravel Echo's sign-in to its channels");
+        assert_eq!(url("api/conversions"), NOTHING, "an ad's conversion is no payment");
         // Reactions, drafts and reading are no sending; a cart emptied is no deletion.
         for harmless in
             [" api v1 statuses 1 favourite ", " drafts 3 send ", " cart empty ", " messages 9 read "]

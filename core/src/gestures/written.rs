@@ -42,9 +42,20 @@ fn truthy(value: &str) -> bool {
 }
 
 const VISIBILITY_NAMES: &[&str] =
-    &["visibility", "visibility level", "privacy", "share", "sharing", "audience", "access"];
-const EXPOSED: &[&str] =
-    &["public", "anyone", "everyone", "internal", "unlisted", "open", "o", "web public", "anyone with link"];
+    &["visibility", "visibility level", "privacy", "share", "sharing", "audience", "access", "acl"];
+const EXPOSED: &[&str] = &[
+    "public",
+    "anyone",
+    "everyone",
+    "internal",
+    "unlisted",
+    "open",
+    "o",
+    "web public",
+    "anyone with link",
+    "public-read",
+    "public-read-write",
+];
 const PUBLIC_FLAGS: &[&str] = &["public", "everyone", "anyone"];
 const ROLE_NAMES: &[&str] = &[
     "role",
@@ -206,6 +217,11 @@ mod tests {
         assert_eq!(kinds(r#"{"visibility":"public","text":"hi"}"#, "notes create"), [Kind::Sharing]);
         assert_eq!(kinds(r#"{"privacy":"O"}"#, "channels ch7 privacy"), [Kind::Sharing]);
         assert_eq!(kinds(r#"{"public":true}"#, "gists 3"), [Kind::Sharing]);
+        // An object store's canned ACL (S3, Spaces, GCS's XML API).
+        assert_eq!(kinds(r#"{"acl":"public-read"}"#, "spaces assets prod acl"), [Kind::Sharing]);
+        assert_eq!(kinds("x-amz-acl=public-read-write", "bucket"), [Kind::Sharing]);
+        assert!(kinds(r#"{"acl":"private"}"#, "spaces assets prod acl").is_empty());
+        assert!(kinds(r#"{"acl":"bucket-owner-full-control"}"#, "bucket").is_empty());
     }
 
     #[test]

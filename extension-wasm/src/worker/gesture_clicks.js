@@ -15,8 +15,9 @@
     ' [role=menuitem], [role=menuitemcheckbox], [role=menuitemradio], [role=option], [role=tab],' +
     ' [role=checkbox], [role=radio], [role=switch], [onclick], [contenteditable=""], [contenteditable=true]';
   const KEEP = 16;
-  // `latest` and each of `earlier`: { node, event, done, judged } (`done`: when its dispatch
-  // ended; `judged`: a write was read while it was the last).
+  // `latest` and each of `earlier`: { node, event, done, judged, submit } (`done`: when its
+  // dispatch ended; `judged`: a write was read while it was the last; `submit`: the `submit`
+  // event of the form it submitted, if any).
   const record = { latest: null, earlier: [], dropped: false };
   // A click's own event says what it did (a handler may cancel its navigation); a press or
   // release of the same element after it says nothing new, and must not take its place.
@@ -56,4 +57,12 @@
   for (const type of ['click', 'auxclick', 'dblclick', 'mousedown', 'mouseup', 'pointerdown', 'pointerup', 'touchend']) {
     addEventListener(type, seen, true);
   }
+  // The submission a click on a form's button starts is kept with the click: a GET form whose
+  // `submit` a handler cancelled (to send it with `fetch`) read no page (`gesture_facts.js`
+  // reads `defaultPrevented` when a write is judged, after every handler ran).
+  addEventListener('submit', (event) => {
+    const last = record.latest;
+    const element = last && !last.judged && CLICKS.includes(last.event.type) ? acting(last.node) : null;
+    if (element && (element === event.submitter || element.form === event.target)) last.submit = event;
+  }, true);
 })();

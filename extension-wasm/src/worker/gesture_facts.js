@@ -57,13 +57,15 @@ function (mode, selectors, request) {
     }
     return '';
   };
+  // The text of the elements `aria-labelledby` names.
+  const labelledBy = (e, max) => {
+    const by = e.getAttribute('aria-labelledby');
+    return by ? clip(by.split(/\s+/).map((id) => { const x = byId(e, id); return x ? x.textContent : ''; }).join(' '), max) : '';
+  };
   const nameOf = (e) => {
     if (!e || !e.getAttribute) return '';
-    const by = e.getAttribute('aria-labelledby');
-    if (by) {
-      const t = clip(by.split(/\s+/).map((id) => { const x = byId(e, id); return x ? x.textContent : ''; }).join(' '));
-      if (t) return t;
-    }
+    const named = labelledBy(e);
+    if (named) return named;
     const aria = clip(e.getAttribute('aria-label'));
     if (aria) return aria;
     if (e.tagName === 'INPUT' && ['submit', 'button', 'reset', 'image'].includes(e.type)) {
@@ -223,11 +225,34 @@ function (mode, selectors, request) {
     };
   };
 
+  // What an element sits under: the nearest dialog or section with a heading (a generic `Save`
+  // there is about what the heading names), else its page's first heading outside a dialog (not
+  // the title, which names the site as often as the page; nor a dialog's heading, which is
+  // about that dialog: an editor's `Save` is not about its "delete this post?" modal).
+  const DIALOGS = 'dialog, [role=dialog], [role=alertdialog]';
+  const SECTIONS = `${DIALOGS}, section, article, aside, fieldset, form, [role=region], [role=group]`;
+  const pageHeading = (doc) => [...doc.querySelectorAll('h1')].slice(0, 16).find((h) => !h.closest(DIALOGS));
+  const headingOf = (c) => {
+    const h = c.querySelector('h1, h2, h3, h4, h5, h6, legend, [role=heading]');
+    return labelledBy(c, 160) || clip(c.getAttribute('aria-label'), 160) || (h ? clip(h.textContent, 160) : '');
+  };
+  const sectionOf = (e) => {
+    for (let c = up(e), depth = 0; c && depth < 24; c = up(c), depth += 1) {
+      const heading = c.matches && c.matches(SECTIONS) ? headingOf(c) : '';
+      if (heading) return { c, heading };
+    }
+    return null;
+  };
+
   const elementFacts = (e) => {
     const tag = e.tagName.toLowerCase();
     const type = e.tagName === 'INPUT' || e.tagName === 'BUTTON' ? clip(e.type, 40) : '';
     const editable = editableEl(e);
+    const section = sectionOf(e);
+    const h1 = section ? null : pageHeading(e.ownerDocument || document);
     return {
+      context: section ? section.heading : clip(h1 && h1.textContent, 160),
+      nearby: textOf(e.form || (e.closest && e.closest('form')) || (section && section.c), 400),
       tag,
       role: roleOf(e),
       name: nameOf(e),
@@ -289,10 +314,11 @@ function (mode, selectors, request) {
   }
 
   // A click's age counts from the end of its dispatch (in its frame's clock); a link or a GET
-  // form's button whose default action no handler prevented went to read a page.
+  // form's button whose default action no handler prevented went to read a page (a handler
+  // may prevent the click's, or the `submit` of the form it submitted).
   const clickedFacts = ({ el, entry, w }) => {
     const event = entry.event;
-    const prevented = !!(event && event.defaultPrevented);
+    const prevented = !!(event && event.defaultPrevented) || !!(entry.submit && entry.submit.defaultPrevented);
     const href = el.tagName === 'A' && el.href ? String(el.href) : '';
     const here = String(w.location.href).split('#')[0];
     const toAPage = href && !href.startsWith('javascript:') && href.split('#')[0] !== here;
