@@ -62,8 +62,9 @@ pub struct Gestures {
     hidden_contexts: BTreeSet<(TabId, String)>,
     /// Paused writes sent to the daemon and not answered yet.
     held: BTreeMap<TabId, BTreeSet<HeldWrite>>,
-    /// Tabs whose document is being replaced as they leave their agent: their writes fail.
-    replacing: BTreeSet<TabId>,
+    /// Tabs whose document is being replaced as they leave their agent (how many replacements
+    /// are under way: a take back may come during a hand-over's): their writes fail.
+    replacing: BTreeMap<TabId, usize>,
     /// Targets where a client intercepts too: their paused reads go to the daemon as well.
     clients_intercept: BTreeSet<Target>,
     /// Our click hook's `addScriptToEvaluateOnNewDocument` identifiers.
@@ -191,7 +192,7 @@ impl Gestures {
         if read && !self.clients_intercept.contains(&target) {
             return Paused::ContinueHere;
         }
-        if !read && self.replacing.contains(&tab_id) {
+        if !read && self.replacing.contains_key(&tab_id) {
             return Paused::FailHere;
         }
         if !read {
@@ -310,13 +311,18 @@ impl Gestures {
     /// goes with its frame (an out-of-process frame's, as the reload takes it). Its writes fail
     /// as they pause until [`Gestures::replaced`]; returns those held now, to fail.
     pub fn replacing(&mut self, tab_id: TabId) -> BTreeSet<HeldWrite> {
-        self.replacing.insert(tab_id);
+        *self.replacing.entry(tab_id).or_default() += 1;
         self.take_held(tab_id)
     }
 
-    /// The tab's new document is in (or it closed).
+    /// A replacement of the tab's document ended (its new document is in, or it closed).
     pub fn replaced(&mut self, tab_id: TabId) {
-        self.replacing.remove(&tab_id);
+        if let Some(under_way) = self.replacing.get_mut(&tab_id) {
+            *under_way -= 1;
+            if *under_way == 0 {
+                self.replacing.remove(&tab_id);
+            }
+        }
     }
 
     pub fn held_tabs(&self) -> Vec<TabId> {
@@ -428,6 +434,19 @@ mod tests {
         g.replacing(1);
         g.forget(1);
         assert_eq!(g.paused(1, None, false, "r8".into()), Paused::ToDaemon, "shared again later");
+        g.replaced(1);
+        assert_eq!(g.paused(1, None, false, "r9".into()), Paused::ToDaemon, "ended after it was forgotten");
+    }
+
+    #[test]
+    fn a_take_back_during_a_hand_overs_reload_keeps_the_writes_failing_until_both_end() {
+        let mut g = Gestures::default();
+        g.replacing(1); // the hand-over's reload
+        g.replacing(1); // the take back's, meanwhile
+        g.replaced(1);
+        assert_eq!(g.paused(1, Some("OOPIF"), false, "r1".into()), Paused::FailHere, "one still under way");
+        g.replaced(1);
+        assert_eq!(g.paused(1, None, false, "r2".into()), Paused::ToDaemon);
     }
 
     #[test]

@@ -15,6 +15,11 @@
 //!   always are: it has no origin, so it could send a page's token, or the human's cookies kept
 //!   for cross-site use, to any site).
 //!
+//! A shared tab's own writes are refused the same way while its debugger is away for a reset
+//! (detached, then attached again for the next client: its page runs on, unguarded, and an agent
+//! starts a reset at will by leaving): [`OffTabWrites::unguarded`], from before the detach until
+//! the guard is armed again.
+//!
 //! What the human's own pages send from their workers is refused as well meanwhile: on such a
 //! site, and to another site from any (a service worker's background sync, or analytics it
 //! sends on). Should the browser refuse the rules (a host it cannot take), every write of a
@@ -29,7 +34,7 @@ use tabtunnel_wire::TabId;
 use crate::workers::origin_of;
 
 /// The rules' ids among the extension's session rules (the navigation rules count up from 1).
-pub const RULE_IDS: [i32; 3] = [i32::MAX, i32::MAX - 1, i32::MAX - 2];
+pub const RULE_IDS: [i32; 4] = [i32::MAX, i32::MAX - 1, i32::MAX - 2, i32::MAX - 3];
 /// Methods that change something on a server (`declarativeNetRequest`'s names).
 pub const WRITE_METHODS: &[&str] = &["connect", "delete", "patch", "post", "put", "other"];
 /// Every resource type but documents.
@@ -49,10 +54,12 @@ pub const SUBRESOURCES: &[&str] = &[
     "other",
 ];
 
-/// The hosts each shared tab showed, and the rules last put in place.
+/// The hosts each shared tab showed, the tabs without their guard, and the rules last put in
+/// place.
 #[derive(Debug, Default)]
 pub struct OffTabWrites {
     hosts: BTreeMap<TabId, BTreeSet<String>>,
+    unguarded: BTreeSet<TabId>,
     /// What the browser's rules cover now (`None`: unknown, as for a new worker: rules of an
     /// earlier one may be in place).
     installed: Option<Cover>,
@@ -60,11 +67,12 @@ pub struct OffTabWrites {
     refused: Option<BTreeSet<String>>,
 }
 
-/// What a set of rules covers: the hosts named, or every site.
+/// What a set of rules covers: the hosts named, or every site; and the tabs unguarded.
 #[derive(Debug, Clone, PartialEq)]
 struct Cover {
     hosts: BTreeSet<String>,
     everywhere: bool,
+    tabs: BTreeSet<TabId>,
 }
 
 /// A change of the browser's rules: remove [`RULE_IDS`], then add `rules`.
@@ -86,6 +94,17 @@ impl OffTabWrites {
     /// The tab is no longer shared.
     pub fn left(&mut self, tab_id: TabId) {
         self.hosts.remove(&tab_id);
+        self.unguarded.remove(&tab_id);
+    }
+
+    /// A shared tab's debugger goes away for a while (`true`: every write of the tab is refused,
+    /// documents included), or its guard is armed again (`false`).
+    pub fn unguarded(&mut self, tab_id: TabId, unguarded: bool) {
+        if unguarded {
+            self.unguarded.insert(tab_id);
+        } else {
+            self.unguarded.remove(&tab_id);
+        }
     }
 
     /// The rules the hosts call for, if they differ from those in place; once applied, report it
@@ -93,7 +112,7 @@ impl OffTabWrites {
     pub fn update(&self) -> Option<RuleUpdate> {
         let hosts: BTreeSet<String> = self.hosts.values().flatten().cloned().collect();
         let everywhere = !hosts.is_empty() && self.refused.as_ref() == Some(&hosts);
-        let cover = Cover { hosts, everywhere };
+        let cover = Cover { hosts, everywhere, tabs: self.unguarded.clone() };
         if self.installed.as_ref() == Some(&cover) {
             return None;
         }
@@ -108,7 +127,7 @@ impl OffTabWrites {
             }
             json!({ "id": id, "priority": 1, "action": { "type": "block" }, "condition": condition })
         };
-        let rules = if cover.hosts.is_empty() {
+        let mut rules = if cover.hosts.is_empty() {
             Vec::new()
         } else if cover.everywhere {
             vec![rule(RULE_IDS[0], None)]
@@ -122,6 +141,13 @@ impl OffTabWrites {
                 rule(RULE_IDS[2], Some(("domainType", json!("thirdParty")))),
             ]
         };
+        if !cover.tabs.is_empty() {
+            let every_type: Vec<&str> =
+                ["main_frame", "sub_frame"].iter().chain(SUBRESOURCES).copied().collect();
+            let condition =
+                json!({ "tabIds": cover.tabs, "requestMethods": WRITE_METHODS, "resourceTypes": every_type });
+            rules.push(json!({ "id": RULE_IDS[3], "priority": 1, "action": { "type": "block" }, "condition": condition }));
+        }
         Some(RuleUpdate { rules, cover })
     }
 
@@ -249,7 +275,7 @@ mod tests {
         w.showed(2, "about:blank");
         let update = w.update().expect("rules");
         assert_eq!(domains(&update), ["127.0.0.1", "pay.example", "shop.example"]);
-        assert_eq!(update.rules.len(), RULE_IDS.len());
+        assert_eq!(update.rules.len(), 3, "no tab without its guard");
         for (rule, id) in update.rules.iter().zip(RULE_IDS) {
             assert_eq!(rule["id"], id);
             assert_eq!(rule["action"]["type"], "block");
@@ -276,6 +302,38 @@ mod tests {
         assert!(update.rules.is_empty(), "no shared tab: the rules go");
         w.applied(update);
         assert_eq!(w.update(), None);
+    }
+
+    #[test]
+    fn a_tab_without_its_guard_has_every_write_refused_until_it_is_armed_again_or_unshared() {
+        let mut writes = OffTabWrites::default();
+        writes.showed(1, "https://shop.test/checkout");
+        writes.applied(writes.update().unwrap());
+        writes.unguarded(1, true);
+        let update = writes.update().expect("the tab's own rule");
+        let [.., tab] = &update.rules[..] else { panic!() };
+        assert_eq!(update.rules.len(), 4);
+        assert_eq!(tab["id"], RULE_IDS[3]);
+        assert_eq!(tab["condition"]["tabIds"], json!([1]));
+        assert_eq!(tab["condition"]["requestMethods"], json!(WRITE_METHODS));
+        let types = tab["condition"]["resourceTypes"].as_array().unwrap();
+        assert!(
+            types.contains(&json!("main_frame")) && types.contains(&json!("xmlhttprequest")),
+            "forms too"
+        );
+        writes.applied(update);
+        writes.unguarded(1, false);
+        assert_eq!(writes.update().unwrap().rules.len(), 3, "armed again");
+
+        writes.unguarded(1, true);
+        writes.unguarded(2, true); // no host shown yet
+        writes.left(1);
+        let update = writes.update().unwrap();
+        assert_eq!(update.rules.len(), 1, "tab 2's alone: {:?}", update.rules);
+        assert_eq!(update.rules[0]["condition"]["tabIds"], json!([2]));
+        writes.applied(update);
+        writes.left(2);
+        assert_eq!(writes.update().unwrap().rules, Vec::<Value>::new());
     }
 
     #[test]

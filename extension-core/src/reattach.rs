@@ -2,7 +2,10 @@
 //!
 //! - A reset (the daemon's `ResetTab`: the tab's last client left; or the daemon socket lost,
 //!   whose clients all went): the writes the guard holds fail, the debugger detaches and attaches
-//!   again, so the next client finds a clean session.
+//!   again, so the next client finds a clean session. The page runs on meanwhile, and an agent
+//!   starts a reset at will (by leaving), so the browser refuses every write of the tab from
+//!   before the detach until the guard is armed again ([`Step::Unguard`], [`Step::Guarded`]; a
+//!   tab unshared meanwhile is no longer refused).
 //! - A re-attach (the debugger detached with `target_closed` from a tab that may live on, e.g.
 //!   one gone to a page Chrome lets no debugger on): after [`REATTACH_DELAY_MS`] the tab is looked
 //!   at and attached again; its clients are told it went and came back
@@ -57,6 +60,15 @@ pub enum Step {
     Release {
         hold: OpId,
     },
+    /// The browser refuses every write of the tab (its debugger goes away): [`Done::Unguarded`].
+    Unguard {
+        op: OpId,
+        tab_id: TabId,
+    },
+    /// The tab's guard is armed again: its writes are no longer refused.
+    Guarded {
+        tab_id: TabId,
+    },
     /// Fail the writes the guard holds in the tab and forget its gestures:
     /// [`Done::GesturesDropped`].
     DropGestures {
@@ -97,6 +109,7 @@ pub enum Step {
 #[derive(Debug)]
 pub enum Done {
     Turn,
+    Unguarded,
     GesturesDropped,
     Detached(Result<(), String>),
     /// Whether the tab exists.
@@ -108,6 +121,7 @@ pub enum Done {
 enum At {
     /// Waiting for [`Done::Turn`] of the flow's hold.
     Turn,
+    Unguarding(OpId),
     DroppingGestures(OpId),
     Detaching(OpId),
     /// Until this time, after `target_closed`.
@@ -125,13 +139,16 @@ struct Flow {
     at: At,
     /// The tab closed or was unshared: nothing more is attached or announced.
     let_go: bool,
+    /// Its writes are refused until it is attached again ([`Step::Unguard`]).
+    unguarded: bool,
 }
 
 impl Flow {
     fn awaits(&self) -> Option<OpId> {
         match self.at {
             At::Turn => Some(self.hold),
-            At::DroppingGestures(op)
+            At::Unguarding(op)
+            | At::DroppingGestures(op)
             | At::Detaching(op)
             | At::Looking(op)
             | At::Attaching(op)
@@ -196,7 +213,7 @@ impl Reattach {
         };
         let mut steps = Vec::new();
         let flow = &self.tabs[&tab_id].flow;
-        let (request, let_go, when) = (flow.request, flow.let_go, flow.when());
+        let (request, let_go, when, unguarded) = (flow.request, flow.let_go, flow.when(), flow.unguarded);
         let stopped = let_go || tabs.kill_switch;
         let next = match (flow.at, done) {
             (At::Turn, Done::Turn) if stopped => None,
@@ -206,8 +223,8 @@ impl Reattach {
                 let resets = tabs.sharing.contains_key(&tab_id) && !tabs.sharing.is_leaving(tab_id);
                 resets.then(|| {
                     let op = self.ops.issue();
-                    steps.push(Step::DropGestures { op, tab_id });
-                    At::DroppingGestures(op)
+                    steps.push(Step::Unguard { op, tab_id });
+                    At::Unguarding(op)
                 })
             }
             (At::Turn, Done::Turn) => {
@@ -215,6 +232,11 @@ impl Reattach {
                 steps.push(Step::WakeAt(at));
                 Some(At::Delay(at))
             }
+            (At::Unguarding(_), Done::Unguarded) => (!stopped).then(|| {
+                let op = self.ops.issue();
+                steps.push(Step::DropGestures { op, tab_id });
+                At::DroppingGestures(op)
+            }),
             (At::DroppingGestures(_), Done::GesturesDropped) => (!stopped).then(|| {
                 let op = self.ops.issue();
                 steps.push(Step::Detach { op, tab_id });
@@ -245,6 +267,9 @@ impl Reattach {
                 None
             }
             (At::Attaching(_), Done::Attached(Ok(info))) => {
+                if unguarded {
+                    steps.push(Step::Guarded { tab_id });
+                }
                 let clients_lost_state = request == Request::TargetClosed;
                 match tabs.sharing.reattached(tabs.epochs, info, clients_lost_state) {
                     Reattached::StartOver(info) => {
@@ -266,7 +291,11 @@ impl Reattach {
             (at, _) => Some(at),
         };
         match next {
-            Some(at) => self.tabs.get_mut(&tab_id).expect("found above").flow.at = at,
+            Some(at) => {
+                let flow = &mut self.tabs.get_mut(&tab_id).expect("found above").flow;
+                flow.unguarded |= matches!(at, At::Unguarding(_));
+                flow.at = at;
+            }
             None => self.end(tab_id, &mut steps),
         }
         steps
@@ -335,7 +364,7 @@ impl Reattach {
     fn begin(&mut self, tab_id: TabId, request: Request, steps: &mut Vec<Step>) -> Flow {
         let hold = self.ops.issue();
         steps.push(Step::Hold { op: hold, tab_id });
-        Flow { request, hold, at: At::Turn, let_go: false }
+        Flow { request, hold, at: At::Turn, let_go: false, unguarded: false }
     }
 
     fn attach(&mut self, tab_id: TabId, tabs: &Tabs, steps: &mut Vec<Step>) -> Option<At> {
@@ -392,6 +421,7 @@ mod tests {
     fn op_of(step: &Step) -> Option<OpId> {
         match step {
             Step::Hold { op, .. }
+            | Step::Unguard { op, .. }
             | Step::DropGestures { op, .. }
             | Step::Detach { op, .. }
             | Step::Look { op, .. }
@@ -455,6 +485,7 @@ mod tests {
             let alive = |tab_id: &TabId| !self.closed.contains(tab_id);
             match step {
                 Step::Hold { .. } => Done::Turn,
+                Step::Unguard { .. } => Done::Unguarded,
                 Step::DropGestures { .. } => Done::GesturesDropped,
                 Step::Detach { .. } => Done::Detached(Ok(())),
                 Step::Look { tab_id, .. } => Done::Looked(alive(tab_id)),
@@ -647,14 +678,16 @@ mod tests {
         chrome.request(1, Request::Reset);
         chrome.run();
         let kinds: Vec<_> = chrome.log.iter().filter_map(op_of).map(|_| ()).collect();
-        assert_eq!(kinds.len(), 4);
+        assert_eq!(kinds.len(), 5);
         assert!(matches!(
             chrome.log[..],
             [
                 Step::Hold { .. },
+                Step::Unguard { .. },
                 Step::DropGestures { .. },
                 Step::Detach { .. },
                 Step::Attach { .. },
+                Step::Guarded { .. },
                 Step::Log(_),
                 Step::Release { .. }
             ]
@@ -663,6 +696,39 @@ mod tests {
         chrome.request(1, Request::Reset);
         chrome.run();
         assert!(chrome.log.iter().any(|s| matches!(s, Step::Changed(info) if info.title == "New")));
+    }
+
+    #[test]
+    fn a_resets_tab_has_its_writes_refused_from_before_the_detach_until_the_guard_is_back() {
+        let position = |chrome: &Chrome, what: fn(&Step) -> bool| chrome.log.iter().position(what);
+        let mut chrome = Chrome::sharing(&[1]);
+        chrome.request(1, Request::Reset);
+        chrome.run();
+        let unguard = position(&chrome, |s| matches!(s, Step::Unguard { .. })).expect("unguarded");
+        let detach = position(&chrome, |s| matches!(s, Step::Detach { .. })).expect("detached");
+        let guarded = position(&chrome, |s| matches!(s, Step::Guarded { .. })).expect("guarded again");
+        let attach = position(&chrome, |s| matches!(s, Step::Attach { .. })).expect("attached");
+        assert!(unguard < detach && attach < guarded, "{:?}", chrome.log);
+
+        // Stopped before the attach (the kill switch), the tab stays refused: its unshare (the
+        // shell's `left`) lifts that, not the flow.
+        for stop_after in [1, 2, 3] {
+            let mut chrome = Chrome::sharing(&[1]);
+            chrome.request(1, Request::Reset);
+            for _ in 0..stop_after {
+                chrome.step();
+            }
+            chrome.engage_kill_switch();
+            chrome.run();
+            assert_eq!(chrome.count(|s| matches!(s, Step::Guarded { .. })), 0, "{:?}", chrome.log);
+            assert_eq!(chrome.attaches(), 0);
+        }
+
+        // A re-attach after target_closed: Chrome detached already; nothing to refuse first.
+        let mut chrome = Chrome::sharing(&[1]);
+        chrome.request(1, Request::TargetClosed);
+        chrome.run();
+        assert_eq!(chrome.count(|s| matches!(s, Step::Unguard { .. } | Step::Guarded { .. })), 0);
     }
 
     #[test]

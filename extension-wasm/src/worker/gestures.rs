@@ -29,7 +29,7 @@ use super::panel_state::broadcast;
 use super::state::with;
 use super::tab_gate;
 use crate::chrome;
-use crate::js::{error_message, sleep, to_js};
+use crate::js::{error_message, sleep, to_js, within};
 
 pub(super) const FACTS_JS: &str = include_str!("gesture_facts.js");
 /// The click hook every document of a shared tab gets in our world, before its own scripts.
@@ -250,15 +250,20 @@ pub async fn replacing(tab_id: TabId) {
     fail(tab_id, with(|w| w.gestures.replacing(tab_id))).await;
 }
 
-/// The tab's new document is in.
+/// A replacement of the tab's document ended.
 pub fn replaced(tab_id: TabId) {
     with(|w| w.gestures.replaced(tab_id));
 }
 
+/// Each answered within this, so that a tab that answers nothing holds up no leave.
+const FAIL_MS: u32 = 2_000;
+
 async fn fail(tab_id: TabId, held: impl IntoIterator<Item = HeldWrite>) {
     for (session, id) in held {
         let params = to_js(&json!({ "requestId": id, "errorReason": "BlockedByClient" }));
-        let _ = chrome::send_command(tab_id, session.as_deref(), "Fetch.failRequest", &params).await;
+        let _ =
+            within(FAIL_MS, chrome::send_command(tab_id, session.as_deref(), "Fetch.failRequest", &params))
+                .await;
     }
 }
 

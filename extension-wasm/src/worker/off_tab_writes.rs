@@ -40,6 +40,19 @@ pub fn showed(tab_id: TabId, url: &str) {
     spawn_local(sync());
 }
 
+/// A shared tab's debugger goes away for a reset: once this returns, the browser refuses its
+/// writes (until [`guarded`], or it is no longer shared).
+pub async fn unguard(tab_id: TabId) {
+    with(|w| w.off_tab_writes.unguarded(tab_id, true));
+    sync().await;
+}
+
+/// The tab's guard is armed again.
+pub fn guarded(tab_id: TabId) {
+    with(|w| w.off_tab_writes.unguarded(tab_id, false));
+    spawn_local(sync());
+}
+
 /// The tab is no longer shared.
 pub fn left(tab_id: TabId) {
     with(|w| w.off_tab_writes.left(tab_id));
@@ -50,14 +63,17 @@ pub fn left(tab_id: TabId) {
 /// step (Chrome applies an extension's rule updates in the order they were made), so the last
 /// one sent is always the latest.
 pub async fn sync() {
-    let Some(update) = with(|w| w.off_tab_writes.update()) else { return };
-    match chrome::update_session_rules(&RULE_IDS, &update.rules).await {
-        Ok(()) => with(|w| w.off_tab_writes.applied(update)),
-        // Nothing changed in the browser: rules covering every site instead.
-        Err(e) => {
-            warn!("could not set the rules against workers' writes: {e}");
-            if with(|w| w.off_tab_writes.refused(update)) {
-                spawn_local(sync());
+    loop {
+        let Some(update) = with(|w| w.off_tab_writes.update()) else { return };
+        match chrome::update_session_rules(&RULE_IDS, &update.rules).await {
+            Ok(()) => return with(|w| w.off_tab_writes.applied(update)),
+            // Nothing changed in the browser: rules covering every site instead, in place
+            // before whatever awaits this (a tab announced) goes on.
+            Err(e) => {
+                warn!("could not set the rules against workers' writes: {e}");
+                if !with(|w| w.off_tab_writes.refused(update)) {
+                    return;
+                }
             }
         }
     }

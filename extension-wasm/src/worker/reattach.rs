@@ -9,7 +9,7 @@ use wasm_bindgen_futures::spawn_local;
 use super::attach::attach_and_describe;
 use super::panel_state::broadcast;
 use super::state::with;
-use super::{daemon, gestures, sharing, tab_gate};
+use super::{daemon, gestures, off_tab_writes, sharing, tab_gate};
 use crate::chrome;
 use crate::js::{performance_now, sleep_until};
 
@@ -54,6 +54,11 @@ fn run(steps: Vec<Step>) {
         match step {
             Step::Hold { op, tab_id } => tab_gate::hold(tab_id, op, move || completed(op, Done::Turn)),
             Step::Release { hold } => tab_gate::release_all([hold]),
+            Step::Unguard { op, tab_id } => spawn_local(async move {
+                off_tab_writes::unguard(tab_id).await;
+                completed(op, Done::Unguarded);
+            }),
+            Step::Guarded { tab_id } => off_tab_writes::guarded(tab_id),
             Step::DropGestures { op, tab_id } => spawn_local(async move {
                 gestures::fail_held(tab_id).await;
                 gestures::forget(tab_id);

@@ -46,10 +46,8 @@ pub async fn share_with(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> 
         Share::Unchanged(info) => return Ok(info),
         Share::ChangedHands { refocus, replace } => {
             broadcast();
-            if replace_while_held(tab_id, replace).await {
-                // What the old agent's document had the guard hold goes nowhere.
-                gestures::fail_held(tab_id).await;
-            }
+            // What the old agent's document had the guard hold failed as it was replaced.
+            replace_while_held(tab_id, replace).await;
             let Some(info) = with(|w| w.shared.handed_over(tab_id)) else {
                 return Err("This tab was let go meanwhile.".into());
             };
@@ -204,10 +202,8 @@ async fn replace_document(tab_id: TabId, replace: Replace) {
     gestures::replacing(tab_id).await;
     match replace {
         Replace::Close => {
-            // Blanked first: a closing tab's debugger goes with it, and Chrome would send on
-            // any write still held there (none is, once no code of the agent's is left).
-            let blank = serde_json::json!({ "url": "about:blank" });
-            go_and_wait(tab_id, "blank", async move { chrome::update_tab(tab_id, &blank).await }).await;
+            // Blanked first: no code of the agent's runs on while the tab closes.
+            go_and_wait(tab_id, "blank", blank(tab_id)).await;
             go_and_wait(tab_id, "close", async move {
                 // Not awaited: a "Leave site?" dialog holds `chrome.tabs.remove` until answered.
                 spawn_local(async move {
@@ -217,7 +213,7 @@ async fn replace_document(tab_id: TabId, replace: Replace) {
                 });
                 Ok(())
             })
-            .await
+            .await;
         }
         Replace::Reload { twice } => {
             // A client's interception of documents would hold the reload for an answer that no
@@ -230,10 +226,10 @@ async fn replace_document(tab_id: TabId, replace: Replace) {
             // A client's breakpoint condition runs code in the new document as it loads;
             // turning `Debugger` off removes every breakpoint of the session's.
             leaving_command(tab_id, "Debugger.disable").await;
-            go_and_wait(tab_id, "reload", renew(tab_id)).await;
+            renew_or_blank(tab_id).await;
             if twice {
                 leaving_command(tab_id, "Page.disable").await;
-                go_and_wait(tab_id, "reload", renew(tab_id)).await;
+                renew_or_blank(tab_id).await;
             }
             // Every other entry of the tab's history goes, and with it any page of the agent's
             // the back/forward cache kept running (the human's Back would bring it back, timers
@@ -261,6 +257,19 @@ async fn leaving_command(tab_id: TabId, method: &str) {
     }
 }
 
+/// Renews a tab's document ([`renew`]); where the document stays (its server answered with no
+/// document: a 204, a download; or not in time; the reload failed), a blank page replaces it,
+/// which needs no server.
+async fn renew_or_blank(tab_id: TabId) {
+    if !go_and_wait(tab_id, "reload", renew(tab_id)).await {
+        go_and_wait(tab_id, "blank", blank(tab_id)).await;
+    }
+}
+
+async fn blank(tab_id: TabId) -> chrome::Result<()> {
+    chrome::update_tab(tab_id, &serde_json::json!({ "url": "about:blank" })).await
+}
+
 /// Reloads a tab, or loads its URL again where a reload would send a form again (`renewal`).
 /// A reload goes past the caches and the site's service worker: what the agent's page stored
 /// there (Cache Storage a service worker answers from) does not load in its place.
@@ -275,17 +284,19 @@ async fn renew(tab_id: TabId) -> chrome::Result<()> {
 
 /// Sends a tab's page away (`go`: a blank page, a reload, a close), and waits until the document
 /// it had is gone (with every timer in it): the tab closed, or a new document committed. A
-/// "Leave site?" dialog that holds it is accepted. Gives up after a few seconds.
+/// "Leave site?" dialog that holds it is accepted. Gives up after a few seconds. Whether the
+/// document went.
 async fn go_and_wait(
     tab_id: TabId,
     what: &str,
     go: impl std::future::Future<Output = chrome::Result<()>> + 'static,
-) {
+) -> bool {
     const WAIT_MS: u32 = 5_000;
     const POLL_MS: u32 = 50;
-    let Ok(old) = chrome::main_document(tab_id).await else { return }; // closed meanwhile
-                                                                       // Not waited for alone: Chrome may not answer it while a request of the page's stays paused
-                                                                       // (a client's `Fetch` interception, which no client can answer any more).
+    // Closed meanwhile: gone.
+    let Ok(old) = chrome::main_document(tab_id).await else { return true };
+    // Not waited for alone: Chrome may not answer it while a request of the page's stays paused
+    // (a client's `Fetch` interception, which no client can answer any more).
     let gone = std::rc::Rc::new(std::cell::RefCell::new(None));
     let outcome = gone.clone();
     spawn_local(async move {
@@ -296,11 +307,12 @@ async fn go_and_wait(
     let mut waited = 0;
     while waited < WAIT_MS {
         if let Some(Err(e)) = gone.borrow_mut().take() {
-            return warn!("could not {what} tab {tab_id} as it leaves its agent: {e}");
+            warn!("could not {what} tab {tab_id} as it leaves its agent: {e}");
+            return false;
         }
         match chrome::main_document(tab_id).await {
             Ok(document) if document == old => {}
-            _ => return, // a new document is in, or the tab is gone
+            _ => return true, // a new document is in, or the tab is gone
         }
         // Fails while no dialog shows (or `Page` is off, when none can).
         let _ =
@@ -308,7 +320,8 @@ async fn go_and_wait(
         sleep(POLL_MS).await;
         waited += POLL_MS;
     }
-    warn!("tab {tab_id} kept its page {WAIT_MS} ms after its {what}; letting it go anyway");
+    warn!("tab {tab_id} kept its page {WAIT_MS} ms after its {what}");
+    false
 }
 
 /// Detaches and unshares; false when the tab was not shared.
