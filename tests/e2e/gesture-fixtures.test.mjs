@@ -13,6 +13,9 @@
 // even a GET. `./dev test` surveys only the newest blind set (the older ones' figures move only
 // with the rule, and they cost about 12 minutes); `./dev survey` (TABTUNNEL_SURVEY=all) all.
 // The figures (per kind, and any mistake) are printed for BENCHMARKS.md.
+// Each set is surveyed in LANES lanes at once: an agent each, its own page server (a write is
+// counted against the lane whose server it reached) and only its own questions answered. Most of
+// a gesture's time is waiting for a question that may still come, so lanes halve the survey.
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -20,7 +23,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { gestureSites } from './gesture-sites.mjs';
-import { REPO_ROOT, connectAgent, sleep, startHarness, withTimeout } from './harness.mjs';
+import { REPO_ROOT, connectAgent, sleep, startHarness, startPageServer, withTimeout } from './harness.mjs';
 
 const FIXTURES = path.join(REPO_ROOT, 'tests', 'fixtures', 'gestures');
 const HELDOUT = path.join(REPO_ROOT, 'tests', 'fixtures', 'gestures-heldout');
@@ -40,6 +43,8 @@ const HELDOUT_2_KNOWN = [
 /** How long after a gesture settles a question about the request it sent may still come (a
  * script's write is answered, read and asked about after the click returned). */
 const LATE_QUESTION_MS = 1_200;
+/** Surveys run at once, each by its own agent on its own page server. */
+const LANES = 2;
 
 /** A folder's fixtures as page routes under `prefix`, and the files. */
 function fixtureRoutes(dir, prefix) {
@@ -99,8 +104,9 @@ describe('the gesture guard on pages written after real sites', { timeout: 3_600
   let h;
   let panel;
   let files;
-  const writes = [];
-  const requests = [];
+  /** Per lane: its page server's address, and the writes and requests that reached it. */
+  const lanes = [];
+  const laneServers = [];
 
   let heldout;
   let heldout2;
@@ -117,17 +123,27 @@ describe('the gesture guard on pages written after real sites', { timeout: 3_600
     heldout5 = fixtureRoutes(HELDOUT_5, '/heldout-5');
     files = fixtures.files;
     const sites = gestureSites();
-    const extraPages = withFx({ ...sites.pages, ...fixtures.routes, ...heldout.routes, ...heldout2.routes, ...heldout3.routes, ...heldout4.routes, ...heldout5.routes }, writes, requests);
-    h = await startHarness({ name: 'gesture-fixtures', share: false, extraPages });
+    const routes = { ...sites.pages, ...fixtures.routes, ...heldout.routes, ...heldout2.routes, ...heldout3.routes, ...heldout4.routes, ...heldout5.routes };
+    const first = { writes: [], requests: [] };
+    h = await startHarness({ name: 'gesture-fixtures', share: false, extraPages: withFx(routes, first.writes, first.requests) });
+    lanes.push({ ...first, server: h.pageServerUrl });
+    for (let lane = 1; lane < LANES; lane += 1) {
+      const counts = { writes: [], requests: [] };
+      const server = await startPageServer(withFx(routes, counts.writes, counts.requests));
+      laneServers.push(server);
+      lanes.push({ ...counts, server: `http://127.0.0.1:${server.address().port}` });
+    }
     panel = await h.openPanel();
   });
 
   after(async () => {
+    for (const server of laneServers) server.close();
     await h?.close();
   });
 
-  /** Acts on the `index`th marked element of `url`; whether the guard held it. */
-  async function survey(page, url, index) {
+  /** Acts on the `index`th marked element of `url` as `agent` in `lane`; whether the guard held
+   *  it. */
+  async function survey(page, url, index, agent, { writes, requests }) {
     await page.goto(url);
     const handle = (await page.$$('[data-expect]'))[index];
     const how = await handle.evaluate((el) => ({
@@ -144,15 +160,22 @@ describe('the gesture guard on pages written after real sites', { timeout: 3_600
     );
     let held = false;
     const shown = new Set();
-    // Denies the question shown, if any (the panel may redraw under a click: then again).
+    // Denies the agent's question shown, if any (the panel may redraw under a click: then again).
+    // The button is pressed by its element, not by a pointer: a question of another lane's
+    // appearing above it must not move it under the click.
     const deny = async () => {
-      const q = await panel.$eval(QUESTION, (li) => ({ id: li.dataset.requestId, kinds: li.querySelector('.kinds')?.dataset.kinds ?? '' })).catch(() => null);
+      const q = await panel
+        .$$eval(QUESTION, (items, who) => {
+          const li = items.find((x) => x.querySelector('.request strong')?.textContent === who);
+          return li && { id: li.dataset.requestId, kinds: li.querySelector('.kinds')?.dataset.kinds ?? '' };
+        }, agent)
+        .catch(() => null);
       if (!q) return false;
       const { id } = q;
       for (const k of q.kinds.split(' ').filter(Boolean)) shown.add(k);
       const item = `#approvals li[data-request-id="${id}"]`;
       for (let attempt = 0; attempt < 10; attempt += 1) {
-        await panel.click(`${item} button[data-answer="deny"]`).catch(() => {});
+        await panel.$eval(`${item} button[data-answer="deny"]`, (b) => b.click()).catch(() => {});
         if (await panel.waitForSelector(item, { hidden: true, timeout: 1_000 }).then(() => true, () => false)) break;
       }
       return true;
@@ -172,22 +195,32 @@ describe('the gesture guard on pages written after real sites', { timeout: 3_600
     return { ...how, held: held || /gesture guard/.test(outcome), shown: [...shown].join(' '), reached: writes.slice(wrote), requested: requests.slice(asked) };
   }
 
-  /** Surveys every marked element of the pages. */
-  async function surveyAll(name, pages) {
+  /** Surveys every marked element of the pages as `name`, on the lane's server. */
+  async function surveyLane(name, pages, lane) {
     const browser = await connectAgent(h, name, 60_000);
     const results = [];
     try {
       const page = await browser.newPage();
       for (const p of pages) {
-        const url = `${h.pageServerUrl}${p}`;
+        const url = `${lane.server}${p}`;
         await page.goto(url);
         const count = (await page.$$('[data-expect]')).length;
-        for (let i = 0; i < count; i += 1) results.push({ page: p, ...(await survey(page, url, i)) });
+        for (let i = 0; i < count; i += 1) results.push({ page: p, ...(await survey(page, url, i, name, lane)) });
       }
     } finally {
       await browser.disconnect();
     }
     return results;
+  }
+
+  /** Surveys the pages in every lane at once (a page each, in turn); the results in page order.
+   *  The e2e sites' pages (`/shop/...`, no file) stay on the first lane's server, the harness's. */
+  async function surveyAll(name, pages) {
+    const ofLane = lanes.map(() => []);
+    pages.forEach((p, i) => ofLane[/\.html$/.test(p) ? i % lanes.length : 0].push(p));
+    const done = await Promise.all(lanes.map((lane, i) => surveyLane(`${name}-${i + 1}`, ofLane[i], lane)));
+    const results = done.flat();
+    return pages.flatMap((p) => results.filter((r) => r.page === p));
   }
 
   const show = (list) => list.map((r) => `${r.page} ${r.gesture} "${r.label}" (${r.kind}${r.shown ? `, asked as ${r.shown}` : ''})`).join('\n');

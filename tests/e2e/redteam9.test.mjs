@@ -316,7 +316,16 @@ describe('red team 9', { timeout: 1_500_000 }, () => {
       const offWeb = after.filter((t) => !/^(https?:|about:|data:|blob:https?:|javascript:|chrome-error:)/.test(t.url ?? '') && t.url !== '');
       const realOffWeb = offWeb.filter((t) => docs.find((d) => d.id === t.targetId)?.real !== false);
       assert.deepEqual(realOffWeb.map((t) => t.url), [], "the agent's targets off the web (not error pages)");
-      for (const p of await browser.pages()) {
+      // Each of the agent's pages, one by one: a popup whose blocked navigation the extension is
+      // letting go may close while puppeteer sets its page up (CI, once: `browser.pages()`
+      // rejected with that), which is the rule at work; an answer never given is not.
+      for (const t of browser.targets().filter((x) => x.type() === 'page')) {
+        const p = await t.page().catch((e) => {
+          console.log(`C: the page of ${t.url()} not set up: ${e.message.slice(0, 160)}`);
+          assert.doesNotMatch(e.message, /timed out/i, `${t.url()}: a command of puppeteer's set-up got no answer`);
+          return null;
+        });
+        if (!p) continue;
         const priv = await p.evaluate(() => typeof chrome !== 'undefined' && !!chrome.runtime?.id).catch(() => false);
         assert.equal(priv, false, `${p.url()} runs extension code`);
       }
