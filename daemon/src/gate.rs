@@ -99,6 +99,13 @@ enum Prefix {
 impl Gate {
     /// Lets the request in, saying as whom, or says why not.
     pub fn check(&self, uri: &Uri, headers: &HeaderMap) -> Result<Admitted, Refusal> {
+        // HTTP/1.1 answers a request naming two hosts with 400 (RFC 9112, 3.2); two Origins
+        // are as ambiguous. Only the first would be read below, so neither gets that far.
+        if headers.get_all(header::HOST).iter().nth(1).is_some()
+            || headers.get_all(header::ORIGIN).iter().nth(1).is_some()
+        {
+            return Err(refuse(StatusCode::BAD_REQUEST, "a request names one Host and at most one Origin"));
+        }
         let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
         if !is_loopback_host(host) {
             return Err(refuse(
@@ -294,6 +301,19 @@ mod tests {
         assert_eq!(check(&g, "/json/version", &h), Err(StatusCode::FORBIDDEN));
         h.remove(header::HOST);
         assert_eq!(check(&g, "/json/version", &h), Err(StatusCode::FORBIDDEN));
+    }
+
+    #[test]
+    fn a_second_host_or_origin_is_refused() {
+        let g = gate(false);
+        let mut h = headers(&[]);
+        assert!(check(&g, "/json/version", &h).is_ok());
+        h.append(header::HOST, HeaderValue::from_static("evil.example"));
+        assert_eq!(check(&g, "/json/version", &h), Err(StatusCode::BAD_REQUEST));
+        let mut h = headers(&[]);
+        h.append(header::ORIGIN, HeaderValue::from_str(&g.extension_origin).unwrap());
+        h.append(header::ORIGIN, HeaderValue::from_static("https://evil.example"));
+        assert_eq!(check(&g, "/json/version", &h), Err(StatusCode::BAD_REQUEST));
     }
 
     #[test]

@@ -48,6 +48,9 @@ async fn strangers_are_refused() {
         403
     );
     assert_eq!(get(port, &format!("/{token}/json/version"), &[("Host", "evil.example")]).await.0, 403);
+    let loopback = format!("127.0.0.1:{port}");
+    let two_hosts = [("Host", loopback.as_str()), ("Host", "evil.example")];
+    assert_eq!(get(port, &format!("/{token}/json/version"), &two_hosts).await.0, 400);
     let no_token_ws = format!("ws://127.0.0.1:{port}/devtools/browser/{}", d.running.browser_target_id);
     assert!(ws(&no_token_ws, None).await.is_err());
     assert!(ws(&d.running.ws_endpoint(), Some("http://evil.example")).await.is_err());
