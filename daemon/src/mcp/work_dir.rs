@@ -9,10 +9,13 @@ use std::path::{Component, Path, PathBuf};
 pub struct WorkDir(PathBuf);
 
 impl WorkDir {
-    /// Creates `parent/work-<random>`, owner-only (and `parent` if need be).
+    /// Creates `parent/work-<pid>-<random>`, owner-only (and `parent` if need be), after
+    /// removing the work directories of processes that are gone.
     pub fn create(parent: &Path) -> Result<WorkDir, String> {
         crate::token::create_private_dir(parent)?;
-        let path = parent.join(format!("work-{}", &crate::token::generate()[..16]));
+        sweep(parent, crate::platform::process_alive);
+        let pid = std::process::id();
+        let path = parent.join(format!("work-{pid}-{}", &crate::token::generate()[..16]));
         crate::token::create_private_dir(&path)?;
         Ok(WorkDir(path))
     }
@@ -32,6 +35,31 @@ impl Drop for WorkDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// Removes the work directories in `parent` whose process is gone: a session whose process was
+/// killed never drops its directory, and what the child wrote there (snapshots, screenshots of
+/// the user's pages) would stay. Only `work-<pid>-...` directories (not symlinks) are touched.
+fn sweep(parent: &Path, alive: impl Fn(u32) -> bool) {
+    let Ok(entries) = std::fs::read_dir(parent) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(owner_pid) else { continue };
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if is_dir && pid != std::process::id() && !alive(pid) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// The pid a work directory's name says created it.
+fn owner_pid(name: &str) -> Option<u32> {
+    let (pid, rest) = name.strip_prefix("work-")?.split_once('-')?;
+    if rest.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    // Only a real pid: a negative one would name a process group to `kill`.
+    pid.parse::<i32>().ok().filter(|pid| *pid > 0).map(|pid| pid as u32)
 }
 
 fn inside(root: &Path, text: &str) -> Result<PathBuf, String> {
@@ -121,6 +149,44 @@ mod tests {
         assert!(dir.resolve("link").is_err());
         assert!(dir.resolve("dangling").is_err());
         assert!(dir.resolve("not-yet/page.png").is_ok());
+    }
+
+    #[test]
+    fn a_gone_process_leaves_no_work_directory_behind() {
+        let parent = tempfile::tempdir().unwrap();
+        let mkdir = |name: &str| {
+            let path = parent.path().join(name);
+            std::fs::create_dir(&path).unwrap();
+            std::fs::write(path.join("snapshot.yml"), "x").unwrap();
+            path
+        };
+        let gone = mkdir("work-4000001-aaaa");
+        let living = mkdir("work-4000002-bbbb");
+        let ours = mkdir(&format!("work-{}-cccc", std::process::id()));
+        let not_a_work_dir = mkdir("work-x-dddd");
+        let no_pid = mkdir("work-4294967295-eeee");
+        let other = mkdir("keep");
+        sweep(parent.path(), |pid| pid != 4_000_001 && pid != u32::MAX);
+        assert!(!gone.exists());
+        for kept in [living, ours, not_a_work_dir, no_pid, other] {
+            assert!(kept.exists(), "{kept:?} was removed");
+        }
+        let dir = WorkDir::create(parent.path()).unwrap();
+        assert_eq!(
+            dir.path().file_name().and_then(|n| n.to_str()).and_then(owner_pid),
+            Some(std::process::id())
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_named_as_a_work_directory_is_not_followed() {
+        let parent = tempfile::tempdir().unwrap();
+        let target = tempfile::tempdir().unwrap();
+        std::fs::write(target.path().join("precious"), "x").unwrap();
+        std::os::unix::fs::symlink(target.path(), parent.path().join("work-4000001-link")).unwrap();
+        sweep(parent.path(), |_| false);
+        assert!(target.path().join("precious").exists());
     }
 
     #[cfg(unix)]
