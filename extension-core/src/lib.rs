@@ -17,6 +17,7 @@ pub mod inspect;
 pub mod kill_switch;
 pub mod link;
 pub mod machine;
+pub mod navigation_rules;
 pub mod off_tab_writes;
 #[cfg(test)]
 mod pair;
