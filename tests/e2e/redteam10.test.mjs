@@ -7,6 +7,11 @@
 // (G); a held write when the human takes the tab back or stops everything (H); the site's
 // service worker woken by CDP (W); Allow once with two identical writes held (E). Each test
 // asserts the safe outcome: a failure is a break.
+//
+// Seen on d0231b3 (runs A, B, C of 2026-12-06): N1, N2, N8 broke in every run (an agent's new tab,
+// by window.open or Target.createTarget, whose page pays as it is parsed: its fetch/XHR/beacon
+// reached the server unasked); N3 2 of 3, N9 2 of 3, N12 1 of 3; N4/N5 (a POST form into a new
+// window) 2 of 2, the known limit "a popup's first request". Everything else held.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
