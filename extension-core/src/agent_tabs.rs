@@ -26,8 +26,6 @@ const BLANK: &str = "about:blank";
 pub trait Facts {
     /// The agent's own window.
     fn window_of(&self, agent: &str) -> Option<WindowId>;
-    /// Whether the agent's tabs have origin rules (a new tab opens blank, then goes to its URL).
-    fn restricts(&self, agent: &str) -> bool;
     fn kill_switch(&self) -> bool;
 }
 
@@ -317,22 +315,16 @@ impl AgentTabs {
                 return;
             };
             let running = match job {
-                Job::Create(create) => self.start_create(agent, create, facts, steps),
+                Job::Create(create) => self.start_create(agent, create, steps),
                 Job::Prepare(preparation) => self.start_prepare(agent, preparation, facts, steps),
             };
             self.queues.entry(agent.to_owned()).or_default().running = running;
         }
     }
 
-    /// The agent's prepared tab is looked at before it is handed out; without one, a tab opens
-    /// (blank, if the page is to come once its rules are in place).
-    fn start_create(
-        &mut self,
-        agent: &str,
-        create: Create,
-        facts: &impl Facts,
-        steps: &mut Vec<Step>,
-    ) -> Option<Running> {
+    /// The agent's prepared tab is looked at before it is handed out; without one, a blank tab
+    /// opens. Either goes to the URL once armed.
+    fn start_create(&mut self, agent: &str, create: Create, steps: &mut Vec<Step>) -> Option<Running> {
         // The daemon refused it already; `chrome.tabs` would read a relative URL as ours.
         if let Err(e) = tabtunnel_wire::destinations::check(&create.url) {
             self.answer(create, Err(e), steps);
@@ -346,18 +338,15 @@ impl AgentTabs {
                 let later = create.url != BLANK;
                 Some(Running::Create { create, later, at: Creating::Looking { op, ready } })
             }
-            None => Some(self.open_for(agent, create, facts, steps)),
+            None => Some(self.open_for(agent, create, steps)),
         }
     }
 
-    fn open_for(
-        &mut self,
-        agent: &str,
-        create: Create,
-        facts: &impl Facts,
-        steps: &mut Vec<Step>,
-    ) -> Running {
-        let later = create.url != BLANK && (facts.restricts(agent) || create.allow_once);
+    fn open_for(&mut self, agent: &str, create: Create, steps: &mut Vec<Step>) -> Running {
+        // Its page runs only once the tab is attached and armed (and its origin rules are in
+        // place): opened on its URL, a page's first scripts wrote before the guard could see
+        // them (red team 10, N8).
+        let later = create.url != BLANK;
         let op = self.ops.issue();
         let url = if later { BLANK } else { &create.url };
         steps.push(Step::Open { op, agent: agent.to_owned(), url: url.to_owned() });
@@ -382,7 +371,7 @@ impl AgentTabs {
                 let as_left = looked.is_some_and(|l| l.blank && Some(l.window_id) == facts.window_of(agent));
                 if !as_left {
                     steps.push(Step::Abandon(ready.opened));
-                    return Some(self.open_for(agent, create, facts, steps));
+                    return Some(self.open_for(agent, create, steps));
                 }
                 let op = self.ops.issue();
                 steps.push(Step::Arm { op, tab_id: ready.info.tab_id });
@@ -392,7 +381,7 @@ impl AgentTabs {
             (Creating::Arming { ready, .. }, Done::Armed(armed)) => {
                 if armed.is_err() {
                     steps.push(Step::Abandon(ready.opened));
-                    return Some(self.open_for(agent, create, facts, steps));
+                    return Some(self.open_for(agent, create, steps));
                 }
                 self.show(ready.opened, ready.info, steps)
             }
@@ -548,7 +537,6 @@ impl AgentTabs {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeSet;
 
     use super::*;
 
@@ -557,7 +545,6 @@ mod tests {
     struct Chrome {
         tabs: AgentTabs,
         windows: BTreeMap<String, WindowId>,
-        restricted: BTreeSet<String>,
         kill: bool,
         /// Open tabs: their window and URL.
         open: BTreeMap<TabId, (WindowId, String)>,
@@ -573,9 +560,6 @@ mod tests {
     impl Facts for Chrome {
         fn window_of(&self, agent: &str) -> Option<WindowId> {
             self.windows.get(agent).copied()
-        }
-        fn restricts(&self, agent: &str) -> bool {
-            self.restricted.contains(agent)
         }
         fn kill_switch(&self) -> bool {
             self.kill
@@ -891,15 +875,18 @@ mod tests {
     }
 
     #[test]
-    fn a_restricted_agents_tab_opens_blank_and_goes_to_its_url_once_shared() {
+    fn a_new_tab_opens_blank_and_goes_to_its_url_once_armed_and_shared() {
         let mut chrome = Chrome::default();
-        chrome.restricted.insert("a".into());
         chrome.create(1, "a", "https://shop.example/");
         chrome.run();
-        assert!(chrome.log.iter().any(|s| matches!(s, Step::Open { url, .. } if url == BLANK)));
-        assert!(chrome.log.iter().any(
-            |s| matches!(s, Step::Share { info, navigate_to: Some(u), .. } if *u == info.url && u == "https://shop.example/")
-        ));
+        let open = chrome.log.iter().position(|s| matches!(s, Step::Open { url, .. } if url == BLANK));
+        let armed = chrome.log.iter().position(|s| matches!(s, Step::Attach { guard: true, .. }));
+        let shared = chrome.log.iter().position(
+            |s| matches!(s, Step::Share { info, navigate_to: Some(u), .. } if *u == info.url && u == "https://shop.example/"),
+        );
+        assert!(open.is_some(), "opened on its URL: {:?}", chrome.log);
+        assert!(open < armed && armed < shared, "{:?}", chrome.log);
+        assert!(!chrome.log.iter().any(|s| matches!(s, Step::Open { url, .. } if url != BLANK)));
     }
 
     #[test]

@@ -41,10 +41,6 @@ impl Facts for WorkerFacts<'_> {
         self.places.window_of(agent)
     }
 
-    fn restricts(&self, agent: &str) -> bool {
-        navigation::restricts(agent)
-    }
-
     fn kill_switch(&self) -> bool {
         super::kill_switch::is_engaged()
     }

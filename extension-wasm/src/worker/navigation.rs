@@ -38,12 +38,6 @@ pub fn rules_changed(rules: NavigationRules, endpoint: String) {
     run(nav(|n| n.machine.rules_changed(rules, endpoint, shared)));
 }
 
-/// Whether `agent`'s tabs have origin rules (a new tab is then opened blank, and navigated once
-/// its rules are in place).
-pub fn restricts(agent: &str) -> bool {
-    nav(|n| n.machine.restricts(agent))
-}
-
 /// A tab became `agent`'s (`None`: it is no longer shared): returns once the rules of its old
 /// and new agent are in place (or closed).
 pub async fn apply(tab_id: TabId, agent: Option<&str>) {
