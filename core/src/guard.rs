@@ -754,6 +754,7 @@ impl Core {
                 AwaitingHuman::Command { .. } => {}
             }
         }
+        self.floods_forget_all();
     }
 }
 

@@ -209,9 +209,18 @@ impl Core {
         }
         let question = rule::question("request changed by the agent's interception", None, Some(&req), &held);
         let url = changed.request.url.clone();
+        // Bounded as the tab's own writes are (`flood.rs`).
+        let flooded = self.flooded(&key);
         self.paused_refuse(&key);
-        let why = "the changed request was held by tabtunnel's gesture guard: if the user allows it, tabtunnel sends it";
+        let why = if flooded {
+            "the changed request was held by tabtunnel's gesture guard and refused unasked: as many writes of this tab as may wait on the user already do"
+        } else {
+            "the changed request was held by tabtunnel's gesture guard: if the user allows it, tabtunnel sends it"
+        };
         self.reply_error(conn, cmd, &errors::not_supported(cmd.method, why));
+        if flooded {
+            return true;
+        }
         let bounced = Bounced { tab: key.0, child: key.1, request: changed };
         self.ask_gesture(
             agent,

@@ -19,7 +19,8 @@
 //!    other write fails as blocked by the client), and the extension sends it again from the
 //!    page, as it was, only if the human allows it (`BrowserOp::Resend`). An answer allows the
 //!    one request it was about, once (`allowance.rs`): the resent copy, or the submission of
-//!    the form an allowed gesture showed, with the body it had; nothing tab-wide.
+//!    the form an allowed gesture showed, with the body it had; nothing tab-wide. At most four
+//!    writes of a tab wait on the guard at once (`flood.rs`); one past them is refused unasked.
 //!
 //! Clients share the tab's `Fetch` domain with the guard (`fetch_clients.rs`). Chrome runs no
 //! command on a target while a navigation of it is paused (measured), so a form submission is
@@ -36,6 +37,7 @@ mod body;
 pub mod choices;
 mod context;
 mod fetch_clients;
+mod flood;
 mod held;
 mod input;
 pub mod interception;
@@ -83,6 +85,8 @@ pub(crate) struct Gestures {
     refused: HashMap<(AgentId, String), u64>,
     /// The human's standing answers (`standing.rs`).
     standing: standing::StandingAnswers,
+    /// The writes waiting on the guard per tab, at most a few (`flood.rs`).
+    floods: flood::Floods,
 }
 
 /// How long a refusal stands for the same gesture or request of the same agent.
@@ -272,9 +276,14 @@ impl Core {
                 self.refuse_gesture_text(conn, &text, why);
                 self.release_inputs(conn);
             }
-            HeldGesture::Resend(bounced) if allowed => self.resend(*bounced),
-            // Answered at once already: nothing reached the server.
-            HeldGesture::Resend(_) => {}
+            HeldGesture::Resend(bounced) => {
+                let key = bounced.key();
+                if allowed {
+                    self.resend(*bounced);
+                }
+                // Else answered at once already: nothing reached the server.
+                self.write_done(&key);
+            }
         }
     }
 
@@ -332,6 +341,7 @@ impl Core {
         self.gestures.last_gesture.remove(&tab);
         self.gestures.paused.retain(|(t, _, _), _| *t != tab);
         self.withdraw_gesture_questions(|w| matches!(w, HeldGesture::Resend(bounced) if bounced.tab == tab));
+        self.floods_forget_tab(tab);
     }
 }
 

@@ -65,6 +65,12 @@ impl Core {
             self.paused_let_go(&key);
             return true;
         }
+        // At most a few writes of a tab wait on the guard (`flood.rs`): one past them is refused
+        // as a denied one is, unread and unasked.
+        if self.flooded(&key) {
+            self.paused_refuse(&key);
+            return true;
+        }
         // What it carries holds it: answered now, asked about once the page is read.
         if self.judge(tab, &request, None).is_some_and(|held| held.is_some()) {
             self.bounce_then_read(key);
@@ -80,6 +86,7 @@ impl Core {
         } else {
             // Nothing more to read it by, and it could not be sent again as it was.
             self.paused_let_go(&key);
+            self.write_done(&key);
         }
         true
     }
@@ -104,9 +111,14 @@ impl Core {
 
     /// A write that waited for its page to be read (or for its gesture's reading).
     pub(super) fn paused_inspected(&mut self, key: PausedKey, facts: Option<&GestureFacts>) {
-        let Some(request) = self.gestures.paused.get(&key).map(|p| p.request.clone()) else { return };
-        let Some(held) = self.judge(key.0, &request, facts) else { return };
-        let Some((agent, question)) = held else { return self.paused_let_go(&key) };
+        let Some(request) = self.gestures.paused.get(&key).map(|p| p.request.clone()) else {
+            return self.write_done(&key);
+        };
+        let Some(held) = self.judge(key.0, &request, facts) else { return self.write_done(&key) };
+        let Some((agent, question)) = held else {
+            self.paused_let_go(&key);
+            return self.write_done(&key);
+        };
         self.paused_refuse(&key);
         let url = request.request.url.clone();
         let bounced = Bounced { tab: key.0, child: key.1, request };
@@ -122,9 +134,12 @@ impl Core {
 
     /// A write answered at once, its page read: sent again, or asked about.
     pub(super) fn bounced_inspected(&mut self, bounced: Bounced, facts: Option<&GestureFacts>) {
-        let tab = bounced.tab;
-        let Some(held) = self.judge(tab, &bounced.request, facts) else { return };
-        let Some((agent, question)) = held else { return self.resend(bounced) };
+        let (tab, key) = (bounced.tab, bounced.key());
+        let Some(held) = self.judge(tab, &bounced.request, facts) else { return self.write_done(&key) };
+        let Some((agent, question)) = held else {
+            self.resend(bounced);
+            return self.write_done(&key);
+        };
         let url = bounced.request.request.url.clone();
         self.ask_gesture(
             &agent,
