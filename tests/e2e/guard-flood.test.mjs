@@ -1,8 +1,8 @@
 // Issue 26, a flood of the gesture guard: an agent's page posts payments without end (hundreds a
-// second). At most four writes of a tab wait on the guard; the rest are refused at once, unread
+// second). At most sixteen writes of a tab wait on the guard; the rest are refused at once, unread
 // and unasked. Asserted: the side panel keeps answering (its round trips to the worker, and the
 // agent's through the daemon, are measured and must complete; no wall-clock bound), it never shows
-// more than four questions at once, the human denies what it asks, nothing reaches the server,
+// more than sixteen questions at once, the human denies what it asks, nothing reaches the server,
 // and Take back and the kill switch still end it. The trail names each flood as it starts and as
 // it ends, with the count, not each write. On main (34bff82) no question showed in the 30 s after
 // the flood started, and the extension's worker then left an evaluate unanswered for 30 s.
@@ -17,7 +17,7 @@ import { gestureSites } from './gesture-sites.mjs';
 import { daemonBinary, pollFor, sleep, startHarness, withTimeout } from './harness.mjs';
 
 /** The guard's bound: writes of one tab waiting on it at once. */
-const WAITING_PER_TAB = 4;
+const WAITING_PER_TAB = 16; // core/src/gestures/flood.rs
 /** How long the flood is watched before the human answers. */
 const WATCH_FLOOD_MS = 20_000;
 /** A round trip that has not come back in this long is one the panel never answered (a hang, not
@@ -162,7 +162,7 @@ describe('a flood of held writes', { timeout: 900_000 }, () => {
     }
   }
 
-  test('a page posting payments without end: four questions at most, the panel answers throughout, nothing reaches the server, Take back ends it', async () => {
+  test('a page posting payments without end: sixteen questions at most, the panel answers throughout, nothing reaches the server, Take back ends it', async () => {
     await floodThenEnd('flooder', 'the take back', WATCH_FLOOD_MS, 12, () => panel.locator('#take-back').click(), unshared(h.tabId));
   });
 

@@ -17,8 +17,10 @@ use crate::{AgentId, Core};
 use std::collections::{HashMap, HashSet};
 use tabtunnel_wire::TabId;
 
-/// How many writes of one tab may wait on the guard at once.
-pub(crate) const WRITES_WAITING_PER_TAB: usize = 4;
+/// How many writes of one tab may wait on the guard at once. A write being read counts too, and
+/// a page's own burst (a single-page app's GraphQL queries as it loads, each a `POST` read before
+/// it goes) must fit: so more than a few.
+pub(crate) const WRITES_WAITING_PER_TAB: usize = 16;
 
 /// A tab's flood is over once none of its writes was refused for this long (a flood's writes
 /// settled at once, refused moments ago, would otherwise end and start it again many times a
@@ -192,6 +194,7 @@ mod tests {
     }
 
     const BLOCKED: &str = "Fetch.failRequest";
+    const N: u32 = WRITES_WAITING_PER_TAB as u32;
 
     /// The first `n` payments, each failed at once and read: the read ops to answer.
     fn payments_read(h: &mut Harness, range: std::ops::Range<u32>) -> Vec<u64> {
@@ -215,26 +218,26 @@ mod tests {
     }
 
     #[test]
-    fn the_fifth_write_waiting_on_a_tab_is_refused_unread_and_unasked_and_others_tabs_are_not() {
+    fn a_write_past_the_bound_on_a_tab_is_refused_unread_and_unasked_and_others_tabs_are_not() {
         let (mut h, _) = agent_page();
-        let reads = payments_read(&mut h, 0..4);
-        assert_eq!(h.core.gestures.floods.waiting(1), 4);
-        // The fifth: failed as a denied one is, never read, never asked about.
-        let step = h.ext(paused(&payment(4)));
+        let reads = payments_read(&mut h, 0..N);
+        assert_eq!(h.core.gestures.floods.waiting(1), N as usize);
+        // The next: failed as a denied one is, never read, never asked about.
+        let step = h.ext(paused(&payment(N)));
         assert_eq!(
             fetch_commands(&step),
-            [(BLOCKED.to_owned(), json!({"requestId": "F4", "errorReason": "BlockedByClient"}))]
+            [(BLOCKED.to_owned(), json!({"requestId": format!("F{N}"), "errorReason": "BlockedByClient"}))]
         );
         assert!(step.browser_ops().is_empty() && approvals(&step).is_empty(), "unread, unasked");
         assert_eq!(flood_lines(&step).len(), 1, "the trail hears the flood start");
         // A form submission past the bound gets a denied one's answer: 204.
-        let form = r#"{"requestId":"F5","request":{"url":"https://shop.test/pay","method":"POST","headers":{"Content-Type":"application/x-www-form-urlencoded"},"postData":"cardnumber=4242424242424242"},"frameId":"PAGE1","resourceType":"Document"}"#;
+        let form = r#"{"requestId":"FORM","request":{"url":"https://shop.test/pay","method":"POST","headers":{"Content-Type":"application/x-www-form-urlencoded"},"postData":"cardnumber=4242424242424242"},"frameId":"PAGE1","resourceType":"Document"}"#;
         let step = h.ext(paused(form));
         assert_eq!(
             fetch_commands(&step),
             [(
                 "Fetch.fulfillRequest".to_owned(),
-                json!({"requestId": "F5", "responseCode": 204, "responseHeaders": []})
+                json!({"requestId": "FORM", "responseCode": 204, "responseHeaders": []})
             )]
         );
         assert!(
@@ -249,18 +252,18 @@ mod tests {
         h.connect_as(2, "b");
         h.playwright_attach(2);
         h.drain();
-        let other = event(2, None, "Fetch.requestPaused", &payment(9));
+        let other = event(2, None, "Fetch.requestPaused", &payment(200));
         let (op, _) = inspection(&h.ext(other));
         assert_eq!(approvals(&h.answer(op, json!({"url": "https://shop.test/checkout"}))).len(), 1);
-        // The four are asked about; the human denies one: the next write waits again.
+        // They are all asked about; the human denies one: the next write waits again.
         let asked: Vec<u64> = reads
             .into_iter()
             .map(|op| approvals(&h.answer(op, json!({"url": "https://shop.test/checkout"})))[0].id)
             .collect();
-        assert_eq!(asked.len(), 4);
-        assert!(approvals(&h.ext(paused(&payment(6)))).is_empty());
+        assert_eq!(asked.len(), N as usize);
+        assert!(approvals(&h.ext(paused(&payment(N + 1)))).is_empty());
         h.ext(FromExtension::ApprovalAnswer { id: asked[0], answer: ApprovalAnswer::Deny });
-        let (read, _) = inspection(&h.ext(paused(&payment(7))));
+        let (read, _) = inspection(&h.ext(paused(&payment(N + 2))));
         // All answered and the last one read: nothing waits, but the flood is not over yet.
         let mut lines = Vec::new();
         for id in &asked[1..] {
@@ -280,7 +283,7 @@ mod tests {
         assert_eq!(h.core.gestures.floods.waiting(1), 0);
         // None refused for a while: over, as the next write finds room.
         h.tick(h.now + FLOOD_QUIET_MS);
-        let step = h.ext(paused(&payment(8)));
+        let step = h.ext(paused(&payment(N + 3)));
         inspection(&step);
         assert_eq!(
             flood_lines(&step),
@@ -289,9 +292,29 @@ mod tests {
     }
 
     #[test]
+    fn a_pages_own_burst_of_writes_is_read_whole() {
+        // A single-page app's queries as it loads: ten POSTs at once, each read before it goes.
+        let (mut h, _) = agent_page();
+        let ops: Vec<u64> = (0..10)
+            .map(|n| {
+                let query = format!(
+                    r#"{{"requestId":"Q{n}","request":{{"url":"https://shop.test/graphql","method":"POST","headers":{{}},"postData":"{{\"query\":\"query Cart{n} {{ cart {{ id }} }}\"}}"}},"frameId":"PAGE1","resourceType":"Fetch"}}"#
+                );
+                inspection(&h.ext(paused(&query))).0
+            })
+            .collect();
+        for op in ops {
+            let step = h.answer(op, json!({"url": "https://shop.test/"}));
+            assert_eq!(fetch_commands(&step)[0].0, "Fetch.continueRequest");
+            assert!(flood_lines(&step).is_empty());
+        }
+        assert_eq!(h.core.gestures.floods.waiting(1), 0);
+    }
+
+    #[test]
     fn an_allowed_write_is_spent_before_the_bound_and_never_refused_by_it() {
         let (mut h, _) = agent_page();
-        let reads = payments_read(&mut h, 0..4);
+        let reads = payments_read(&mut h, 0..N);
         let first = approvals(&h.answer(reads[0], pay_button()))[0].id;
         for op in &reads[1..] {
             h.answer(*op, pay_button());
@@ -300,10 +323,10 @@ mod tests {
         let step = h.ext(FromExtension::ApprovalAnswer { id: first, answer: ApprovalAnswer::Allow });
         assert!(matches!(step.browser_ops()[..], [(_, BrowserOp::Resend { .. })]));
         // ...a flood fills the tab again...
-        let step = h.ext(paused(&payment(10)));
+        let step = h.ext(paused(&payment(N + 10)));
         assert!(step.browser_ops().len() == 1, "the freed place is taken");
-        assert_eq!(h.core.gestures.floods.waiting(1), 4);
-        let step = h.ext(paused(&payment(11)));
+        assert_eq!(h.core.gestures.floods.waiting(1), N as usize);
+        let step = h.ext(paused(&payment(N + 11)));
         assert_eq!(fetch_commands(&step)[0].0, BLOCKED);
         assert!(step.browser_ops().is_empty(), "past the bound: unread");
         // ...and the copy the human allowed still goes, once.
@@ -322,8 +345,8 @@ mod tests {
     fn a_reset_the_tab_gone_and_the_kill_switch_clear_the_count() {
         for end in ["reset", "gone", "kill switch"] {
             let (mut h, _) = agent_page();
-            payments_read(&mut h, 0..4);
-            let step = h.ext(paused(&payment(4)));
+            payments_read(&mut h, 0..N);
+            let step = h.ext(paused(&payment(N)));
             assert!(step.browser_ops().is_empty(), "{end}: refused");
             let step = match end {
                 "reset" => {
@@ -350,7 +373,7 @@ mod tests {
             assert_eq!(h.core.gestures.floods.waiting(1), 0, "{end}");
             if end == "reset" {
                 // A write waits (is read) again after the reset.
-                inspection(&h.ext(paused(&payment(5))));
+                inspection(&h.ext(paused(&payment(N + 1))));
             }
         }
     }
@@ -362,7 +385,7 @@ mod tests {
         let (op, _) = step.browser_ops()[0];
         h.answer(op, json!({}));
         // Harmless writes, handed to the agent's interception.
-        for n in 0..6 {
+        for n in 0..N + 2 {
             let cart = format!(
                 r#"{{"requestId":"K{n}","request":{{"url":"https://shop.test/cart/add","method":"POST","headers":{{}},"postData":"item={n}"}},"frameId":"PAGE1","resourceType":"XHR"}}"#
             );
@@ -372,9 +395,9 @@ mod tests {
                 ["Fetch.requestPaused"]
             );
         }
-        // The agent continues each as a payment: four wait on the human, the rest are refused.
+        // The agent continues each as a payment: N wait on the human, the rest are refused.
         let mut asked = 0;
-        for n in 0..6 {
+        for n in 0..N + 2 {
             let step = h.send(
                 1,
                 json!({"id": 10 + n, "sessionId": page, "method": "Fetch.continueRequest", "params": {"requestId": format!("K{n}"), "url": "https://shop.test/api/pay"}}),
@@ -383,12 +406,12 @@ mod tests {
             let error = step.only_reply(1)["error"]["message"].as_str().unwrap().to_owned();
             assert!(error.contains("gesture guard"), "{error}");
             asked += approvals(&step).len();
-            if n >= 4 {
+            if n >= N {
                 assert!(approvals(&step).is_empty(), "write {n}: unasked");
                 assert!(error.contains("refused"), "{error}");
             }
         }
-        assert_eq!(asked, 4);
-        assert_eq!(h.core.gestures.floods.waiting(1), 4);
+        assert_eq!(asked, N as usize);
+        assert_eq!(h.core.gestures.floods.waiting(1), N as usize);
     }
 }

@@ -19,7 +19,7 @@
 //!    other write fails as blocked by the client), and the extension sends it again from the
 //!    page, as it was, only if the human allows it (`BrowserOp::Resend`). An answer allows the
 //!    one request it was about, once (`allowance.rs`): the resent copy, or the submission of
-//!    the form an allowed gesture showed, with the body it had; nothing tab-wide. At most four
+//!    the form an allowed gesture showed, with the body it had; nothing tab-wide. At most sixteen
 //!    writes of a tab wait on the guard at once (`flood.rs`); one past them is refused unasked.
 //!
 //! Clients share the tab's `Fetch` domain with the guard (`fetch_clients.rs`). Chrome runs no
