@@ -11,7 +11,8 @@
 //!   or, as it is created, when its tab strip opener is such a tab (a link the human opened in
 //!   a new tab: its first request may already have been refused, but not what follows);
 //! - once [`CLAIM_MS`] passed and no shared page claimed it (Ctrl+T, a bookmark, a new
-//!   window: no page opened them, and Chrome tells a page's popup within moments);
+//!   window: no page opened them, and Chrome tells a page's popup within moments); the
+//!   documents it sends go through from the moment it is seen born ([`NewbornTabs::unclaimed`]);
 //! - once it is shared: its guard is armed, and the guard holds its writes from then on;
 //! - once a popup of a shared page is let go (its agent went, Chrome refused to attach).
 //!
@@ -119,6 +120,13 @@ impl NewbornTabs {
         self.known.as_ref()
     }
 
+    /// Tabs seen born that no page claimed yet: the documents they send go through (a form the
+    /// human sends in a tab they just opened); a shared page posting into its popup does so as
+    /// the popup is born, before any event, or once it claimed it.
+    pub fn unclaimed(&self) -> impl Iterator<Item = TabId> + '_ {
+        self.held.iter().filter(|(_, hold)| matches!(hold, Hold::Until(_))).map(|(tab, _)| *tab)
+    }
+
     pub fn is_held(&self, tab: TabId) -> bool {
         self.held.contains_key(&tab)
     }
@@ -176,6 +184,7 @@ mod tests {
         n.listed([1]);
         n.created(100.0, 5, None);
         n.created(200.0, 6, None);
+        assert_eq!(n.unclaimed().collect::<Vec<_>>(), [5, 6], "its documents go");
         assert_eq!(n.poll_timeout(), Some(100.0 + CLAIM_MS));
         n.handle_timeout(100.0 + CLAIM_MS - 1.0);
         assert!(n.is_held(5) && n.is_held(6), "not yet");
@@ -183,6 +192,7 @@ mod tests {
         n.handle_timeout(100.0 + CLAIM_MS);
         assert_eq!(known(&n), [1, 5], "Ctrl+T, a bookmark: no page claimed it");
         assert!(n.is_held(6), "claimed in time by a shared page");
+        assert_eq!(n.unclaimed().count(), 0, "its documents are held too");
         assert_eq!(n.poll_timeout(), None);
     }
 

@@ -84,7 +84,14 @@ struct Cover {
     hosts: BTreeSet<String>,
     everywhere: bool,
     tabs: BTreeSet<TabId>,
-    known: Option<BTreeSet<TabId>>,
+    known: Option<Known>,
+}
+
+/// The tabs whose writes go while a tab is shared: every write, or only the documents they send.
+#[derive(Debug, Clone, PartialEq)]
+struct Known {
+    tabs: BTreeSet<TabId>,
+    unclaimed: BTreeSet<TabId>,
 }
 
 /// A change of the browser's rules: remove [`RULE_IDS`], then add `rules`.
@@ -121,7 +128,12 @@ impl OffTabWrites {
     pub fn update(&self) -> Option<RuleUpdate> {
         let hosts: BTreeSet<String> = self.hosts.values().flatten().cloned().collect();
         let everywhere = !hosts.is_empty() && self.refused.as_ref() == Some(&hosts);
-        let known = if self.hosts.is_empty() { None } else { self.newborn.known().cloned() };
+        let known = match self.newborn.known() {
+            Some(tabs) if !self.hosts.is_empty() => {
+                Some(Known { tabs: tabs.clone(), unclaimed: self.newborn.unclaimed().collect() })
+            }
+            _ => None,
+        };
         let cover = Cover { hosts, everywhere, tabs: self.unguarded.clone(), known };
         if self.installed.as_ref() == Some(&cover) {
             return None;
@@ -159,12 +171,18 @@ impl OffTabWrites {
             rules.push(json!({ "id": RULE_IDS[3], "priority": 1, "action": { "type": "block" }, "condition": condition }));
         }
         if let Some(known) = &cover.known {
-            let excluded: Vec<TabId> = std::iter::once(-1).chain(known.iter().copied()).collect();
-            let condition = |types: Vec<&str>| json!({ "excludedTabIds": excluded, "requestMethods": WRITE_METHODS, "resourceTypes": types });
+            let condition = |types: Vec<&str>, also: &BTreeSet<TabId>| {
+                let excluded: Vec<TabId> =
+                    std::iter::once(-1).chain(known.tabs.union(also).copied()).collect();
+                json!({ "excludedTabIds": excluded, "requestMethods": WRITE_METHODS, "resourceTypes": types })
+            };
             let scripts_and_frames = ["sub_frame"].iter().chain(SUBRESOURCES).copied().collect();
-            rules.push(json!({ "id": RULE_IDS[4], "priority": 1, "action": { "type": "block" }, "condition": condition(scripts_and_frames) }));
+            let scripts = condition(scripts_and_frames, &BTreeSet::new());
+            rules.push(json!({ "id": RULE_IDS[4], "priority": 1, "action": { "type": "block" }, "condition": scripts }));
             if !cover.hosts.is_empty() {
-                let mut documents = condition(vec!["main_frame"]);
+                // A tab seen born that no page claimed yet sends its documents (a form the human
+                // sends in a tab just opened); a form posted into a popup goes as it is born.
+                let mut documents = condition(vec!["main_frame"], &known.unclaimed);
                 if !cover.everywhere {
                     documents["initiatorDomains"] = json!(cover.hosts);
                 }
@@ -390,7 +408,19 @@ mod tests {
         assert_eq!(documents["id"], RULE_IDS[5]);
         assert_eq!(documents["condition"]["resourceTypes"], json!(["main_frame"]));
         assert_eq!(documents["condition"]["initiatorDomains"], json!(["shop.example"]));
-        assert_eq!(documents["condition"]["excludedTabIds"], json!([-1, 1, 2, 3]));
+        assert_eq!(documents["condition"]["excludedTabIds"], json!([-1, 1, 2, 3, 4]), "4 unclaimed yet");
+        w.applied(update);
+
+        // A tab seen born, no page claimed yet: the documents it sends go (a form the human
+        // sends in a tab just opened), not its scripts' writes.
+        w.newborn.created(0.0, 5, None);
+        let update = w.update().unwrap();
+        assert_eq!(update.rules[3]["condition"]["excludedTabIds"], json!([-1, 1, 2, 3]));
+        assert_eq!(update.rules[4]["condition"]["excludedTabIds"], json!([-1, 1, 2, 3, 4, 5]));
+        w.applied(update);
+        w.newborn.opened_by_page(5, 1, true);
+        let update = w.update().unwrap();
+        assert_eq!(update.rules[4]["condition"]["excludedTabIds"], json!([-1, 1, 2, 3, 4]), "claimed");
         w.applied(update);
 
         // Known: let through.
