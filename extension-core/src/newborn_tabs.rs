@@ -76,11 +76,10 @@ impl NewbornTabs {
         }
     }
 
-    /// The tab is shared, its guard armed; or, a popup of a shared page, let go.
+    /// The tab is shared, its guard armed; or, a popup of a shared page, let go. Also before
+    /// its `tabs.onCreated` came (a tab the extension opened and armed at once).
     pub fn settled(&mut self, tab: TabId) {
-        if self.held.contains_key(&tab) {
-            self.know(tab);
-        }
+        self.know(tab);
     }
 
     /// `tabs.onRemoved`.
@@ -236,7 +235,15 @@ mod tests {
         n.removed(1);
         assert!(!n.is_held(7));
         assert_eq!(known(&n), Vec::<TabId>::new());
-        n.settled(7); // late: nothing to settle
-        assert_eq!(known(&n), Vec::<TabId>::new());
+    }
+
+    #[test]
+    fn a_tab_shared_before_chrome_told_of_its_birth_is_not_held_after() {
+        let mut n = NewbornTabs::default();
+        n.listed([1]);
+        n.settled(8); // the extension opened it, attached and armed it, shared it
+        n.created(0.0, 8, Some((1, true)));
+        assert!(!n.is_held(8));
+        assert_eq!(known(&n), [1, 8]);
     }
 }
