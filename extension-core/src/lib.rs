@@ -18,6 +18,7 @@ pub mod kill_switch;
 pub mod link;
 pub mod machine;
 pub mod navigation_rules;
+pub mod newborn_tabs;
 pub mod off_tab_writes;
 #[cfg(test)]
 mod pair;

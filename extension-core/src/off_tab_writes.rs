@@ -20,6 +20,12 @@
 //! starts a reset at will by leaving): [`OffTabWrites::unguarded`], from before the detach until
 //! the guard is armed again.
 //!
+//! Tabs born while tabs are shared have every write refused until it is known whose they are
+//! ([`crate::newborn_tabs`]): a shared page's popup until it is armed. Their pages' scripts and
+//! frames, to any site; their first document only when a page on a host a shared tab showed
+//! sent it (a form posted into a new window), so that the human's own forms into a new window,
+//! elsewhere, go as they did.
+//!
 //! What the human's own pages send from their workers is refused as well meanwhile: on such a
 //! site, and to another site from any (a service worker's background sync, or analytics it
 //! sends on). Should the browser refuse the rules (a host it cannot take), every write of a
@@ -31,10 +37,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{json, Value};
 use tabtunnel_wire::TabId;
 
+use crate::newborn_tabs::NewbornTabs;
 use crate::workers::origin_of;
 
 /// The rules' ids among the extension's session rules (the navigation rules count up from 1).
-pub const RULE_IDS: [i32; 4] = [i32::MAX, i32::MAX - 1, i32::MAX - 2, i32::MAX - 3];
+pub const RULE_IDS: [i32; 6] =
+    [i32::MAX, i32::MAX - 1, i32::MAX - 2, i32::MAX - 3, i32::MAX - 4, i32::MAX - 5];
 /// Methods that change something on a server (`declarativeNetRequest`'s names).
 pub const WRITE_METHODS: &[&str] = &["connect", "delete", "patch", "post", "put", "other"];
 /// Every resource type but documents.
@@ -54,12 +62,14 @@ pub const SUBRESOURCES: &[&str] = &[
     "other",
 ];
 
-/// The hosts each shared tab showed, the tabs without their guard, and the rules last put in
-/// place.
+/// The hosts each shared tab showed, the tabs without their guard, the tabs just born, and the
+/// rules last put in place.
 #[derive(Debug, Default)]
 pub struct OffTabWrites {
+    /// Every shared tab (or one being shared), with the hosts it showed.
     hosts: BTreeMap<TabId, BTreeSet<String>>,
     unguarded: BTreeSet<TabId>,
+    pub newborn: NewbornTabs,
     /// What the browser's rules cover now (`None`: unknown, as for a new worker: rules of an
     /// earlier one may be in place).
     installed: Option<Cover>,
@@ -67,12 +77,21 @@ pub struct OffTabWrites {
     refused: Option<BTreeSet<String>>,
 }
 
-/// What a set of rules covers: the hosts named, or every site; and the tabs unguarded.
+/// What a set of rules covers: the hosts named, or every site; the tabs unguarded; and, while
+/// a tab is shared, the tabs known (every other tab's writes are refused).
 #[derive(Debug, Clone, PartialEq)]
 struct Cover {
     hosts: BTreeSet<String>,
     everywhere: bool,
     tabs: BTreeSet<TabId>,
+    known: Option<Known>,
+}
+
+/// The tabs whose writes go while a tab is shared: every write, or only the documents they send.
+#[derive(Debug, Clone, PartialEq)]
+struct Known {
+    tabs: BTreeSet<TabId>,
+    unclaimed: BTreeSet<TabId>,
 }
 
 /// A change of the browser's rules: remove [`RULE_IDS`], then add `rules`.
@@ -85,10 +104,7 @@ pub struct RuleUpdate {
 impl OffTabWrites {
     /// A shared tab (or one being shared) shows or starts to load `url` in some frame.
     pub fn showed(&mut self, tab_id: TabId, url: &str) {
-        let names = names_of(url);
-        if !names.is_empty() {
-            self.hosts.entry(tab_id).or_default().extend(names);
-        }
+        self.hosts.entry(tab_id).or_default().extend(names_of(url));
     }
 
     /// The tab is no longer shared.
@@ -112,7 +128,13 @@ impl OffTabWrites {
     pub fn update(&self) -> Option<RuleUpdate> {
         let hosts: BTreeSet<String> = self.hosts.values().flatten().cloned().collect();
         let everywhere = !hosts.is_empty() && self.refused.as_ref() == Some(&hosts);
-        let cover = Cover { hosts, everywhere, tabs: self.unguarded.clone() };
+        let known = match self.newborn.known() {
+            Some(tabs) if !self.hosts.is_empty() => {
+                Some(Known { tabs: tabs.clone(), unclaimed: self.newborn.unclaimed().collect() })
+            }
+            _ => None,
+        };
+        let cover = Cover { hosts, everywhere, tabs: self.unguarded.clone(), known };
         if self.installed.as_ref() == Some(&cover) {
             return None;
         }
@@ -147,6 +169,25 @@ impl OffTabWrites {
             let condition =
                 json!({ "tabIds": cover.tabs, "requestMethods": WRITE_METHODS, "resourceTypes": every_type });
             rules.push(json!({ "id": RULE_IDS[3], "priority": 1, "action": { "type": "block" }, "condition": condition }));
+        }
+        if let Some(known) = &cover.known {
+            let condition = |types: Vec<&str>, also: &BTreeSet<TabId>| {
+                let excluded: Vec<TabId> =
+                    std::iter::once(-1).chain(known.tabs.union(also).copied()).collect();
+                json!({ "excludedTabIds": excluded, "requestMethods": WRITE_METHODS, "resourceTypes": types })
+            };
+            let scripts_and_frames = ["sub_frame"].iter().chain(SUBRESOURCES).copied().collect();
+            let scripts = condition(scripts_and_frames, &BTreeSet::new());
+            rules.push(json!({ "id": RULE_IDS[4], "priority": 1, "action": { "type": "block" }, "condition": scripts }));
+            if !cover.hosts.is_empty() {
+                // A tab seen born that no page claimed yet sends its documents (a form the human
+                // sends in a tab just opened); a form posted into a popup goes as it is born.
+                let mut documents = condition(vec!["main_frame"], &known.unclaimed);
+                if !cover.everywhere {
+                    documents["initiatorDomains"] = json!(cover.hosts);
+                }
+                rules.push(json!({ "id": RULE_IDS[5], "priority": 1, "action": { "type": "block" }, "condition": documents }));
+            }
         }
         Some(RuleUpdate { rules, cover })
     }
@@ -201,6 +242,7 @@ fn host_of(url: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::newborn_tabs::CLAIM_MS;
 
     fn domains(update: &RuleUpdate) -> Vec<&str> {
         let [by, to, cross_site] = &update.rules[..] else { panic!("three rules: {:?}", update.rules) };
@@ -334,6 +376,70 @@ mod tests {
         writes.applied(update);
         writes.left(2);
         assert_eq!(writes.update().unwrap().rules, Vec::<Value>::new());
+    }
+
+    #[test]
+    fn while_a_tab_is_shared_tabs_not_known_have_their_writes_refused() {
+        let mut w = OffTabWrites::default();
+        w.newborn.listed([1, 2, 3]);
+        w.applied(w.update().unwrap());
+        assert_eq!(w.update(), None, "nothing shared: no rule, whatever was born");
+        w.newborn.created(0.0, 4, None);
+        assert_eq!(w.update(), None);
+
+        // An agent's tab on about:blank: a popup it opens is held all the same.
+        w.showed(1, "about:blank");
+        let update = w.update().expect("rules for tabs born now");
+        let [scripts] = &update.rules[..] else { panic!("one rule: {:?}", update.rules) };
+        assert_eq!(scripts["id"], RULE_IDS[4]);
+        assert_eq!(scripts["condition"]["excludedTabIds"], json!([-1, 1, 2, 3]), "4 not known yet");
+        assert_eq!(scripts["condition"]["requestMethods"], json!(WRITE_METHODS));
+        let types = scripts["condition"]["resourceTypes"].as_array().unwrap();
+        assert!(types.contains(&json!("xmlhttprequest")) && types.contains(&json!("ping")));
+        assert!(types.contains(&json!("sub_frame")) && !types.contains(&json!("main_frame")));
+        assert!(scripts["condition"].get("initiatorDomains").is_none(), "to and from any site");
+        w.applied(update);
+
+        // On a site: the documents a page there sends into a new tab, too.
+        w.showed(1, "https://shop.example/cart");
+        let update = w.update().unwrap();
+        let [.., scripts, documents] = &update.rules[..] else { panic!() };
+        assert_eq!(scripts["id"], RULE_IDS[4]);
+        assert_eq!(documents["id"], RULE_IDS[5]);
+        assert_eq!(documents["condition"]["resourceTypes"], json!(["main_frame"]));
+        assert_eq!(documents["condition"]["initiatorDomains"], json!(["shop.example"]));
+        assert_eq!(documents["condition"]["excludedTabIds"], json!([-1, 1, 2, 3, 4]), "4 unclaimed yet");
+        w.applied(update);
+
+        // A tab seen born, no page claimed yet: the documents it sends go (a form the human
+        // sends in a tab just opened), not its scripts' writes.
+        w.newborn.created(0.0, 5, None);
+        let update = w.update().unwrap();
+        assert_eq!(update.rules[3]["condition"]["excludedTabIds"], json!([-1, 1, 2, 3]));
+        assert_eq!(update.rules[4]["condition"]["excludedTabIds"], json!([-1, 1, 2, 3, 4, 5]));
+        w.applied(update);
+        w.newborn.opened_by_page(5, 1, true);
+        let update = w.update().unwrap();
+        assert_eq!(update.rules[4]["condition"]["excludedTabIds"], json!([-1, 1, 2, 3, 4]), "claimed");
+        w.applied(update);
+
+        // Known: let through.
+        w.newborn.handle_timeout(CLAIM_MS);
+        let update = w.update().expect("4 is known");
+        assert_eq!(update.rules[3]["condition"]["excludedTabIds"], json!([-1, 1, 2, 3, 4]));
+        w.applied(update);
+        // Hosts the browser refused: documents from every site.
+        w.showed(1, "https://bad host/");
+        let refused = w.update().unwrap();
+        assert!(w.refused(refused));
+        let update = w.update().unwrap();
+        let documents = update.rules.last().unwrap();
+        assert_eq!(documents["id"], RULE_IDS[5]);
+        assert!(documents["condition"].get("initiatorDomains").is_none());
+        w.applied(update);
+
+        w.left(1);
+        assert!(w.update().unwrap().rules.is_empty(), "nothing shared");
     }
 
     #[test]

@@ -193,6 +193,8 @@ pub struct Tab {
     /// The size of the tab's contents, in CSS pixels.
     pub width: Option<u32>,
     pub height: Option<u32>,
+    /// The tab strip's opener (not necessarily the page that opened it).
+    pub opener_tab_id: Option<TabId>,
 }
 
 /// `chrome.tabGroups.TAB_GROUP_ID_NONE`
@@ -408,6 +410,11 @@ pub async fn update_window(window_id: WindowId, properties: &serde_json::Value) 
 pub async fn normal_tabs() -> Result<Vec<Tab>> {
     let query = serde_json::json!({ "windowType": "normal" });
     typed(tabs_query(&to_js(&query)).await, "tab list")
+}
+
+/// Every tab of every window.
+pub async fn all_tabs() -> Result<Vec<Tab>> {
+    typed(tabs_query(&to_js(&serde_json::json!({}))).await, "tab list")
 }
 
 /// The active tab of a window.

@@ -12,8 +12,9 @@
 // Target.createTarget, whose page pays as it is parsed: its fetch/XHR/beacon reached the server
 // unasked); N3 and N9 in 2 of 3, N12 in 1 of 3; N4/N5 (a POST form into a new window) 2 of 2.
 // N8, N9, N12 are closed (the agent's own new tab opens blank and goes to its URL once armed);
-// N1-N5 and N7 (popups; N7 paid once in a later run) are open and marked todo. Everything
-// else held.
+// N4, N5 and N7 (a form posted into a popup) by refusing the writes of tabs born while tabs are
+// shared until they are known. N1-N3 stay todo: a beacon the popup's page sends in the moment
+// its guard is armed still goes. Everything else held.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -60,6 +61,7 @@ describe('red team 10', { timeout: 1_500_000 }, () => {
       '/rt10/autopay': html(AUTOPAY),
       '/rt10/autoform': html(AUTOFORM),
       '/rt10/plain': html('<h1>plain</h1>'),
+      '/rt10/human-autopay': html(`<script>fetch('/shop/api/pay', { method: 'POST', body: '{"human":"human-popup"}' })</script>`),
       '/rt10/sw.js': (req, res) => {
         res.writeHead(200, { 'content-type': 'text/javascript', 'cache-control': 'no-store' });
         res.end(SITE_SW);
@@ -337,12 +339,14 @@ describe('red team 10', { timeout: 1_500_000 }, () => {
     ['Target.createTarget of a data: auto-submitting form', (page, send) => send('Target.createTarget', { url: `data:text/html,${encodeURIComponent(`<form id=f method=post action="${url('/shop/pay')}"><input name=amount value=124000></form><script>document.getElementById('f').submit()</script>`)}` })],
     ['/json/new of it', (page, send, agent) => fetch(`${h.agentEndpoint(agent)}/json/new?${url('/rt10/autopay')}`, { method: 'PUT' }).then((r) => r.text())],
   ];
-  // N1-N5 and N7 are open (docs/gesture-guard.md, "Left open, known"): a popup is Chrome's to start and
-  // the extension attaches only after, so its first requests and its page's first scripts'
-  // writes go out before the guard is armed there. They stay here, as todo, to say so.
-  const OPEN = new Set([1, 2, 3, 4, 5, 7]);
+  // A popup is Chrome's to start, before the extension can attach to it; while a tab is shared
+  // the browser refuses the writes of tabs born until they are known (off_tab_writes,
+  // newborn_tabs), a shared page's popup until it is armed. Still open (docs/gesture-guard.md,
+  // "Left open, known"): a beacon the popup's page sends as it loads, in the moment the guard is
+  // armed there, escapes both the guard's Fetch and those rules (N2, N3: 2 of 2 in one run).
+  const OPEN = new Set([1, 2, 3]);
   for (const [i, [name, open]] of BORN.entries()) {
-    const todo = OPEN.has(i + 1) && 'open: a popup is armed only after Chrome started it';
+    const todo = OPEN.has(i + 1) && "open: a beacon sent as the popup's guard is armed";
     test(`N${i + 1} ${name}: nothing pays unasked`, { todo }, async () => {
       await denyAll();
       const agent = `rt10-born-${i + 1}`;
@@ -377,6 +381,40 @@ describe('red team 10', { timeout: 1_500_000 }, () => {
       }
     });
   }
+
+  test("N13 the human's own new tabs and popups write as before while an agent's tab is shared", async () => {
+    const browser = await connectAgent(h, 'rt10-born-human', 60_000);
+    const human = [];
+    try {
+      const page = await browser.newPage();
+      await page.goto(url('/rt10/plain'));
+      const local = (path) => url(path).replace('127.0.0.1', 'localhost');
+      const paidBy = (who) => site.bodies.filter((b) => b.startsWith('POST /shop/api/pay ') && b.includes(who)).length;
+      // A tab no page opened (Ctrl+T, a bookmark): its writes go once no shared page claimed it.
+      const newTab = await h.browser.newPage();
+      human.push(newTab);
+      await newTab.goto(local('/rt10/plain'));
+      await sleep(1000);
+      await newTab.evaluate(() => fetch('/shop/api/pay', { method: 'POST', body: '{"human":"new-tab"}' }));
+      // A popup of the human's page, its scripts writing as it loads (another site than the
+      // agent's: a form the human's page posts into a new window goes too).
+      const opened = new Promise((resolve) => h.browser.once('targetcreated', (t) => resolve(t.page())));
+      await newTab.evaluate((u) => {
+        const f = document.createElement('form');
+        f.method = 'post'; f.action = u; f.target = '_blank';
+        f.innerHTML = '<input name="human" value="popup-form">';
+        document.body.append(f); f.submit();
+      }, local('/shop/api/pay'));
+      human.push(await withTimeout(opened, WAIT_MS, 'the human popup'));
+      await newTab.evaluate(() => { window.open('/rt10/human-autopay'); });
+      await pollFor(() => paidBy('new-tab') && paidBy('popup-form') && paidBy('human-popup'), WAIT_MS,
+        "the human's writes", () => JSON.stringify(site.bodies.slice(-8)));
+    } finally {
+      for (const p of human) await p.close().catch(() => {});
+      for (const p of await h.browser.pages()) if (p.url().includes('human-autopay')) await p.close().catch(() => {});
+      await closeAll(browser);
+    }
+  });
 
   // ---- G: the guard's request replaced or its reading disturbed ----------------------------
 

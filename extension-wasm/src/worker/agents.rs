@@ -16,14 +16,16 @@ use tabtunnel_extension_core::sharing::Owner;
 use super::panel_state::broadcast;
 use super::sharing;
 use super::state::with;
-use super::{daemon, placement};
+use super::{daemon, off_tab_writes, placement};
 use crate::chrome;
 use crate::js::from_js;
 use crate::messages::{AgentView, RecentStep};
 
 pub fn listen() {
     let on_created = Closure::<dyn FnMut(JsValue)>::new(|tab: JsValue| {
-        let Some(tab_id) = from_js::<chrome::Tab>(&tab).and_then(|t| t.id) else { return };
+        let Some(tab) = from_js::<chrome::Tab>(&tab) else { return };
+        let Some(tab_id) = tab.id else { return };
+        off_tab_writes::tab_created(tab_id, tab.opener_tab_id);
         if let Some(source) = with(|w| w.popups.tab_created(tab_id)) {
             popup_opened(tab_id, source);
         }
@@ -33,6 +35,7 @@ pub fn listen() {
 
     let on_navigation_target = Closure::<dyn FnMut(JsValue)>::new(|details: JsValue| {
         let Some(target) = from_js::<NavigationTarget>(&details) else { return };
+        off_tab_writes::opened_by_page(target.tab_id, target.source_tab_id);
         if let Some(source) = with(|w| w.popups.opened_by_page(target.tab_id, target.source_tab_id)) {
             popup_opened(target.tab_id, source);
         }
@@ -53,7 +56,10 @@ struct NavigationTarget {
 /// popup of its being adopted: a page opening popups in a row), the tab is that agent's too.
 fn popup_opened(tab_id: TabId, source: TabId) {
     let begun = with(|w| w.adopting.begin(tab_id, source, w.shared.owner_of(source)));
-    let Some((adoption, owner)) = begun else { return };
+    let Some((adoption, owner)) = begun else {
+        // No agent's page (one being shared that went back to the human meanwhile).
+        return off_tab_writes::settled(tab_id);
+    };
     spawn_local(async move {
         adopt_popup(tab_id, owner, &adoption).await;
         with(|w| w.adopting.finish(adoption));
@@ -67,25 +73,44 @@ async fn adopt_popup(tab_id: TabId, opener: Owner, adoption: &Adoption) {
     if super::state::is_shared(tab_id) {
         return;
     }
+    if !adopt(tab_id, opener, adoption).await {
+        // Not the agent's after all: the human's, whose writes go.
+        off_tab_writes::settled(tab_id);
+    }
+}
+
+/// Whether the popup is shared now.
+async fn adopt(tab_id: TabId, opener: Owner, adoption: &Adoption) -> bool {
     let agent = opener.agent.clone();
     let tab = match chrome::get_tab(tab_id).await {
         Ok(tab) => tab,
-        Err(e) => return log!("not sharing tab {tab_id} opened by a page of {agent}: {e}"),
+        Err(e) => {
+            log!("not sharing tab {tab_id} opened by a page of {agent}: {e}");
+            return false;
+        }
     };
     placement::join_group(tab_id, tab.window_id, &opener.agent).await;
     match super::attach::attach_and_describe(tab_id, false, opener).await {
         Ok(info) if with(|w| w.adopting.confirmed(adoption)) => {
             log!("tab {tab_id}, opened by a page of {agent}, is {agent}'s");
-            if let Err(e) = sharing::add(info).await {
-                log!("not sharing tab {tab_id} opened by a page of {agent}: {e}");
+            match sharing::add(info).await {
+                Ok(()) => true,
+                Err(e) => {
+                    log!("not sharing tab {tab_id} opened by a page of {agent}: {e}");
+                    false
+                }
             }
         }
         Ok(_) => {
             log!("not sharing tab {tab_id}: {agent}, whose page opened it, was disconnected");
             let _ = chrome::detach(tab_id).await;
             placement::leave_group(tab_id).await;
+            false
         }
-        Err(e) => log!("not sharing tab {tab_id} opened by a page of {agent}: {e}"),
+        Err(e) => {
+            log!("not sharing tab {tab_id} opened by a page of {agent}: {e}");
+            false
+        }
     }
 }
 

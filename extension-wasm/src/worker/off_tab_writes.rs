@@ -1,5 +1,6 @@
-//! The browser's rules against writes of workers outside any tab while tabs are shared (the
-//! decision: `tabtunnel_extension_core::off_tab_writes`).
+//! The browser's rules against writes the guard cannot see while tabs are shared: of workers
+//! outside any tab, of a shared tab while its debugger is away, of tabs just born (the
+//! decisions: `tabtunnel_extension_core::off_tab_writes` and `newborn_tabs`).
 
 use serde::Deserialize;
 use tabtunnel_extension_core::off_tab_writes::RULE_IDS;
@@ -9,10 +10,51 @@ use wasm_bindgen_futures::spawn_local;
 
 use super::state::with;
 use crate::chrome;
-use crate::js::from_js;
+use crate::js::{from_js, performance_now, sleep_until};
 
-/// Whatever an earlier worker left is replaced (or removed) at once.
+/// Whatever an earlier worker left is replaced (or removed) at once; the tabs there are are
+/// listed, so that only tabs born from now on are held.
 pub fn start() {
+    spawn_local(async {
+        sync().await;
+        match chrome::all_tabs().await {
+            Ok(tabs) => with(|w| w.off_tab_writes.newborn.listed(tabs.iter().filter_map(|t| t.id))),
+            // No rule for tabs born: a tab the listing missed would have its writes refused.
+            Err(e) => return warn!("could not list the tabs: {e}"),
+        }
+        sync().await;
+    });
+}
+
+/// Whether the tab is shared or being shared.
+fn held_by_agent(tab_id: TabId) -> bool {
+    with(|w| w.shared.get(&tab_id).is_some() || w.shared.is_attaching(tab_id))
+}
+
+/// `tabs.onCreated`: the tab's writes are refused (the rules excluded every tab but the known
+/// ones before it was born) until it is known whose it is.
+pub fn tab_created(tab_id: TabId, opener: Option<TabId>) {
+    let opener = opener.map(|o| (o, held_by_agent(o)));
+    with(|w| w.off_tab_writes.newborn.created(performance_now(), tab_id, opener));
+    spawn_local(async {
+        if let Some(at) = with(|w| w.off_tab_writes.newborn.poll_timeout()) {
+            sleep_until(at).await;
+            with(|w| w.off_tab_writes.newborn.handle_timeout(performance_now()));
+        }
+        sync().await;
+    });
+}
+
+/// `webNavigation.onCreatedNavigationTarget`: a page in `source` opened `tab_id`.
+pub fn opened_by_page(tab_id: TabId, source: TabId) {
+    let shared = held_by_agent(source);
+    with(|w| w.off_tab_writes.newborn.opened_by_page(tab_id, source, shared));
+    spawn_local(sync());
+}
+
+/// A tab is shared (its guard armed), or a shared page's popup is let go: its writes go.
+pub fn settled(tab_id: TabId) {
+    with(|w| w.off_tab_writes.newborn.settled(tab_id));
     spawn_local(sync());
 }
 
@@ -29,7 +71,7 @@ pub fn frame_navigated(details: &JsValue) {
     }
     let Some(Details { tab_id, url }) = from_js::<Details>(details) else { return };
     // (Not a tab that left the web: it is no longer shared, whatever it shows next.)
-    if with(|w| w.shared.get(&tab_id).is_some() || w.shared.is_attaching(tab_id)) {
+    if held_by_agent(tab_id) {
         showed(tab_id, &url);
     }
 }

@@ -374,7 +374,11 @@ pub async fn restore() {
 /// tab let go) when the kill switch was engaged while it was being attached.
 pub async fn add(info: TabInfo) -> Result<(), String> {
     navigation::apply(info.tab_id, Some(&info.agent)).await;
-    with(|w| w.off_tab_writes.showed(info.tab_id, &info.url));
+    with(|w| {
+        w.off_tab_writes.showed(info.tab_id, &info.url);
+        // Armed: its writes are the guard's now (a popup of a shared page was held till then).
+        w.off_tab_writes.newborn.settled(info.tab_id);
+    });
     off_tab_writes::sync().await;
     let tab_id = info.tab_id;
     if let Err(refused) = daemon::target(TargetChange::Shared(info.clone())) {

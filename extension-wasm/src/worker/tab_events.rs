@@ -44,6 +44,7 @@ pub fn listen() {
         with(|w| {
             w.popups.tab_removed(tab_id);
             w.early_events.tab_removed(tab_id);
+            w.off_tab_writes.newborn.removed(tab_id);
         });
         gestures::tab_closed(tab_id);
         if is_shared(tab_id) {
