@@ -15,6 +15,7 @@ pub mod gestures;
 pub mod input;
 pub mod inspect;
 pub mod kill_switch;
+pub mod late_documents;
 pub mod link;
 pub mod machine;
 pub mod navigation_rules;

@@ -69,6 +69,8 @@ pub struct OffTabWrites {
     /// Every shared tab (or one being shared), with the hosts it showed.
     hosts: BTreeMap<TabId, BTreeSet<String>>,
     unguarded: BTreeSet<TabId>,
+    /// Shared tabs loading a document begun before their guard was armed (`late_documents`).
+    late: BTreeSet<TabId>,
     pub newborn: NewbornTabs,
     /// What the browser's rules cover now (`None`: unknown, as for a new worker: rules of an
     /// earlier one may be in place).
@@ -111,6 +113,7 @@ impl OffTabWrites {
     pub fn left(&mut self, tab_id: TabId) {
         self.hosts.remove(&tab_id);
         self.unguarded.remove(&tab_id);
+        self.late.remove(&tab_id);
     }
 
     /// A shared tab's debugger goes away for a while (`true`: every write of the tab is refused,
@@ -120,6 +123,16 @@ impl OffTabWrites {
             self.unguarded.insert(tab_id);
         } else {
             self.unguarded.remove(&tab_id);
+        }
+    }
+
+    /// Whether a shared tab's writes are refused while a document it loads is not yet the
+    /// guard's ([`crate::late_documents`]), as for [`OffTabWrites::unguarded`].
+    pub fn late(&mut self, tab_id: TabId, held: bool) {
+        if held {
+            self.late.insert(tab_id);
+        } else {
+            self.late.remove(&tab_id);
         }
     }
 
@@ -134,7 +147,8 @@ impl OffTabWrites {
             }
             _ => None,
         };
-        let cover = Cover { hosts, everywhere, tabs: self.unguarded.clone(), known };
+        let tabs = self.unguarded.union(&self.late).copied().collect();
+        let cover = Cover { hosts, everywhere, tabs, known };
         if self.installed.as_ref() == Some(&cover) {
             return None;
         }
@@ -376,6 +390,24 @@ mod tests {
         writes.applied(update);
         writes.left(2);
         assert_eq!(writes.update().unwrap().rules, Vec::<Value>::new());
+    }
+
+    #[test]
+    fn a_tab_loading_a_late_document_has_every_write_refused_beside_a_reset_of_another() {
+        let mut writes = OffTabWrites::default();
+        writes.showed(1, "https://shop.test/");
+        writes.late(1, true);
+        writes.unguarded(2, true);
+        let update = writes.update().unwrap();
+        assert_eq!(update.rules.last().unwrap()["condition"]["tabIds"], json!([1, 2]));
+        writes.applied(update);
+        writes.unguarded(1, false); // a reset of tab 1 ending does not let its late document go
+        assert_eq!(writes.update(), None);
+        writes.late(1, false);
+        assert_eq!(writes.update().unwrap().rules.last().unwrap()["condition"]["tabIds"], json!([2]));
+        writes.late(2, true);
+        writes.left(2);
+        assert_eq!(writes.update().unwrap().rules.len(), 3, "no tab held: the workers' rules alone");
     }
 
     #[test]

@@ -68,6 +68,9 @@ extern "C" {
     /// `({tabId, frameId, url, ...})`: a frame's navigation committed.
     #[wasm_bindgen(js_namespace = ["chrome", "webNavigation", "onCommitted"], js_name = addListener)]
     pub fn on_navigation_committed(cb: &Closure<dyn FnMut(JsValue)>);
+    /// `({tabId, frameId, error, ...})`: a frame's navigation failed or was dropped.
+    #[wasm_bindgen(js_namespace = ["chrome", "webNavigation", "onErrorOccurred"], js_name = addListener)]
+    pub fn on_navigation_error(cb: &Closure<dyn FnMut(JsValue)>);
     #[wasm_bindgen(js_namespace = ["chrome", "webNavigation"], js_name = getFrame, catch)]
     async fn web_navigation_get_frame(details: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = reload, catch)]

@@ -342,6 +342,20 @@ export function chromiumBinary() {
   return p;
 }
 
+/**
+ * A copy of the built extension, in `tmp`, that asks for `permissions` besides its own: a
+ * user's browser has other extensions, and one holding `webRequest` changes how Chrome loads a
+ * page's requests (a beacon went past the guard every time with it, rarely without).
+ */
+function extensionWith(permissions, tmp) {
+  const dir = path.join(tmp, 'extension');
+  fs.cpSync(extensionDir(), dir, { recursive: true });
+  const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
+  manifest.permissions = [...new Set([...manifest.permissions, ...permissions])];
+  fs.writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2));
+  return dir;
+}
+
 function extensionDir() {
   const dir = process.env.TABTUNNEL_EXTENSION_DIR || path.join(REPO_ROOT, 'extension');
   if (!fs.existsSync(path.join(dir, 'manifest.json')) || !fs.existsSync(path.join(dir, 'pkg'))) {
@@ -415,6 +429,7 @@ process.on('exit', () => {
 
 /**
  * Starts everything and (unless `share: false`) shares the test page through the side panel.
+ * `extensionPermissions` loads a copy of the extension asking for those too (`extensionWith`).
  *
  * Returns an object with:
  *   pageUrl, pageServerUrl            the test page (http://127.0.0.1:P/form.html)
@@ -435,8 +450,9 @@ export async function startHarness({
   daemonArgs = [],
   chromiumArgs = [],
   extraPages,
+  extensionPermissions = [],
 } = {}) {
-  const h = new Harness(name, { shareStartupTabs, persistDir, port, headful, daemonArgs, chromiumArgs, extraPages });
+  const h = new Harness(name, { shareStartupTabs, persistDir, port, headful, daemonArgs, chromiumArgs, extraPages, extensionPermissions });
   live.add(h);
   try {
     await h.start();
@@ -453,8 +469,9 @@ class Harness {
    * `shareStartupTabs`: launch Chromium on the test page with `--share-startup-tabs yes`, as
    * for automation, instead of sharing through the side panel (which then is not opened).
    */
-  constructor(name, { shareStartupTabs = false, persistDir, port = 0, headful = false, daemonArgs = [], chromiumArgs = [], extraPages } = {}) {
+  constructor(name, { shareStartupTabs = false, persistDir, port = 0, headful = false, daemonArgs = [], chromiumArgs = [], extraPages, extensionPermissions = [] } = {}) {
     this.name = name;
+    this.extensionPermissions = extensionPermissions;
     this.extraPages = extraPages;
     this.shareStartupTabs = shareStartupTabs;
     this.port = port;
@@ -497,7 +514,7 @@ class Harness {
   async start() {
     const bin = daemonBinary();
     const chromium = chromiumBinary();
-    const extDir = extensionDir();
+    const extDir = this.extensionPermissions.length ? extensionWith(this.extensionPermissions, this.tmp) : extensionDir();
     if (this.headful) this.display = await startXvfb(this);
 
     this.server = await startPageServer(this.extraPages);

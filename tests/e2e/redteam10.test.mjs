@@ -13,8 +13,9 @@
 // unasked); N3 and N9 in 2 of 3, N12 in 1 of 3; N4/N5 (a POST form into a new window) 2 of 2.
 // N8, N9, N12 are closed (the agent's own new tab opens blank and goes to its URL once armed);
 // N4, N5 and N7 (a form posted into a popup) by refusing the writes of tabs born while tabs are
-// shared until they are known. N1-N3 stay todo: a beacon the popup's page sends in the moment
-// its guard is armed still goes. Everything else held.
+// shared until they are known; N1-N3 (a beacon and a keep-alive fetch of a popup whose page
+// began to load before its guard was armed) by arming it again after the commit, the tab's
+// writes refused meanwhile. Everything else held.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -67,7 +68,9 @@ describe('red team 10', { timeout: 1_500_000 }, () => {
         res.end(SITE_SW);
       },
     };
-    h = await startHarness({ name: 'redteam10', share: false, extraPages: pages });
+    // As in a browser with another extension that observes requests: the way Chrome loads a
+    // page's requests then let a popup's beacons past the guard in every run, not 1 in 3.
+    h = await startHarness({ name: 'redteam10', share: false, extraPages: pages, extensionPermissions: ['webRequest'] });
     panel = await h.openPanel();
   });
 
@@ -341,13 +344,25 @@ describe('red team 10', { timeout: 1_500_000 }, () => {
   ];
   // A popup is Chrome's to start, before the extension can attach to it; while a tab is shared
   // the browser refuses the writes of tabs born until they are known (off_tab_writes,
-  // newborn_tabs), a shared page's popup until it is armed. Still open (docs/gesture-guard.md,
-  // "Left open, known"): a beacon the popup's page sends as it loads, in the moment the guard is
-  // armed there, escapes both the guard's Fetch and those rules (N2, N3: 2 of 2 in one run).
-  const OPEN = new Set([1, 2, 3]);
+  // newborn_tabs), a shared page's popup until it is armed. A document whose load began before
+  // its guard was armed sent its beacons and keep-alive fetches past the guard for its whole
+  // life (N2, N3: 3 of 4 runs, the page's own and the agent's later ones) until the guard was
+  // armed again after its commit (late_documents).
+  /** The agent's pages of the paying page send a beacon and a keep-alive fetch. */
+  async function lateWrites(browser) {
+    const pages = await withTimeout(browser.pages(), 10_000, 'the agent\'s pages').catch(() => []);
+    const out = [];
+    for (const p of pages.filter((p) => p.url().includes('/rt10/autopay'))) {
+      out.push(await withTimeout(p.evaluate(() => {
+        const beacon = navigator.sendBeacon('/shop/api/pay', '{"late":"beacon"}');
+        fetch('/shop/api/pay', { method: 'POST', body: '{"late":"keepalive"}', keepalive: true }).catch(() => {});
+        return beacon;
+      }), 10_000, 'late writes').then((b) => `beacon queued ${b}`, (e) => `threw ${e.message.slice(0, 60)}`));
+    }
+    return out.join(', ') || 'no such page';
+  }
   for (const [i, [name, open]] of BORN.entries()) {
-    const todo = OPEN.has(i + 1) && "open: a beacon sent as the popup's guard is armed";
-    test(`N${i + 1} ${name}: nothing pays unasked`, { todo }, async () => {
+    test(`N${i + 1} ${name}: nothing pays unasked`, async () => {
       await denyAll();
       const agent = `rt10-born-${i + 1}`;
       const browser = await connectAgent(h, agent, 60_000);
@@ -362,17 +377,21 @@ describe('red team 10', { timeout: 1_500_000 }, () => {
         const questions = [];
         const t0 = Date.now();
         const r = await open(page, send, agent).then((v) => JSON.stringify(v ?? '').slice(0, 100), (e) => `threw ${e.message.slice(0, 100)}`);
-        // Deny whatever is asked for a while, noting what was asked.
+        // Deny whatever is asked for a while, noting what was asked; meanwhile the agent has the
+        // new page send a beacon and a keep-alive fetch of its own, once its guard is armed.
         const end = Date.now() + 6000;
+        let late = null;
         while (Date.now() < end) {
           const q = await panel.$eval(QUESTION, (li) => li.textContent.replace(/\s+/g, ' ').slice(0, 80)).catch(() => null);
           if (q) questions.push(`${Date.now() - t0}ms ${q}`);
           await denyAll();
+          if (late === null && Date.now() - t0 > 2000) late = lateWrites(browser);
           await sleep(200);
         }
+        late = await late;
         await sleep(WATCH_MS);
         const writes = site.bodies.slice(bodiesBefore).filter((b) => /\/shop\/(api\/)?pay /.test(b));
-        console.log(`N${i + 1} ${name}: ${r}; asked ${questions.length}: ${questions.slice(0, 3).join(' | ')}; payments ${paid() - before} ${paid() - before ? JSON.stringify(writes) : ''}`);
+        console.log(`N${i + 1} ${name}: ${r}; late writes: ${late}; asked ${questions.length}: ${questions.slice(0, 3).join(' | ')}; payments ${paid() - before} ${paid() - before ? JSON.stringify(writes) : ''}`);
         assert.equal(paid() - before, 0, `${name}: a payment reached the server unasked`);
       } finally {
         cdp.close();

@@ -27,7 +27,7 @@ use wasm_bindgen_futures::spawn_local;
 
 use super::panel_state::broadcast;
 use super::state::with;
-use super::tab_gate;
+use super::{late_documents, tab_gate};
 use crate::chrome;
 use crate::js::{error_message, sleep, to_js, within};
 
@@ -93,7 +93,12 @@ pub async fn arm(tab_id: TabId) -> Result<(), String> {
 /// (`hook_sent`): a popup whose initial empty document was replaced while the hook ran in it
 /// was seen never to answer, and its adoption hung with it.
 async fn arm_target(tab_id: TabId, session: Option<&str>, documents: bool) -> Result<(), String> {
-    let fetch = to_js(&json!({ "patterns": guard_fetch_patterns() }));
+    let fetch = json!({ "patterns": guard_fetch_patterns() });
+    if session.is_none() {
+        late_documents::enabling(tab_id, &fetch);
+        late_documents::arming(tab_id);
+    }
+    let fetch = to_js(&fetch);
     let auto = to_js(&json!({ "autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true }));
     if documents {
         let hook = to_js(
@@ -124,9 +129,17 @@ async fn arm_target(tab_id: TabId, session: Option<&str>, documents: bool) -> Re
             with(|w| w.gestures.hook_answered(tab_id, session, identifier));
         });
     }
+    let intercepting = async {
+        let answer = chrome::send_command(tab_id, session, "Fetch.enable", &fetch).await;
+        // As soon as it is answered: a document may commit before the auto-attach's answer.
+        if session.is_none() {
+            late_documents::armed(tab_id, answer.is_ok()).await;
+        }
+        answer
+    };
     let (a, b) = futures_util::join!(
-        chrome::send_command(tab_id, session, "Fetch.enable", &fetch),
-        chrome::send_command(tab_id, session, "Target.setAutoAttach", &auto),
+        intercepting,
+        chrome::send_command(tab_id, session, "Target.setAutoAttach", &auto)
     );
     a.and(b).map(drop).map_err(|e| format!("could not arm the gesture guard: {}", error_message(&e)))
 }
@@ -294,8 +307,12 @@ pub fn tab_closed(tab_id: TabId) {
 /// navigation is paused).
 pub async fn guard_only(tab_id: TabId) -> Result<(), String> {
     with(|w| w.gestures.intercept(tab_id, None, false));
-    let params = to_js(&json!({ "patterns": guard_fetch_patterns() }));
-    chrome::send_command(tab_id, None, "Fetch.enable", &params).await.map(drop).map_err(|e| error_message(&e))
+    let params = json!({ "patterns": guard_fetch_patterns() });
+    late_documents::enabling(tab_id, &params);
+    chrome::send_command(tab_id, None, "Fetch.enable", &to_js(&params))
+        .await
+        .map(drop)
+        .map_err(|e| error_message(&e))
 }
 
 /// [`BrowserOp::Intercept`]: the guard's patterns plus the clients'.
@@ -310,8 +327,11 @@ pub async fn intercept(
     with(|w| w.gestures.intercept(tab_id, session.as_deref(), clients));
     let mut patterns = guard_fetch_patterns();
     patterns.extend(client_patterns);
-    let params = to_js(&json!({ "patterns": patterns, "handleAuthRequests": handle_auth_requests }));
-    chrome::send_command(tab_id, session.as_deref(), "Fetch.enable", &params)
+    let params = json!({ "patterns": patterns, "handleAuthRequests": handle_auth_requests });
+    if session.is_none() {
+        late_documents::enabling(tab_id, &params);
+    }
+    chrome::send_command(tab_id, session.as_deref(), "Fetch.enable", &to_js(&params))
         .await
         .map_err(|e| error_message(&e))?;
     Ok(json!({}))

@@ -10,6 +10,7 @@ mod file_access;
 mod gestures;
 mod inspect;
 mod kill_switch;
+mod late_documents;
 mod link_effects;
 mod navigation;
 mod off_tab_writes;

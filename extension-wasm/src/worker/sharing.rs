@@ -15,7 +15,9 @@ use super::attach::{attach_and_describe, emulate_focus};
 use super::panel_state::broadcast;
 use super::state::{is_shared, with};
 use super::tab_gate;
-use super::{daemon, gestures, navigation, off_tab_writes, placement, relay, settings, web_only};
+use super::{
+    daemon, gestures, late_documents, navigation, off_tab_writes, placement, relay, settings, web_only,
+};
 use crate::chrome;
 use crate::js::{from_js, sleep, to_js, within};
 
@@ -426,6 +428,7 @@ pub fn unshare(tab_id: TabId, reason: UnshareReason) {
     let _ = daemon::target(TargetChange::Unshared { tab_id, reason });
     spawn_local(navigation::apply(tab_id, None));
     off_tab_writes::left(tab_id);
+    late_documents::forget(tab_id, false);
     persist();
     broadcast();
 }

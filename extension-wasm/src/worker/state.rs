@@ -10,6 +10,7 @@ use tabtunnel_extension_core::epochs::Epochs;
 use tabtunnel_extension_core::focus::FocusGuard;
 use tabtunnel_extension_core::gestures::Gestures;
 use tabtunnel_extension_core::inspect::Reads;
+use tabtunnel_extension_core::late_documents::LateDocuments;
 use tabtunnel_extension_core::off_tab_writes::OffTabWrites;
 use tabtunnel_extension_core::placement::{Places, Placing};
 use tabtunnel_extension_core::popups::{Adopting, Popups};
@@ -78,6 +79,11 @@ pub struct Worker {
     pub page_reads: Reads,
     /// The sites shared tabs showed, whose workers outside any tab may not write.
     pub off_tab_writes: OffTabWrites,
+    /// Documents begun before their tab's guard was armed (`late_documents.rs`).
+    pub late_documents: LateDocuments,
+    /// The `Fetch.enable` params last sent on each armed tab's own session (the guard's
+    /// patterns and its clients'), to send again.
+    pub fetch_params: BTreeMap<TabId, serde_json::Value>,
     /// Chrome lets the extension read local files: how to turn that off.
     pub file_access_warning: Option<String>,
     /// This browser's clock minus the daemon's, from its first report on this connection.

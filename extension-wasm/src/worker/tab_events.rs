@@ -11,7 +11,7 @@ use wasm_bindgen_futures::spawn_local;
 
 use super::sharing::{changed, navigated, release, unshare};
 use super::state::{is_shared, with};
-use super::{agent_tabs, gestures, off_tab_writes, placement, reattach, web_only, workers};
+use super::{agent_tabs, gestures, late_documents, off_tab_writes, placement, reattach, web_only, workers};
 use crate::chrome;
 use crate::js::from_js;
 
@@ -47,6 +47,7 @@ pub fn listen() {
             w.off_tab_writes.newborn.removed(tab_id);
         });
         gestures::tab_closed(tab_id);
+        late_documents::forget(tab_id, true);
         if is_shared(tab_id) {
             unshare(tab_id, with(|w| w.shared.closed(tab_id)));
         } else {
@@ -108,18 +109,22 @@ pub fn listen() {
     chrome::on_tab_attached(&on_attached);
     on_attached.forget();
 
-    let on_navigation = || {
-        Closure::<dyn FnMut(JsValue)>::new(|details: JsValue| {
+    let on_navigation = |late: fn(&JsValue)| {
+        Closure::<dyn FnMut(JsValue)>::new(move |details: JsValue| {
             off_tab_writes::frame_navigated(&details);
+            late(&details);
             if let Some((tab_id, url)) = web_only::main_frame(&details) {
                 navigated(tab_id, &url);
             }
         })
     };
-    let before = on_navigation();
+    let before = on_navigation(late_documents::started);
     chrome::on_before_navigate(&before);
     before.forget();
-    let committed = on_navigation();
+    let committed = on_navigation(late_documents::committed);
     chrome::on_navigation_committed(&committed);
     committed.forget();
+    let failed = Closure::<dyn FnMut(JsValue)>::new(|details: JsValue| late_documents::failed(&details));
+    chrome::on_navigation_error(&failed);
+    failed.forget();
 }
