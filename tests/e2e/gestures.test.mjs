@@ -36,7 +36,7 @@ describe('the gesture guard', { timeout: 900_000 }, () => {
     const dir = fs.mkdtempSync(path.join(process.env.TMPDIR ?? '/tmp', 'tabtunnel-gestures-'));
     const policy = path.join(dir, 'policy.toml');
     fs.writeFileSync(policy, `gesture_timeout = ${GESTURE_TIMEOUT_SECONDS}\n`);
-    h = await startHarness({ name: 'gestures', share: false, extraPages: site.pages, daemonArgs: ['--policy', policy] });
+    h = await startHarness({ name: 'gestures', share: false, extraPages: site.pages, daemonArgs: ['--policy', policy], extensionPermissions: ['webRequest'] });
     panel = await h.openPanel();
   });
 

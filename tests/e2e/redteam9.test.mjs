@@ -68,7 +68,7 @@ describe('red team 9', { timeout: 1_500_000 }, () => {
         res.end(`<!doctype html><meta http-equiv="refresh" content="0;url=${OUR_PAGE}"><title>refresh</title>`);
       },
     };
-    h = await startHarness({ name: 'redteam9', share: false, extraPages: pages });
+    h = await startHarness({ name: 'redteam9', share: false, extraPages: pages, extensionPermissions: ['webRequest'] });
     panel = await h.openPanel();
     v6 = http.createServer((req, res) => {
       const u = new URL(req.url, 'http://x');

@@ -43,7 +43,7 @@ describe('writes from workers outside any tab', { timeout: 240_000 }, () => {
       res.writeHead(302, { location: url.searchParams.get('to') });
       res.end();
     };
-    h = await startHarness({ name: 'worker-writes', share: false, extraPages: { ...site.pages, '/shop/pay-sw.js': PAYING_SERVICE_WORKER, '/bounce': bounce } });
+    h = await startHarness({ name: 'worker-writes', share: false, extraPages: { ...site.pages, '/shop/pay-sw.js': PAYING_SERVICE_WORKER, '/bounce': bounce }, extensionPermissions: ['webRequest'] });
   });
 
   after(async () => {
