@@ -71,16 +71,19 @@ describe(`chrome-devtools-mcp ${MCP_VERSION} through tabtunnel`, { timeout: 240_
     await call('take_screenshot', { pageId });
     const panel = await h.openPanel();
     const steps = '#agents li[data-agent="default"] .activity .step';
+    // The panel shows the newest step first and catches up with the daemon's record in its own
+    // time (an earlier test's screenshot may still be on it): wait for this screenshot on top
+    // and the click named, then read what it says.
     let lines = [];
     const deadline = Date.now() + 30_000;
     while (Date.now() < deadline) {
       lines = await panel.$$eval(steps, (els) => els.map((el) => el.textContent));
-      if (lines.includes('took a screenshot')) break;
+      if (lines[0] === 'took a screenshot' && lines.includes('clicked "Send"')) break;
       await new Promise((r) => setTimeout(r, 250));
     }
     const shown = lines.join('\n');
+    assert.equal(lines[0], 'took a screenshot', `the screenshot in words, newest first:\n${shown}`);
     assert.ok(lines.length > 0 && lines.length <= 12, `at most a dozen lines:\n${shown}`);
-    assert.ok(lines.includes('took a screenshot'), `the screenshot in words:\n${shown}`);
     assert.ok(lines.includes('clicked "Send"'), `the click, named by the guard:\n${shown}`);
     assert.ok(lines.some((l) => l.startsWith('typed 6 characters')), `London typed, counted:\n${shown}`);
     for (const line of lines) {
