@@ -483,6 +483,7 @@ impl Core {
             self.agents.grace_due(),
             self.popups_due.get(),
             self.standing_due(),
+            self.refusals_due(),
         ])
     }
 
@@ -508,6 +509,7 @@ impl Core {
             self.expire_waiting();
             self.expire_questions();
             self.expire_standing();
+            self.expire_refusals();
             self.release_idle_agents();
             // An agent whose grace period ended has no tab prepared any more.
             self.update_prepared_tabs();

@@ -191,5 +191,25 @@ describe('a flood of held writes', { timeout: 900_000 }, () => {
       assert.ok(refused >= 1_000, `${agent}: ${refused} refused, in ${ended.length} lines`);
     }
     assert.ok(floods.length <= 12, `not a line per refused write: ${floods.length} lines`);
+    // A payment like one the human denied is refused unasked while the refusal stands (30 s from
+    // the last denial): the trail gets the first of those, then one line with the count of the
+    // rest as it ends, not a line each. flooder's ended during the second test.
+    const retriesOf = (all, agent) =>
+      all.map((l) => JSON.parse(l)).filter((l) => l.agent === agent && l.answer === 'denied: refused moments ago');
+    for (const agent of ['flooder', 'flooder-2']) {
+      const retries = retriesOf(lines, agent);
+      console.log(`# ${agent}: ${retries.length} trail lines of writes refused moments ago`);
+      assert.ok(retries.length <= 4, `${agent}: a first retry and a count per refusal, not a line each:\n${retries.slice(0, 6).map((l) => JSON.stringify(l)).join('\n')}`);
+    }
+    let counted = [];
+    await pollFor(async () => {
+      const { stdout: now } = await promisify(execFile)(daemonBinary(), ['audit', '--json'], {
+        env: { ...process.env, XDG_CONFIG_HOME: h.configHome, XDG_DATA_HOME: h.dataHome },
+        maxBuffer: 256 << 20,
+      });
+      counted = retriesOf(now.trim().split('\n').filter(Boolean), 'flooder').filter((l) => /\d+ more like it/.test(l.rule ?? JSON.stringify(l)));
+      return counted.length > 0;
+    }, 45_000, "flooder's retries counted as its refusal ended", h.detail);
+    console.log(`# flooder: ${counted.map((l) => /(\d+) more like it/.exec(JSON.stringify(l))[1]).join(' + ')} more refused moments ago, counted`);
   });
 });

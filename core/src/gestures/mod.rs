@@ -42,6 +42,7 @@ mod held;
 mod input;
 pub mod interception;
 mod network;
+mod refusals;
 pub mod rule;
 mod standing;
 pub mod vocabulary;
@@ -81,16 +82,16 @@ pub(crate) struct Gestures {
     /// sends is judged with it.
     last_gesture: HashMap<TabId, (u64, GestureFacts)>,
     /// What the human refused (or let time out) a moment ago, per agent: the same gesture or
-    /// request again (a client retrying, an agent wearing the human down) is refused at once.
-    refused: HashMap<(AgentId, String), u64>,
+    /// request again is refused at once (`refusals.rs`).
+    refused: refusals::Refusals,
     /// The human's standing answers (`standing.rs`).
     standing: standing::StandingAnswers,
     /// The writes waiting on the guard per tab, at most a few (`flood.rs`).
     floods: flood::Floods,
 }
 
-/// How long a refusal stands for the same gesture or request of the same agent.
-const REFUSAL_STANDS_MS: u64 = 30_000;
+/// The answer the trail gives a retry of what the human refused moments ago.
+const REFUSED_MOMENTS_AGO: &str = "denied: refused moments ago";
 
 /// What makes two questions the same one.
 fn signature(q: &GestureQuestion) -> String {
@@ -234,10 +235,16 @@ impl Core {
             }
         };
         let key = (agent.clone(), signature(&question));
-        if self.gestures.refused.get(&key).is_some_and(|until| self.now_ms <= *until) {
-            let outcome = Outcome::Asked { rule: RULE.into(), answer: "denied: refused moments ago" };
-            self.audit_question(agent, Some(tab), method, url, outcome, question, None);
-            return self.gesture_settled(waiting, false, "the user refused it moments ago");
+        match self.gestures.refused.retry(&key, self.now_ms, Some(tab), method, url, &question) {
+            refusals::Retry::Ask => {}
+            refusals::Retry::First => {
+                let outcome = Outcome::Asked { rule: RULE.into(), answer: REFUSED_MOMENTS_AGO };
+                self.audit_question(agent, Some(tab), method, url, outcome, question, None);
+                return self.gesture_settled(waiting, false, "the user refused it moments ago");
+            }
+            refusals::Retry::Counted => {
+                return self.gesture_settled(waiting, false, "the user refused it moments ago");
+            }
         }
         let timeout = self.gesture_timeout_ms();
         let rule = format!("{RULE}: {}", question.reasons.join("; "));
@@ -255,9 +262,28 @@ impl Core {
 
     /// The human refused (or did not answer) this question: it stands a while.
     pub(crate) fn remember_refusal(&mut self, agent: &AgentId, question: &GestureQuestion) {
-        let now = self.now_ms;
-        self.gestures.refused.retain(|_, until| *until >= now);
-        self.gestures.refused.insert((agent.clone(), signature(question)), now + REFUSAL_STANDS_MS);
+        let ended = self.gestures.refused.remember((agent.clone(), signature(question)), self.now_ms);
+        self.audit_retries(ended);
+    }
+
+    /// When refused retries wait to be counted in the trail.
+    pub(crate) fn refusals_due(&self) -> Option<u64> {
+        self.gestures.refused.due()
+    }
+
+    /// Refusals whose time is up: their retries' count goes into the trail.
+    pub(crate) fn expire_refusals(&mut self) {
+        let ended = self.gestures.refused.expired(self.now_ms);
+        self.audit_retries(ended);
+    }
+
+    fn audit_retries(&mut self, ended: Vec<(AgentId, refusals::Retries)>) {
+        for (agent, r) in ended {
+            let rule =
+                format!("{RULE}: {} more like it, each refused unasked while the refusal stood", r.uncounted);
+            let outcome = Outcome::Asked { rule, answer: REFUSED_MOMENTS_AGO };
+            self.audit_question(&agent, r.tab, &r.method, r.url.as_deref(), outcome, r.question, None);
+        }
     }
 
     /// The human answered (or did not, in time) a question of the guard's.

@@ -675,6 +675,38 @@ fn a_refusal_stands_a_while_for_the_same_gesture_so_retries_do_not_ask_again() {
     assert_eq!(approvals(&h.answer(op, pay_button())).len(), 1);
 }
 
+#[test]
+fn retries_of_a_refusal_make_two_trail_lines_the_first_and_the_count_of_the_rest() {
+    let (mut h, page) = agent_page();
+    let (op, _) = inspection(&h.send(1, press(&page, 1)));
+    let id = approvals(&h.answer(op, pay_button()))[0].id;
+    h.ext(FromExtension::ApprovalAnswer { id, answer: ApprovalAnswer::Deny });
+    let mut lines = Vec::new();
+    for n in 2..12 {
+        let (op, _) = inspection(&h.send(1, press(&page, n)));
+        let step = h.answer(op, pay_button());
+        assert!(step
+            .to(1)
+            .iter()
+            .any(|f| f["id"] == n && f["error"]["message"].as_str().unwrap().contains("moments ago")));
+        lines.extend(audits(&step).into_iter().cloned());
+    }
+    assert_eq!(lines.len(), 1, "the first retry only: {lines:?}");
+    assert!(matches!(&lines[0].outcome, Outcome::Asked { answer: "denied: refused moments ago", .. }));
+    let t0 = h.now;
+    assert!(audits(&h.tick(t0 + 1_000)).is_empty(), "the rest wait to be counted");
+    let step = h.tick(t0 + 30_001);
+    let counted = audits(&step);
+    assert_eq!(counted.len(), 1, "{counted:?}");
+    assert!(
+        matches!(&counted[0].outcome, Outcome::Asked { rule, answer: "denied: refused moments ago" } if rule.contains("9 more like it")),
+        "{:?}",
+        counted[0].outcome
+    );
+    assert_eq!(counted[0].question.as_ref().unwrap().element, "Pay €1,240.00", "what they were");
+    assert!(audits(&h.tick(t0 + 90_000)).is_empty(), "counted once");
+}
+
 /// An agent held to some origins writes no other site's cookie into a response it makes up for
 /// a request paused for it; its own site's it may.
 #[test]
