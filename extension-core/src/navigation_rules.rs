@@ -17,9 +17,12 @@
 //!
 //! Each update replaces the rules of the agents it names (remove the ids that may be in force,
 //! add fresh ones) in one call, all or nothing. Should the browser refuse it, nothing changed:
-//! the ids it removed are still in force, and the agents in it fail closed ([`closed_rules`]:
-//! every top-level navigation goes to the endpoint, frames are blocked, no cookie goes or is
-//! set) until the daemon's rules come again. A refused closed set is not tried again.
+//! the ids it removed are still in force. An update of several agents is then tried agent by
+//! agent (the browser does not say whose rules it refused, and a rule of one agent's, or the
+//! limit of 1,000 regular expressions, must not close the others); an agent refused alone fails
+//! closed ([`closed_rules`]: every top-level navigation goes to the endpoint, frames are
+//! blocked, no cookie goes or is set) until the daemon's rules come again. A refused closed set
+//! is not tried again.
 //!
 //! Session rules outlive the worker: before its first update a new worker reads the rules in
 //! place and counts its ids on from the highest it found, so none clashes; those it did not put
@@ -130,11 +133,13 @@ struct InFlight {
 
 #[derive(Debug)]
 enum Purpose {
-    /// Each agent's ids removed and added, and an earlier worker's removed.
+    /// Each agent's ids removed and added, and an earlier worker's removed; `alone`: agents to
+    /// try one at a time after this one (a refused update of several is tried agent by agent).
     Agents {
         closing: bool,
         changes: BTreeMap<String, (Vec<i32>, Vec<i32>)>,
         stale: Vec<i32>,
+        alone: Vec<String>,
     },
     AllowOnce(i32),
     /// An allowed URL's rule once its time is up.
@@ -220,18 +225,17 @@ impl Navigation {
                         settle(tickets, Ok(()), &mut steps);
                     }
                     (Purpose::AllowOnce(_), Err(e)) => settle(tickets, Err(e), &mut steps),
-                    (Purpose::Agents { .. } | Purpose::Removal, Ok(())) => {
-                        settle(tickets, Ok(()), &mut steps)
-                    }
+                    (Purpose::Agents { alone, .. }, Ok(())) => self.next_alone(alone, tickets, &mut steps),
+                    (Purpose::Removal, Ok(())) => settle(tickets, Ok(()), &mut steps),
                     (Purpose::Removal, Err(e)) => {
                         steps.push(Step::Warn(format!("could not remove navigation rules: {e}")));
                         settle(tickets, Err(e), &mut steps);
                     }
-                    (Purpose::Agents { closing, changes, stale }, Err(e)) => {
+                    (Purpose::Agents { closing, changes, stale, alone }, Err(e)) => {
                         // Nothing changed (all or nothing): what it removed is still in force,
                         // what it added is not.
                         self.stale.extend(stale);
-                        let agents: Vec<String> = changes.keys().cloned().collect();
+                        let mut agents: Vec<String> = changes.keys().cloned().collect();
                         for (agent, (removed, added)) in changes {
                             let state = self.agents.entry(agent).or_default();
                             state.in_force.extend(removed);
@@ -244,13 +248,22 @@ impl Navigation {
                             steps.push(Step::Warn(format!(
                                 "the browser refused even the closed navigation rules of {names}: {e}"
                             )));
-                            settle(tickets, Err(e), &mut steps);
+                            match alone.is_empty() {
+                                true => settle(tickets, Err(e), &mut steps),
+                                false => self.next_alone(alone, tickets, &mut steps),
+                            }
+                        } else if agents.len() > 1 {
+                            // Whose rules the browser refuses is not said: each agent alone, so
+                            // only that one fails closed.
+                            let first = agents.remove(0);
+                            agents.extend(alone);
+                            self.send(vec![first], tickets, false, agents, &mut steps);
                         } else {
                             steps.push(Step::Warn(format!(
                                 "the browser refused the navigation rules of {names} ({e}): every navigation of theirs goes to the endpoint, frames are blocked and cookies stripped"
                             )));
                             self.closed.extend(agents.iter().cloned());
-                            self.send(agents, tickets, true, &mut steps);
+                            self.send(agents, tickets, true, alone, &mut steps);
                         }
                     }
                 }
@@ -317,12 +330,28 @@ impl Navigation {
         if !self.read_done(steps) {
             return self.deferred.push(Deferred::Replace { agents, ticket });
         }
-        self.send(agents, ticket.into_iter().collect(), closing, steps);
+        self.send(agents, ticket.into_iter().collect(), closing, Vec::new(), steps);
+    }
+
+    /// The next of the agents tried one at a time, or, when none is left, `tickets` settled.
+    fn next_alone(&mut self, mut alone: Vec<String>, tickets: Vec<OpId>, steps: &mut Vec<Step>) {
+        if alone.is_empty() {
+            return settle(tickets, Ok(()), steps);
+        }
+        let next = alone.remove(0);
+        self.send(vec![next], tickets, false, alone, steps);
     }
 
     /// One update for these agents (all or nothing), and an earlier worker's rules out once the
-    /// daemon's are known; `tickets` settled when it is done.
-    fn send(&mut self, agents: Vec<String>, tickets: Vec<OpId>, closing: bool, steps: &mut Vec<Step>) {
+    /// daemon's are known; then those `alone`, one at a time; `tickets` settled when all is done.
+    fn send(
+        &mut self,
+        agents: Vec<String>,
+        tickets: Vec<OpId>,
+        closing: bool,
+        alone: Vec<String>,
+        steps: &mut Vec<Step>,
+    ) {
         let stale = if self.rules_known { std::mem::take(&mut self.stale) } else { Vec::new() };
         let (mut remove, mut add, mut changes) = (stale.clone(), Vec::new(), BTreeMap::new());
         for agent in agents {
@@ -351,11 +380,12 @@ impl Navigation {
             changes.insert(agent, (removed, added));
         }
         if remove.is_empty() && add.is_empty() {
-            return settle(tickets, Ok(()), steps);
+            return self.next_alone(alone, tickets, steps);
         }
         let op = self.ops.issue();
         steps.push(Step::Update { op, remove, add });
-        self.updates.insert(op, InFlight { what: Purpose::Agents { closing, changes, stale }, tickets });
+        self.updates
+            .insert(op, InFlight { what: Purpose::Agents { closing, changes, stale, alone }, tickets });
     }
 
     fn send_allow_once(&mut self, ticket: OpId, tab_id: TabId, url: &str, steps: &mut Vec<Step>) {
@@ -975,17 +1005,83 @@ mod tests {
     }
 
     #[test]
-    fn a_refused_update_of_two_agents_closes_both() {
+    fn a_refused_update_of_two_agents_closes_only_the_one_refused_alone() {
         let good = allowing("^https://a\\.test/");
         let mut h = H::with_rules(policy(&[("a", Some(good)), ("b", Some(allowing(BAD_REGEX)))]));
         h.apply(1, Some("a"));
-        // Tab 1 goes from a to b: one update for both, refused.
-        h.apply(1, Some("b"));
+        // Tab 1 goes from a to b: one update for both, refused; then each alone.
+        let ticket = h.apply(1, Some("b"));
+        assert_eq!(h.settled(ticket), Some(&Ok(())));
         assert_closed(&h.browser, "b", &[1]);
-        assert!(h.nav.closed.contains("a") && h.nav.closed.contains("b"));
+        assert!(!h.nav.closed.contains("a") && h.nav.closed.contains("b"));
         // a has no tab left: no rule of its stays.
         let base = navigation_mac::redirect_base(ENDPOINT, "a", 1).unwrap();
         assert!(!h.browser.rules.values().any(|r| r.to_string().contains(&base)));
+        assert_eq!(h.warnings.len(), 1, "b's, not a's: {:?}", h.warnings);
+    }
+
+    #[test]
+    fn rules_one_agent_gets_refused_close_no_other_agent() {
+        let good = || Some(allowing("^https://a\\.test/"));
+        let rules = policy(&[("a", good()), ("b", Some(allowing(BAD_REGEX))), ("c", good()), ("free", None)]);
+        let mut h = H::with_rules(rules);
+        for (tab, agent) in [(1, "a"), (2, "b"), (3, "c"), (4, "free")] {
+            h.apply(tab, Some(agent));
+        }
+        h.browser.updates = 0;
+        // The policy comes again (a new connection): one update for all, refused for b's rules.
+        let steps = h.nav.rules_changed(h.nav.rules.clone(), ENDPOINT.into(), []);
+        h.run(steps);
+        assert_eq!(h.nav.closed.iter().collect::<Vec<_>>(), ["b"]);
+        let names_tab = |r: &Value, tab: TabId| {
+            r["condition"]["tabIds"].as_array().is_some_and(|t| t.contains(&json!(tab)))
+        };
+        let bs = Browser {
+            rules: h
+                .browser
+                .rules
+                .iter()
+                .filter(|(_, r)| names_tab(r, 2))
+                .map(|(id, r)| (*id, r.clone()))
+                .collect(),
+            ..Browser::default()
+        };
+        assert_closed(&bs, "b", &[2]);
+        for (agent, tab) in [("a", 1), ("c", 3)] {
+            let theirs: Vec<&Value> =
+                h.browser.rules.values().filter(|r| r["condition"]["tabIds"] == json!([tab])).collect();
+            // Their own origins allowed: not the closed set.
+            assert!(
+                theirs.iter().any(|r| r["action"]["type"] == "allow"),
+                "{agent}'s own rules: {theirs:#?}"
+            );
+        }
+        // All, then a, b (refused), b closed, c: nothing for the agent without rules.
+        assert_eq!(h.browser.updates, 5);
+        // A browser refusing everything: each tried once and its closed set once, then settled.
+        h.browser.refuse_all = true;
+        h.browser.updates = 0;
+        h.warnings.clear();
+        let steps = h.nav.rules_changed(h.nav.rules.clone(), ENDPOINT.into(), []);
+        h.run(steps);
+        assert_eq!(h.browser.updates, 1 + 3 * 2);
+        assert_eq!(h.warnings.len(), 6, "{:?}", h.warnings);
+    }
+
+    #[test]
+    fn a_share_waits_for_every_agent_tried_alone() {
+        let good = allowing("^https://a\\.test/");
+        let mut h = H::with_rules(policy(&[("a", Some(good)), ("b", Some(allowing(BAD_REGEX)))]));
+        h.apply(1, Some("a"));
+        h.hold = true;
+        let ticket = h.apply(1, Some("b"));
+        h.answer(0, true);
+        for _ in 0..3 {
+            assert!(h.settled(ticket).is_none(), "settled before every agent's rules were in place");
+            assert_eq!(h.held.len(), 1, "one at a time");
+            h.answer(0, false);
+        }
+        assert_eq!(h.settled(ticket), Some(&Ok(())));
     }
 
     #[test]
