@@ -48,6 +48,8 @@ const ALWAYS_THROUGH: i32 = 5;
 /// How long a URL the human allowed stays let through (the navigation it was for happens at
 /// once; a slow redirect chain has this long).
 pub const ALLOWED_ONCE_MS: f64 = 10_000.0;
+/// How soon the removal of allowed URLs' rules is tried again after the browser refused it.
+const REMOVAL_RETRY_MS: f64 = 2_000.0;
 
 /// What the shell does next.
 #[derive(Debug, Clone, PartialEq)]
@@ -142,8 +144,8 @@ enum Purpose {
         alone: Vec<String>,
     },
     AllowOnce(i32),
-    /// An allowed URL's rule once its time is up.
-    Removal,
+    /// Allowed URLs' rules once their time is up.
+    Removal(Vec<i32>),
 }
 
 impl Navigation {
@@ -226,9 +228,15 @@ impl Navigation {
                     }
                     (Purpose::AllowOnce(_), Err(e)) => settle(tickets, Err(e), &mut steps),
                     (Purpose::Agents { alone, .. }, Ok(())) => self.next_alone(alone, tickets, &mut steps),
-                    (Purpose::Removal, Ok(())) => settle(tickets, Ok(()), &mut steps),
-                    (Purpose::Removal, Err(e)) => {
-                        steps.push(Step::Warn(format!("could not remove navigation rules: {e}")));
+                    (Purpose::Removal(_), Ok(())) => settle(tickets, Ok(()), &mut steps),
+                    (Purpose::Removal(ids), Err(e)) => {
+                        // Still in force, each would let its URL through for good: again later.
+                        let at = now + REMOVAL_RETRY_MS;
+                        steps.push(Step::Warn(format!(
+                            "could not remove the rules letting allowed URLs through ({e}): trying again"
+                        )));
+                        self.allowed_once.extend(ids.into_iter().map(|id| (at, id)));
+                        steps.push(Step::WakeAt(at));
                         settle(tickets, Err(e), &mut steps);
                     }
                     (Purpose::Agents { closing, changes, stale, alone }, Err(e)) => {
@@ -400,8 +408,8 @@ impl Navigation {
 
     fn send_removal(&mut self, remove: Vec<i32>, steps: &mut Vec<Step>) {
         let op = self.ops.issue();
-        steps.push(Step::Update { op, remove, add: Vec::new() });
-        self.updates.insert(op, InFlight { what: Purpose::Removal, tickets: Vec::new() });
+        steps.push(Step::Update { op, remove: remove.clone(), add: Vec::new() });
+        self.updates.insert(op, InFlight { what: Purpose::Removal(remove), tickets: Vec::new() });
     }
 }
 
@@ -1140,6 +1148,36 @@ mod tests {
         let (ticket, steps) = h.nav.allow_once(5, "https://b.test/");
         h.run(steps);
         assert!(matches!(h.settled(ticket), Some(Err(_))));
+    }
+
+    #[test]
+    fn a_refused_removal_of_an_allowed_url_is_tried_again_until_it_goes() {
+        let mut h = H::with_rules(policy(&[("bot", Some(allowing("^https://a\\.test/")))]));
+        h.apply(5, Some("bot"));
+        let before = h.browser.rules.len();
+        let (_, steps) = h.nav.allow_once(5, "https://b.test/");
+        h.run(steps);
+        assert_eq!(h.browser.rules.len(), before + 1);
+        h.browser.refuse_all = true;
+        h.now = ALLOWED_ONCE_MS;
+        let steps = h.nav.timeout(h.now);
+        h.run(steps);
+        assert_eq!(h.browser.rules.len(), before + 1, "still in force");
+        assert_eq!(h.warnings.len(), 1, "{:?}", h.warnings);
+        let again = ALLOWED_ONCE_MS + REMOVAL_RETRY_MS;
+        assert_eq!(h.nav.poll_timeout(), Some(again));
+        assert!(h.wakes.contains(&again));
+        // Refused once more: tried again after as long.
+        h.now = again;
+        let steps = h.nav.timeout(h.now);
+        h.run(steps);
+        assert_eq!(h.nav.poll_timeout(), Some(again + REMOVAL_RETRY_MS));
+        h.browser.refuse_all = false;
+        h.now = again + REMOVAL_RETRY_MS;
+        let steps = h.nav.timeout(h.now);
+        h.run(steps);
+        assert_eq!(h.browser.rules.len(), before, "gone");
+        assert_eq!(h.nav.poll_timeout(), None);
     }
 
     #[test]
