@@ -36,6 +36,7 @@ const AUTOPAY = `<h1>autopay</h1><script>
   fetch('/shop/api/pay', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"auto":"fetch"}' }).catch(() => {});
   navigator.sendBeacon('/shop/api/pay', '{"auto":"beacon"}');
   const x = new XMLHttpRequest(); x.open('POST', '/shop/api/pay'); x.send('{"auto":"xhr"}');
+  if (typeof fetchLater === 'function') fetchLater('/shop/api/pay', { method: 'POST', body: '{"auto":"fetchLater"}', activateAfter: 0 });
 </script>`;
 
 /** A page that submits a payment form the moment it is parsed. */
@@ -62,6 +63,8 @@ describe('red team 10', { timeout: 1_500_000 }, () => {
       '/rt10/autopay': html(AUTOPAY),
       '/rt10/autoform': html(AUTOFORM),
       '/rt10/plain': html('<h1>plain</h1>'),
+      // An SSO page as it signs in: it posts a form the moment it is parsed.
+      '/rt10/human-autoform': html(`<form id="f" method="post" action="/shop/api/pay"><input name="human" value="new-tab-form"></form><script>document.getElementById('f').submit();</script>`),
       '/rt10/human-autopay': html(`<script>fetch('/shop/api/pay', { method: 'POST', body: '{"human":"human-popup"}' })</script>`),
       '/rt10/sw.js': (req, res) => {
         res.writeHead(200, { 'content-type': 'text/javascript', 'cache-control': 'no-store' });
@@ -348,7 +351,7 @@ describe('red team 10', { timeout: 1_500_000 }, () => {
   // its guard was armed sent its beacons and keep-alive fetches past the guard for its whole
   // life (N2, N3: 3 of 4 runs, the page's own and the agent's later ones) until the guard was
   // armed again after its commit (late_documents).
-  /** The agent's pages of the paying page send a beacon and a keep-alive fetch. */
+  /** The agent's pages of the paying page send a beacon, a keep-alive fetch and a `fetchLater`. */
   async function lateWrites(browser) {
     const pages = await withTimeout(browser.pages(), 10_000, 'the agent\'s pages').catch(() => []);
     const out = [];
@@ -356,8 +359,11 @@ describe('red team 10', { timeout: 1_500_000 }, () => {
       out.push(await withTimeout(p.evaluate(() => {
         const beacon = navigator.sendBeacon('/shop/api/pay', '{"late":"beacon"}');
         fetch('/shop/api/pay', { method: 'POST', body: '{"late":"keepalive"}', keepalive: true }).catch(() => {});
-        return beacon;
-      }), 10_000, 'late writes').then((b) => `beacon queued ${b}`, (e) => `threw ${e.message.slice(0, 60)}`));
+        // Sent by the browser, not the page, once its time comes (at once here) or as it goes.
+        const later = typeof fetchLater === 'function';
+        if (later) fetchLater('/shop/api/pay', { method: 'POST', body: '{"late":"fetchLater"}', activateAfter: 0 });
+        return `beacon queued ${beacon}, fetchLater ${later ? 'queued' : 'missing'}`;
+      }), 10_000, 'late writes').then((b) => b, (e) => `threw ${e.message.slice(0, 60)}`));
     }
     return out.join(', ') || 'no such page';
   }
@@ -404,12 +410,16 @@ describe('red team 10', { timeout: 1_500_000 }, () => {
   test("N13 the human's own new tabs and popups write as before while an agent's tab is shared", async () => {
     const browser = await connectAgent(h, 'rt10-born-human', 60_000);
     const human = [];
+    let sso;
     try {
       const page = await browser.newPage();
       await page.goto(url('/rt10/plain'));
       const local = (path) => url(path).replace('127.0.0.1', 'localhost');
       const paidBy = (who) => site.bodies.filter((b) => b.startsWith('POST /shop/api/pay ') && b.includes(who)).length;
-      // A tab no page opened (Ctrl+T, a bookmark): its writes go once no shared page claimed it.
+      // A tab no page opened (Ctrl+T, a bookmark, a link from another program): the forms it
+      // sends go from its birth (an SSO page posting as it loads, on the site the agent's tab
+      // shows), its other writes once no shared page claimed it.
+      sso = await h.sw((u) => chrome.tabs.create({ url: u, active: false }).then((t) => t.id), url('/rt10/human-autoform'));
       const newTab = await h.browser.newPage();
       human.push(newTab);
       await newTab.goto(local('/rt10/plain'));
@@ -426,10 +436,11 @@ describe('red team 10', { timeout: 1_500_000 }, () => {
       }, local('/shop/api/pay'));
       human.push(await withTimeout(opened, WAIT_MS, 'the human popup'));
       await newTab.evaluate(() => { window.open('/rt10/human-autopay'); });
-      await pollFor(() => paidBy('new-tab') && paidBy('popup-form') && paidBy('human-popup'), WAIT_MS,
+      await pollFor(() => paidBy('new-tab-form') && paidBy('new-tab"') && paidBy('popup-form') && paidBy('human-popup'), WAIT_MS,
         "the human's writes", () => JSON.stringify(site.bodies.slice(-8)));
     } finally {
       for (const p of human) await p.close().catch(() => {});
+      await h.sw((id) => chrome.tabs.remove(id).catch(() => {}), sso).catch(() => {});
       for (const p of await h.browser.pages()) if (p.url().includes('human-autopay')) await p.close().catch(() => {});
       await closeAll(browser);
     }
