@@ -25,7 +25,8 @@
 //! is not tried again.
 //!
 //! Session rules outlive the worker: before its first update a new worker reads the rules in
-//! place and counts its ids on from the highest it found, so none clashes; those it did not put
+//! place (again a second apart if the read fails, three times at most) and counts its ids on
+//! from the highest it found, so none clashes; those it did not put
 //! there (their tabs may be the human's again; the rules against workers' writes,
 //! [`off_tab_writes::RULE_IDS`], are not its) stay until the daemon's rules come, covering the
 //! tabs it restored meanwhile, and go in the same update as its first rules. The shell runs each [`Step`] and reports its
@@ -113,13 +114,24 @@ struct AgentTabs {
     in_force: BTreeSet<i32>,
 }
 
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
 enum Read {
     #[default]
     NotYet,
-    Reading(OpId),
+    /// The read under way, and how many failed before it.
+    Reading(OpId, u32),
+    /// The last read failed: again at this time.
+    Again {
+        at: f64,
+        failed: u32,
+    },
     Done,
 }
+
+/// How often the rules in place are read before ours go in without knowing them (their ids may
+/// then clash with an earlier worker's, and the browser refuse ours), and how long apart.
+const READS: u32 = 3;
+const READ_AGAIN_MS: f64 = 1_000.0;
 
 #[derive(Debug)]
 enum Deferred {
@@ -215,8 +227,10 @@ impl Navigation {
     pub fn completed(&mut self, now: f64, op: OpId, done: Done) -> Vec<Step> {
         let mut steps = Vec::new();
         match done {
-            Done::RuleIds(ids) if self.read == Read::Reading(op) => self.read(ids, &mut steps),
-            Done::RuleIds(_) => {}
+            Done::RuleIds(ids) => match self.read {
+                Read::Reading(reading, failed) if reading == op => self.read(now, ids, failed, &mut steps),
+                _ => {}
+            },
             Done::Updated(result) => {
                 let Some(InFlight { what, tickets }) = self.updates.remove(&op) else { return steps };
                 match (what, result) {
@@ -280,14 +294,25 @@ impl Navigation {
         steps
     }
 
-    /// The time [`ALLOWED_ONCE_MS`] after an allowed URL went in, if any.
+    /// The time [`ALLOWED_ONCE_MS`] after an allowed URL went in, or a read is due again.
     pub fn poll_timeout(&self) -> Option<f64> {
-        self.allowed_once.iter().map(|(at, _)| *at).min_by(f64::total_cmp)
+        let again = match self.read {
+            Read::Again { at, .. } => Some(at),
+            _ => None,
+        };
+        self.allowed_once.iter().map(|(at, _)| *at).chain(again).min_by(f64::total_cmp)
     }
 
-    /// Allowed URLs whose time is up are no longer let through.
+    /// Allowed URLs whose time is up are no longer let through; a failed read is tried again.
     pub fn timeout(&mut self, now: f64) -> Vec<Step> {
         let mut steps = Vec::new();
+        if let Read::Again { at, failed } = self.read {
+            if at <= now {
+                let op = self.ops.issue();
+                self.read = Read::Reading(op, failed);
+                steps.push(Step::ReadRuleIds { op });
+            }
+        }
         let (due, later): (Vec<_>, Vec<_>) = self.allowed_once.iter().partition(|(at, _)| *at <= now);
         self.allowed_once = later;
         let remove: Vec<i32> = due.into_iter().map(|(_, id)| id).collect();
@@ -301,10 +326,10 @@ impl Navigation {
     fn read_done(&mut self, steps: &mut Vec<Step>) -> bool {
         match self.read {
             Read::Done => true,
-            Read::Reading(_) => false,
+            Read::Reading(..) | Read::Again { .. } => false,
             Read::NotYet => {
                 let op = self.ops.issue();
-                self.read = Read::Reading(op);
+                self.read = Read::Reading(op, 0);
                 steps.push(Step::ReadRuleIds { op });
                 false
             }
@@ -313,14 +338,24 @@ impl Navigation {
 
     /// The rules in place were read: an earlier worker's are noted (ours count on past theirs),
     /// then what waited goes.
-    fn read(&mut self, ids: Result<Vec<i32>, String>, steps: &mut Vec<Step>) {
+    fn read(&mut self, now: f64, ids: Result<Vec<i32>, String>, failed: u32, steps: &mut Vec<Step>) {
         self.read = Read::Done;
         match ids {
             Ok(ids) => {
                 self.stale = ids.into_iter().filter(|id| !off_tab_writes::RULE_IDS.contains(id)).collect();
                 self.next_rule_id = self.stale.iter().copied().fold(self.next_rule_id, i32::max);
             }
-            Err(e) => steps.push(Step::Warn(format!("could not read the navigation rules in place: {e}"))),
+            Err(e) if failed + 1 < READS => {
+                steps.push(Step::Warn(format!(
+                    "could not read the navigation rules in place: {e}; trying again"
+                )));
+                let at = now + READ_AGAIN_MS;
+                self.read = Read::Again { at, failed: failed + 1 };
+                return steps.push(Step::WakeAt(at));
+            }
+            Err(e) => steps.push(Step::Warn(format!(
+                "could not read the navigation rules in place: {e}; ours go in without them (an id may clash)"
+            ))),
         }
         for deferred in std::mem::take(&mut self.deferred) {
             match deferred {
@@ -659,6 +694,8 @@ mod tests {
         settled: Vec<(OpId, Result<(), String>)>,
         warnings: Vec<String>,
         wakes: Vec<f64>,
+        /// Reads of the rules in place that fail before one works.
+        failing_reads: u32,
     }
 
     impl H {
@@ -674,8 +711,14 @@ mod tests {
             while let Some(step) = self.steps.pop_front() {
                 match step {
                     Step::ReadRuleIds { op } => {
-                        let ids = self.browser.rules.keys().copied().collect();
-                        let more = self.nav.completed(self.now, op, Done::RuleIds(Ok(ids)));
+                        let ids = match self.failing_reads {
+                            0 => Ok(self.browser.rules.keys().copied().collect()),
+                            _ => {
+                                self.failing_reads -= 1;
+                                Err("Internal error.".to_owned())
+                            }
+                        };
+                        let more = self.nav.completed(self.now, op, Done::RuleIds(ids));
                         self.steps.extend(more);
                     }
                     Step::Update { op, remove, add } if self.hold => self.held.push((op, remove, add)),
@@ -808,6 +851,57 @@ mod tests {
             ]
         );
         assert_eq!(out[1]["condition"]["requestMethods"], json!(WRITE_METHODS));
+    }
+
+    #[test]
+    fn a_failed_read_of_the_rules_in_place_is_tried_again_before_ours_go_in() {
+        let mut h = H { failing_reads: 2, ..H::default() };
+        // An earlier worker's rule 7.
+        h.browser
+            .rules
+            .insert(7, json!({ "id": 7, "action": { "type": "block" }, "condition": { "tabIds": [40] } }));
+        let steps = h.nav.rules_changed(
+            policy(&[("bot", Some(allowing("^https://a\\.test/")))]),
+            ENDPOINT.into(),
+            [],
+        );
+        h.run(steps);
+        let ticket = h.apply(5, Some("bot"));
+        assert_eq!(h.browser.updates, 0, "nothing goes in before the rules in place are known");
+        assert!(h.settled(ticket).is_none());
+        for again in [READ_AGAIN_MS, 2.0 * READ_AGAIN_MS] {
+            assert_eq!(h.nav.poll_timeout(), Some(again));
+            h.now = again;
+            let steps = h.nav.timeout(again);
+            h.run(steps);
+        }
+        assert_eq!(h.settled(ticket), Some(&Ok(())));
+        assert!(
+            h.browser.rules.keys().all(|id| *id > 7),
+            "the earlier worker's removed, ours counted on past it"
+        );
+        assert_eq!(h.warnings.len(), 2, "{:?}", h.warnings);
+        assert_eq!(h.nav.poll_timeout(), None);
+    }
+
+    #[test]
+    fn reads_that_keep_failing_stop_and_ours_go_in_all_the_same() {
+        let mut h = H { failing_reads: READS, ..H::default() };
+        let steps = h.nav.rules_changed(
+            policy(&[("bot", Some(allowing("^https://a\\.test/")))]),
+            ENDPOINT.into(),
+            [],
+        );
+        h.run(steps);
+        let ticket = h.apply(5, Some("bot"));
+        while let Some(at) = h.nav.poll_timeout() {
+            h.now = at;
+            let steps = h.nav.timeout(at);
+            h.run(steps);
+        }
+        assert_eq!(h.settled(ticket), Some(&Ok(())));
+        assert_eq!(h.warnings.len() as u32, READS, "{:?}", h.warnings);
+        assert!(!h.browser.rules.is_empty());
     }
 
     #[test]
