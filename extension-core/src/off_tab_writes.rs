@@ -41,8 +41,11 @@ use crate::newborn_tabs::NewbornTabs;
 use crate::workers::origin_of;
 
 /// The rules' ids among the extension's session rules (the navigation rules count up from 1).
-pub const RULE_IDS: [i32; 6] =
-    [i32::MAX, i32::MAX - 1, i32::MAX - 2, i32::MAX - 3, i32::MAX - 4, i32::MAX - 5];
+pub const RULE_IDS: [i32; 7] =
+    [i32::MAX, i32::MAX - 1, i32::MAX - 2, i32::MAX - 3, i32::MAX - 4, i32::MAX - 5, i32::MAX - 6];
+/// What a document of a shared tab, or of a tab not known yet, is loaded with: no
+/// `fetchLater()` (its quota is none, so the call throws).
+pub const NO_DEFERRED_FETCH: &str = "deferred-fetch=(), deferred-fetch-minimal=()";
 /// Methods that change something on a server (`declarativeNetRequest`'s names).
 pub const WRITE_METHODS: &[&str] = &["connect", "delete", "patch", "post", "put", "other"];
 /// Every resource type but documents.
@@ -89,11 +92,13 @@ struct Cover {
     known: Option<Known>,
 }
 
-/// The tabs whose writes go while a tab is shared: every write, or only the documents they send.
+/// The tabs whose writes go while a tab is shared: every write, or only the documents they send;
+/// and the tabs shared.
 #[derive(Debug, Clone, PartialEq)]
 struct Known {
     tabs: BTreeSet<TabId>,
     unclaimed: BTreeSet<TabId>,
+    shared: BTreeSet<TabId>,
 }
 
 /// A change of the browser's rules: remove [`RULE_IDS`], then add `rules`.
@@ -142,9 +147,11 @@ impl OffTabWrites {
         let hosts: BTreeSet<String> = self.hosts.values().flatten().cloned().collect();
         let everywhere = !hosts.is_empty() && self.refused.as_ref() == Some(&hosts);
         let known = match self.newborn.known() {
-            Some(tabs) if !self.hosts.is_empty() => {
-                Some(Known { tabs: tabs.clone(), unclaimed: self.newborn.unclaimed().collect() })
-            }
+            Some(tabs) if !self.hosts.is_empty() => Some(Known {
+                tabs: tabs.clone(),
+                unclaimed: self.newborn.unclaimed().collect(),
+                shared: self.hosts.keys().copied().collect(),
+            }),
             _ => None,
         };
         let tabs = self.unguarded.union(&self.late).copied().collect();
@@ -202,6 +209,19 @@ impl OffTabWrites {
                 }
                 rules.push(json!({ "id": RULE_IDS[5], "priority": 1, "action": { "type": "block" }, "condition": documents }));
             }
+            // What a page queues with `fetchLater()` the browser sends itself, and for a
+            // document begun before its guard was armed (a popup's first page), past the guard
+            // for the document's whole life: the documents of shared tabs, and of tabs not known
+            // yet, have none.
+            let human: Vec<TabId> = known.tabs.difference(&known.shared).copied().collect();
+            let header =
+                json!({ "header": "permissions-policy", "operation": "append", "value": NO_DEFERRED_FETCH });
+            let mut condition = json!({ "resourceTypes": ["main_frame", "sub_frame"] });
+            if !human.is_empty() {
+                condition["excludedTabIds"] = json!(human);
+            }
+            let action = json!({ "type": "modifyHeaders", "responseHeaders": [header] });
+            rules.push(json!({ "id": RULE_IDS[6], "priority": 1, "action": action, "condition": condition }));
         }
         Some(RuleUpdate { rules, cover })
     }
@@ -422,7 +442,11 @@ mod tests {
         // An agent's tab on about:blank: a popup it opens is held all the same.
         w.showed(1, "about:blank");
         let update = w.update().expect("rules for tabs born now");
-        let [scripts] = &update.rules[..] else { panic!("one rule: {:?}", update.rules) };
+        let [scripts, no_deferred] = &update.rules[..] else { panic!("two rules: {:?}", update.rules) };
+        assert_eq!(no_deferred["id"], RULE_IDS[6]);
+        assert_eq!(no_deferred["condition"]["excludedTabIds"], json!([2, 3]), "the human's tabs keep it");
+        assert_eq!(no_deferred["condition"]["resourceTypes"], json!(["main_frame", "sub_frame"]));
+        assert_eq!(no_deferred["action"]["responseHeaders"][0]["value"], NO_DEFERRED_FETCH);
         assert_eq!(scripts["id"], RULE_IDS[4]);
         assert_eq!(scripts["condition"]["excludedTabIds"], json!([-1, 1, 2, 3]), "4 not known yet");
         assert_eq!(scripts["condition"]["requestMethods"], json!(WRITE_METHODS));
@@ -435,7 +459,7 @@ mod tests {
         // On a site: the documents a page there sends into a new tab, too.
         w.showed(1, "https://shop.example/cart");
         let update = w.update().unwrap();
-        let [.., scripts, documents] = &update.rules[..] else { panic!() };
+        let [.., scripts, documents, _] = &update.rules[..] else { panic!() };
         assert_eq!(scripts["id"], RULE_IDS[4]);
         assert_eq!(documents["id"], RULE_IDS[5]);
         assert_eq!(documents["condition"]["resourceTypes"], json!(["main_frame"]));
@@ -465,11 +489,21 @@ mod tests {
         let refused = w.update().unwrap();
         assert!(w.refused(refused));
         let update = w.update().unwrap();
-        let documents = update.rules.last().unwrap();
-        assert_eq!(documents["id"], RULE_IDS[5]);
+        let documents = update.rules.iter().find(|r| r["id"] == RULE_IDS[5]).unwrap();
         assert!(documents["condition"].get("initiatorDomains").is_none());
         w.applied(update);
 
+        // Known, unshared: it keeps `fetchLater()`; shared: not.
+        let no_deferred = |w: &mut OffTabWrites| {
+            w.installed = None; // whatever is in place: the rules as they would be
+            let update = w.update().unwrap();
+            update.rules.iter().find(|r| r["id"] == RULE_IDS[6]).unwrap()["condition"]["excludedTabIds"]
+                .clone()
+        };
+        assert_eq!(no_deferred(&mut w), json!([2, 3, 4]));
+        w.showed(4, "https://other.example/");
+        assert_eq!(no_deferred(&mut w), json!([2, 3]));
+        w.left(4);
         w.left(1);
         assert!(w.update().unwrap().rules.is_empty(), "nothing shared");
     }
