@@ -36,7 +36,10 @@ pub struct NewbornTabs {
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Hold {
     /// No page is known to have opened it: known at this time unless a shared page claims it.
-    Until(f64),
+    /// `documents`: the documents it sends go meanwhile (it has no tab strip opener: another
+    /// program, a bookmark in a new window); not when its opener is shared or held (a shared
+    /// page's popup is told of a moment later, and may post a form into it at once).
+    Until { at: f64, documents: bool },
     /// A shared page (or a popup of one) opened it.
     Popup,
 }
@@ -57,7 +60,7 @@ impl NewbornTabs {
         match opener {
             Some((opener, false)) if !self.held.contains_key(&opener) => self.know(tab),
             _ => {
-                self.held.insert(tab, Hold::Until(now + CLAIM_MS));
+                self.held.insert(tab, Hold::Until { at: now + CLAIM_MS, documents: opener.is_none() });
             }
         }
     }
@@ -95,7 +98,7 @@ impl NewbornTabs {
         self.held
             .values()
             .filter_map(|hold| match hold {
-                Hold::Until(at) => Some(*at),
+                Hold::Until { at, .. } => Some(*at),
                 Hold::Popup => None,
             })
             .reduce(f64::min)
@@ -106,7 +109,7 @@ impl NewbornTabs {
         let due: Vec<TabId> = self
             .held
             .iter()
-            .filter(|(_, hold)| matches!(hold, Hold::Until(at) if *at <= now))
+            .filter(|(_, hold)| matches!(hold, Hold::Until { at, .. } if *at <= now))
             .map(|(tab, _)| *tab)
             .collect();
         for tab in due {
@@ -119,11 +122,15 @@ impl NewbornTabs {
         self.known.as_ref()
     }
 
-    /// Tabs seen born that no page claimed yet: the documents they send go through (a form the
-    /// human sends in a tab they just opened); a shared page posting into its popup does so as
-    /// the popup is born, before any event, or once it claimed it.
+    /// Tabs seen born without a tab strip opener that no page claimed yet: the documents they
+    /// send go through (a page another program opened, posting as it loads); a shared page
+    /// posting into its popup does so as the popup is born, before any event, or once it
+    /// claimed it, and its popup has the shared tab as its opener.
     pub fn unclaimed(&self) -> impl Iterator<Item = TabId> + '_ {
-        self.held.iter().filter(|(_, hold)| matches!(hold, Hold::Until(_))).map(|(tab, _)| *tab)
+        self.held
+            .iter()
+            .filter(|(_, hold)| matches!(hold, Hold::Until { documents: true, .. }))
+            .map(|(tab, _)| *tab)
     }
 
     pub fn is_held(&self, tab: TabId) -> bool {
@@ -193,6 +200,23 @@ mod tests {
         assert!(n.is_held(6), "claimed in time by a shared page");
         assert_eq!(n.unclaimed().count(), 0, "its documents are held too");
         assert_eq!(n.poll_timeout(), None);
+    }
+
+    #[test]
+    fn a_tab_beside_a_shared_one_sends_no_document_until_known() {
+        let mut n = NewbornTabs::default();
+        n.listed([1, 2]);
+        // Its opener is shared (a popup whose page event has not come yet, or Ctrl+T in front of
+        // a shared tab): nothing goes until no page claimed it in time.
+        n.created(0.0, 7, Some((1, true)));
+        assert!(n.is_held(7));
+        assert_eq!(n.unclaimed().count(), 0, "a shared page may post into it at once");
+        n.handle_timeout(CLAIM_MS);
+        assert_eq!(known(&n), [1, 2, 7]);
+        // Born of a tab still held: the same.
+        n.created(0.0, 8, None);
+        n.created(0.0, 9, Some((8, false)));
+        assert_eq!(n.unclaimed().collect::<Vec<_>>(), [8], "no opener: its documents go");
     }
 
     #[test]

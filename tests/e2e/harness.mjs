@@ -637,11 +637,26 @@ class Harness {
     const page = await this.browser.newPage();
     this.humanPage = page;
     await page.goto(`${this.pageServerUrl}/login`, { waitUntil: 'load', timeout: STEP_TIMEOUT_MS });
+    // A tab born beside a shared one posts no form for its first moments (a shared page's popup
+    // looks the same then: extension-core/src/newborn_tabs.rs); a person takes longer to sign in.
+    await this.documentsGo(`${this.pageServerUrl}/login`);
     await page.type('#user', user);
     await Promise.all([page.waitForNavigation({ waitUntil: 'load', timeout: STEP_TIMEOUT_MS }), page.click('#signin')]);
     const who = await page.$eval('#who', (el) => el.textContent);
     if (who !== user) throw new Error(`the human's login did not stick: signed in as ${who}`);
     return `${this.pageServerUrl}/app`;
+  }
+
+  /** Waits until the extension lets the forms of the tab showing `url` go: no rule refuses the
+   *  documents of that tab (`off_tab_writes.rs`, `RULE_IDS[5]`). */
+  async documentsGo(url) {
+    const documentsRule = 2 ** 31 - 1 - 5;
+    await pollFor(() => this.sw(async (u, id) => {
+      const [tab] = await chrome.tabs.query({ url: u });
+      if (!tab) return false;
+      const rule = (await chrome.declarativeNetRequest.getSessionRules()).find((r) => r.id === id);
+      return !rule || (rule.condition.excludedTabIds ?? []).includes(tab.id);
+    }, url, documentsRule), STEP_TIMEOUT_MS, `the forms of the tab showing ${url} let go`, this.detail);
   }
 
   /** Makes the tab showing `url` the active tab of a focused window, as the human clicking it;

@@ -37,10 +37,11 @@ pub fn tab_created(tab_id: TabId, opener: Option<TabId>) {
     let opener = opener.map(|o| (o, held_by_agent(o)));
     with(|w| w.off_tab_writes.newborn.created(performance_now(), tab_id, opener));
     spawn_local(async {
-        // At once: an unclaimed tab's documents go from now (a form the human sends in the tab
-        // they just opened); then again when no page claimed it in time.
+        // At once: an unclaimed tab's documents go from now (a page another program opened,
+        // posting as it loads); then again as each tab's time to be claimed is up (this one's
+        // or one born before it: every deadline, not only the first).
         sync().await;
-        if let Some(at) = with(|w| w.off_tab_writes.newborn.poll_timeout()) {
+        while let Some(at) = with(|w| w.off_tab_writes.newborn.poll_timeout()) {
             sleep_until(at).await;
             with(|w| w.off_tab_writes.newborn.handle_timeout(performance_now()));
             sync().await;
