@@ -45,7 +45,7 @@ const CATCH_ALL: i32 = 1;
 const ALLOWED: i32 = 2;
 const ASKED: i32 = 3;
 const READ_ONLY: i32 = 4;
-const ALWAYS_THROUGH: i32 = 5;
+pub(crate) const ALWAYS_THROUGH: i32 = 5;
 /// How long a URL the human allowed stays let through (the navigation it was for happens at
 /// once; a slow redirect chain has this long).
 pub const ALLOWED_ONCE_MS: f64 = 10_000.0;

@@ -36,9 +36,10 @@ pub struct NewbornTabs {
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Hold {
     /// No page is known to have opened it: known at this time unless a shared page claims it.
-    /// `documents`: the documents it sends go meanwhile (it has no tab strip opener: another
-    /// program, a bookmark in a new window); not when its opener is shared or held (a shared
-    /// page's popup is told of a moment later, and may post a form into it at once).
+    /// `documents`: the documents it sends go meanwhile (no tab strip opener, in a normal
+    /// window: another program, a bookmark in a new window); not when its opener is shared or
+    /// held, or before its window is known to be normal (a shared page's popup, in a tab or a
+    /// popup window, is told of a moment later, and may post a form into it at once).
     Until { at: f64, documents: bool },
     /// A shared page (or a popup of one) opened it.
     Popup,
@@ -53,15 +54,28 @@ impl NewbornTabs {
     }
 
     /// `tabs.onCreated`: `opener` is the tab strip's opener, if any, and whether it is shared.
-    pub fn created(&mut self, now: f64, tab: TabId, opener: Option<(TabId, bool)>) {
+    /// `true`: held without an opener; tell [`NewbornTabs::in_normal_window`] if its window is.
+    pub fn created(&mut self, now: f64, tab: TabId, opener: Option<(TabId, bool)>) -> bool {
         if self.held.contains_key(&tab) || self.is_known(tab) {
-            return; // its page was told first
+            return false; // its page was told first
         }
         match opener {
-            Some((opener, false)) if !self.held.contains_key(&opener) => self.know(tab),
-            _ => {
-                self.held.insert(tab, Hold::Until { at: now + CLAIM_MS, documents: opener.is_none() });
+            Some((opener, false)) if !self.held.contains_key(&opener) => {
+                self.know(tab);
+                false
             }
+            _ => {
+                self.held.insert(tab, Hold::Until { at: now + CLAIM_MS, documents: false });
+                opener.is_none()
+            }
+        }
+    }
+
+    /// A tab [`NewbornTabs::created`] without an opener is in a normal window (not a popup
+    /// window): unless a page claimed it meanwhile, the documents it sends go.
+    pub fn in_normal_window(&mut self, tab: TabId) {
+        if let Some(Hold::Until { documents, .. }) = self.held.get_mut(&tab) {
+            *documents = true;
         }
     }
 
@@ -122,10 +136,11 @@ impl NewbornTabs {
         self.known.as_ref()
     }
 
-    /// Tabs seen born without a tab strip opener that no page claimed yet: the documents they
-    /// send go through (a page another program opened, posting as it loads); a shared page
-    /// posting into its popup does so as the popup is born, before any event, or once it
-    /// claimed it, and its popup has the shared tab as its opener.
+    /// Tabs seen born without a tab strip opener, in a normal window, that no page claimed
+    /// yet: the documents they send go through (a page another program opened, posting as it
+    /// loads); a shared page posting into its popup does so as the popup is born, before any
+    /// event, or once it claimed it, and its popup has the shared tab as its opener or is a
+    /// popup window.
     pub fn unclaimed(&self) -> impl Iterator<Item = TabId> + '_ {
         self.held
             .iter()
@@ -188,9 +203,11 @@ mod tests {
     fn a_popup_window_without_a_tab_strip_opener_is_held_until_claimed_or_its_time_is_up() {
         let mut n = NewbornTabs::default();
         n.listed([1]);
-        n.created(100.0, 5, None);
-        n.created(200.0, 6, None);
-        assert_eq!(n.unclaimed().collect::<Vec<_>>(), [5, 6], "its documents go");
+        assert!(n.created(100.0, 5, None));
+        assert!(n.created(200.0, 6, None));
+        assert_eq!(n.unclaimed().count(), 0, "nothing goes before its window is known");
+        n.in_normal_window(5);
+        assert_eq!(n.unclaimed().collect::<Vec<_>>(), [5], "in a normal window its documents go");
         assert_eq!(n.poll_timeout(), Some(100.0 + CLAIM_MS));
         n.handle_timeout(100.0 + CLAIM_MS - 1.0);
         assert!(n.is_held(5) && n.is_held(6), "not yet");
@@ -214,9 +231,10 @@ mod tests {
         n.handle_timeout(CLAIM_MS);
         assert_eq!(known(&n), [1, 2, 7]);
         // Born of a tab still held: the same.
-        n.created(0.0, 8, None);
-        n.created(0.0, 9, Some((8, false)));
-        assert_eq!(n.unclaimed().collect::<Vec<_>>(), [8], "no opener: its documents go");
+        assert!(n.created(0.0, 8, None));
+        n.in_normal_window(8);
+        assert!(!n.created(0.0, 9, Some((8, false))), "its window does not matter");
+        assert_eq!(n.unclaimed().collect::<Vec<_>>(), [8], "no opener, a normal window: its documents go");
     }
 
     #[test]

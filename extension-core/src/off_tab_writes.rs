@@ -46,6 +46,10 @@ pub const RULE_IDS: [i32; 7] =
 /// What a document of a shared tab, or of a tab not known yet, is loaded with: no
 /// `fetchLater()` (its quota is none, so the call throws).
 pub const NO_DEFERRED_FETCH: &str = "deferred-fetch=(), deferred-fetch-minimal=()";
+/// The priority of the rules on shared tabs: above every rule of an agent's policy
+/// (`navigation_rules`), whose `allow` rules would otherwise outrank a block, and switch off a
+/// header change, of a lower priority on the same tab.
+const OVER_POLICY_RULES: i32 = crate::navigation_rules::ALWAYS_THROUGH + 1;
 /// Methods that change something on a server (`declarativeNetRequest`'s names).
 pub const WRITE_METHODS: &[&str] = &["connect", "delete", "patch", "post", "put", "other"];
 /// Every resource type but documents.
@@ -189,7 +193,7 @@ impl OffTabWrites {
                 ["main_frame", "sub_frame"].iter().chain(SUBRESOURCES).copied().collect();
             let condition =
                 json!({ "tabIds": cover.tabs, "requestMethods": WRITE_METHODS, "resourceTypes": every_type });
-            rules.push(json!({ "id": RULE_IDS[3], "priority": 1, "action": { "type": "block" }, "condition": condition }));
+            rules.push(json!({ "id": RULE_IDS[3], "priority": OVER_POLICY_RULES, "action": { "type": "block" }, "condition": condition }));
         }
         if let Some(known) = &cover.known {
             let condition = |types: Vec<&str>, also: &BTreeSet<TabId>| {
@@ -221,7 +225,7 @@ impl OffTabWrites {
                 condition["excludedTabIds"] = json!(human);
             }
             let action = json!({ "type": "modifyHeaders", "responseHeaders": [header] });
-            rules.push(json!({ "id": RULE_IDS[6], "priority": 1, "action": action, "condition": condition }));
+            rules.push(json!({ "id": RULE_IDS[6], "priority": OVER_POLICY_RULES, "action": action, "condition": condition }));
         }
         Some(RuleUpdate { rules, cover })
     }
@@ -391,6 +395,9 @@ mod tests {
         assert_eq!(update.rules.len(), 4);
         assert_eq!(tab["id"], RULE_IDS[3]);
         assert_eq!(tab["condition"]["tabIds"], json!([1]));
+        // An agent's policy lets its sites through with `allow` rules on its tabs: this one
+        // must outrank them.
+        assert!(tab["priority"].as_i64().unwrap() > crate::navigation_rules::ALWAYS_THROUGH as i64);
         assert_eq!(tab["condition"]["requestMethods"], json!(WRITE_METHODS));
         let types = tab["condition"]["resourceTypes"].as_array().unwrap();
         assert!(
@@ -437,6 +444,7 @@ mod tests {
         w.applied(w.update().unwrap());
         assert_eq!(w.update(), None, "nothing shared: no rule, whatever was born");
         w.newborn.created(0.0, 4, None);
+        w.newborn.in_normal_window(4);
         assert_eq!(w.update(), None);
 
         // An agent's tab on about:blank: a popup it opens is held all the same.
@@ -447,6 +455,10 @@ mod tests {
         assert_eq!(no_deferred["condition"]["excludedTabIds"], json!([2, 3]), "the human's tabs keep it");
         assert_eq!(no_deferred["condition"]["resourceTypes"], json!(["main_frame", "sub_frame"]));
         assert_eq!(no_deferred["action"]["responseHeaders"][0]["value"], NO_DEFERRED_FETCH);
+        assert!(
+            no_deferred["priority"].as_i64().unwrap() > crate::navigation_rules::ALWAYS_THROUGH as i64,
+            "over a policy's allow rules"
+        );
         assert_eq!(scripts["id"], RULE_IDS[4]);
         assert_eq!(scripts["condition"]["excludedTabIds"], json!([-1, 1, 2, 3]), "4 not known yet");
         assert_eq!(scripts["condition"]["requestMethods"], json!(WRITE_METHODS));
@@ -470,6 +482,7 @@ mod tests {
         // A tab seen born, no page claimed yet: the documents it sends go (a form the human
         // sends in a tab just opened), not its scripts' writes.
         w.newborn.created(0.0, 5, None);
+        w.newborn.in_normal_window(5);
         let update = w.update().unwrap();
         assert_eq!(update.rules[3]["condition"]["excludedTabIds"], json!([-1, 1, 2, 3]));
         assert_eq!(update.rules[4]["condition"]["excludedTabIds"], json!([-1, 1, 2, 3, 4, 5]));

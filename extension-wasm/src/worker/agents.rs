@@ -25,7 +25,7 @@ pub fn listen() {
     let on_created = Closure::<dyn FnMut(JsValue)>::new(|tab: JsValue| {
         let Some(tab) = from_js::<chrome::Tab>(&tab) else { return };
         let Some(tab_id) = tab.id else { return };
-        off_tab_writes::tab_created(tab_id, tab.opener_tab_id);
+        off_tab_writes::tab_created(tab_id, tab.window_id, tab.opener_tab_id);
         if let Some(source) = with(|w| w.popups.tab_created(tab_id)) {
             popup_opened(tab_id, source);
         }

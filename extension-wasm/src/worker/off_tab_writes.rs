@@ -4,7 +4,7 @@
 
 use serde::Deserialize;
 use tabtunnel_extension_core::off_tab_writes::RULE_IDS;
-use tabtunnel_wire::TabId;
+use tabtunnel_wire::{TabId, WindowId};
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::spawn_local;
 
@@ -33,13 +33,17 @@ fn held_by_agent(tab_id: TabId) -> bool {
 
 /// `tabs.onCreated`: the tab's writes are refused (the rules excluded every tab but the known
 /// ones before it was born) until it is known whose it is.
-pub fn tab_created(tab_id: TabId, opener: Option<TabId>) {
+pub fn tab_created(tab_id: TabId, window_id: WindowId, opener: Option<TabId>) {
     let opener = opener.map(|o| (o, held_by_agent(o)));
-    with(|w| w.off_tab_writes.newborn.created(performance_now(), tab_id, opener));
-    spawn_local(async {
-        // At once: an unclaimed tab's documents go from now (a page another program opened,
-        // posting as it loads); then again as each tab's time to be claimed is up (this one's
-        // or one born before it: every deadline, not only the first).
+    let no_opener = with(|w| w.off_tab_writes.newborn.created(performance_now(), tab_id, opener));
+    spawn_local(async move {
+        // At once: a tab without an opener in a normal window sends its documents from now (a
+        // page another program opened, posting as it loads; a shared page's popup window is
+        // told of only a moment later); then again as each tab's time to be claimed is up (this
+        // one's or one born before it: every deadline, not only the first).
+        if no_opener && chrome::get_window(window_id).await.is_ok_and(|w| w.kind == "normal") {
+            with(|w| w.off_tab_writes.newborn.in_normal_window(tab_id));
+        }
         sync().await;
         while let Some(at) = with(|w| w.off_tab_writes.newborn.poll_timeout()) {
             sleep_until(at).await;
