@@ -367,10 +367,17 @@ describe('red team 10', { timeout: 1_500_000 }, () => {
     }
     return out.join(', ') || 'no such page';
   }
-  for (const [i, [name, open]] of BORN.entries()) {
-    test(`N${i + 1} ${name}: nothing pays unasked`, async () => {
+  // A popup window (window.open with features) has no tab strip opener, as a tab another
+  // program opens has none: told apart by its window's type (N14, N15).
+  const WINDOWS = [
+    ['a popup window written with an auto-submitting form', (page) => page.evaluate((u) => { const w = window.open('', 'rt10p', 'popup,width=420,height=360'); w.document.write(`<form id=f method=post action="${u}"><input name=amount value=124000></form><script>document.getElementById('f').submit()<\/script>`); w.document.close(); }, url('/shop/pay'))],
+    ['a popup window of a page that pays as it parses', (page) => page.evaluate((u) => { window.open(u, 'rt10q', 'popup,width=420,height=360'); }, url('/rt10/autopay'))],
+  ];
+  const labelled = [...BORN.map((b, i) => [i + 1, ...b]), ...WINDOWS.map((b, i) => [14 + i, ...b])];
+  for (const [n, name, open] of labelled) {
+    test(`N${n} ${name}: nothing pays unasked`, async () => {
       await denyAll();
-      const agent = `rt10-born-${i + 1}`;
+      const agent = `rt10-born-${n}`;
       const browser = await connectAgent(h, agent, 60_000);
       const cdp = await rawAgent(agent);
       let id = 1;
@@ -397,7 +404,7 @@ describe('red team 10', { timeout: 1_500_000 }, () => {
         late = await late;
         await sleep(WATCH_MS);
         const writes = site.bodies.slice(bodiesBefore).filter((b) => /\/shop\/(api\/)?pay /.test(b));
-        console.log(`N${i + 1} ${name}: ${r}; late writes: ${late}; asked ${questions.length}: ${questions.slice(0, 3).join(' | ')}; payments ${paid() - before} ${paid() - before ? JSON.stringify(writes) : ''}`);
+        console.log(`N${n} ${name}: ${r}; late writes: ${late}; asked ${questions.length}: ${questions.slice(0, 3).join(' | ')}; payments ${paid() - before} ${paid() - before ? JSON.stringify(writes) : ''}`);
         assert.equal(paid() - before, 0, `${name}: a payment reached the server unasked`);
       } finally {
         cdp.close();
