@@ -19,6 +19,8 @@ pub(crate) type Key = (AgentId, String);
 #[derive(Debug, Default)]
 pub(crate) struct Refusals {
     standing: HashMap<Key, Refusal>,
+    /// [`Refusals::due`], kept as they change (the core's `poll_timeout` scans nothing).
+    due: Option<u64>,
 }
 
 #[derive(Debug)]
@@ -62,6 +64,7 @@ impl Refusals {
             .entry(key)
             .and_modify(|r| r.until = r.until.max(until))
             .or_insert(Refusal { until, retries: None });
+        self.due = self.first_due();
         ended
     }
 
@@ -79,6 +82,8 @@ impl Refusals {
         match &mut refusal.retries {
             Some(retries) => {
                 retries.uncounted += 1;
+                let due = refusal.until + 1;
+                self.due = Some(self.due.map_or(due, |d| d.min(due)));
                 Retry::Counted
             }
             None => {
@@ -108,11 +113,16 @@ impl Refusals {
             false
         });
         ended.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+        self.due = self.first_due();
         ended.into_iter().map(|(_, agent, retries)| (agent, retries)).collect()
     }
 
     /// When a refusal with uncounted retries ends (the trail's line is due).
     pub fn due(&self) -> Option<u64> {
+        self.due
+    }
+
+    fn first_due(&self) -> Option<u64> {
         self.standing
             .values()
             .filter(|r| r.retries.as_ref().is_some_and(|r| r.uncounted > 0))
