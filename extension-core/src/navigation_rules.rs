@@ -39,13 +39,8 @@ use tabtunnel_wire::{navigation_mac, NavigationRules, OriginRules, TabId};
 
 use crate::effect::{OpId, OpIds};
 use crate::off_tab_writes::{self, SUBRESOURCES, WRITE_METHODS};
+use crate::rule_priorities::{ALLOWED, ALWAYS_THROUGH, ASKED, CATCH_ALL, READ_ONLY};
 
-/// Rule priorities: a later layer wins over an earlier one.
-const CATCH_ALL: i32 = 1;
-const ALLOWED: i32 = 2;
-const ASKED: i32 = 3;
-const READ_ONLY: i32 = 4;
-pub(crate) const ALWAYS_THROUGH: i32 = 5;
 /// How long a URL the human allowed stays let through (the navigation it was for happens at
 /// once; a slow redirect chain has this long).
 pub const ALLOWED_ONCE_MS: f64 = 10_000.0;

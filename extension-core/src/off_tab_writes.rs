@@ -38,6 +38,7 @@ use serde_json::{json, Value};
 use tabtunnel_wire::TabId;
 
 use crate::newborn_tabs::NewbornTabs;
+use crate::rule_priorities::{OFF_TAB, OVER_POLICY_RULES};
 use crate::workers::origin_of;
 
 /// The rules' ids among the extension's session rules (the navigation rules count up from 1).
@@ -46,10 +47,6 @@ pub const RULE_IDS: [i32; 7] =
 /// What a document of a shared tab, or of a tab not known yet, is loaded with: no
 /// `fetchLater()` (its quota is none, so the call throws).
 pub const NO_DEFERRED_FETCH: &str = "deferred-fetch=(), deferred-fetch-minimal=()";
-/// The priority of the rules on shared tabs: above every rule of an agent's policy
-/// (`navigation_rules`), whose `allow` rules would otherwise outrank a block, and switch off a
-/// header change, of a lower priority on the same tab.
-const OVER_POLICY_RULES: i32 = crate::navigation_rules::ALWAYS_THROUGH + 1;
 /// Methods that change something on a server (`declarativeNetRequest`'s names).
 pub const WRITE_METHODS: &[&str] = &["connect", "delete", "patch", "post", "put", "other"];
 /// Every resource type but documents.
@@ -172,7 +169,7 @@ impl OffTabWrites {
             if let Some((key, value)) = only {
                 condition[key] = value;
             }
-            json!({ "id": id, "priority": 1, "action": { "type": "block" }, "condition": condition })
+            json!({ "id": id, "priority": OFF_TAB, "action": { "type": "block" }, "condition": condition })
         };
         let mut rules = if cover.hosts.is_empty() {
             Vec::new()
@@ -203,7 +200,7 @@ impl OffTabWrites {
             };
             let scripts_and_frames = ["sub_frame"].iter().chain(SUBRESOURCES).copied().collect();
             let scripts = condition(scripts_and_frames, &BTreeSet::new());
-            rules.push(json!({ "id": RULE_IDS[4], "priority": 1, "action": { "type": "block" }, "condition": scripts }));
+            rules.push(json!({ "id": RULE_IDS[4], "priority": OFF_TAB, "action": { "type": "block" }, "condition": scripts }));
             if !cover.hosts.is_empty() {
                 // A tab seen born that no page claimed yet sends its documents (a form the human
                 // sends in a tab just opened); a form posted into a popup goes as it is born.
@@ -211,7 +208,7 @@ impl OffTabWrites {
                 if !cover.everywhere {
                     documents["initiatorDomains"] = json!(cover.hosts);
                 }
-                rules.push(json!({ "id": RULE_IDS[5], "priority": 1, "action": { "type": "block" }, "condition": documents }));
+                rules.push(json!({ "id": RULE_IDS[5], "priority": OFF_TAB, "action": { "type": "block" }, "condition": documents }));
             }
             // What a page queues with `fetchLater()` the browser sends itself, and for a
             // document begun before its guard was armed (a popup's first page), past the guard
@@ -397,7 +394,7 @@ mod tests {
         assert_eq!(tab["condition"]["tabIds"], json!([1]));
         // An agent's policy lets its sites through with `allow` rules on its tabs: this one
         // must outrank them.
-        assert!(tab["priority"].as_i64().unwrap() > crate::navigation_rules::ALWAYS_THROUGH as i64);
+        assert!(tab["priority"].as_i64().unwrap() > crate::rule_priorities::ALWAYS_THROUGH as i64);
         assert_eq!(tab["condition"]["requestMethods"], json!(WRITE_METHODS));
         let types = tab["condition"]["resourceTypes"].as_array().unwrap();
         assert!(
@@ -456,7 +453,7 @@ mod tests {
         assert_eq!(no_deferred["condition"]["resourceTypes"], json!(["main_frame", "sub_frame"]));
         assert_eq!(no_deferred["action"]["responseHeaders"][0]["value"], NO_DEFERRED_FETCH);
         assert!(
-            no_deferred["priority"].as_i64().unwrap() > crate::navigation_rules::ALWAYS_THROUGH as i64,
+            no_deferred["priority"].as_i64().unwrap() > crate::rule_priorities::ALWAYS_THROUGH as i64,
             "over a policy's allow rules"
         );
         assert_eq!(scripts["id"], RULE_IDS[4]);
