@@ -94,7 +94,7 @@ impl Steps {
     pub fn fold(&mut self, event: Event<'_>) -> Step {
         let words = match event.outcome {
             Outcome::Denied { rule } => Some(format!("was refused: {} ({rule})", self.what(&event))),
-            Outcome::Asked { answer, .. } => Some(asked(&self.what(&event), event.question, answer)),
+            Outcome::Asked { answer, rule } => Some(asked(&self.what(&event), event.question, answer, rule)),
             Outcome::Standing { event, rule } => Some(format!("{rule}: {event}")),
             // Allowed by a choice of the policy's: the act's own words (the trail keeps the rule).
             Outcome::Allowed | Outcome::AllowedBy { .. } => None,
@@ -276,7 +276,9 @@ fn words_of(current: &Current) -> String {
     }
 }
 
-fn asked(what: &str, question: Option<&GestureQuestion>, answer: &str) -> String {
+/// `rule` adds to the words of a refusal standing from before: how many more retries it met
+/// (`crate::gestures::refusals`), said after the guard's name.
+fn asked(what: &str, question: Option<&GestureQuestion>, answer: &str, rule: &str) -> String {
     let subject = match question {
         Some(q) if !q.element.trim().is_empty() => short(&q.element),
         Some(q) if !q.gesture.is_empty() => format!("{} on {}", q.gesture, place(&q.origin)),
@@ -287,7 +289,13 @@ fn asked(what: &str, question: Option<&GestureQuestion>, answer: &str) -> String
         "always allowed" => "you always allow it",
         "denied" => "you denied",
         "not answered in time" => "you did not answer in time",
-        other if other.starts_with("denied") => "you had just denied it",
+        other if other.starts_with("denied") => {
+            let retries = rule.strip_prefix(crate::gestures::RULE).and_then(|r| r.strip_prefix(": "));
+            return match retries {
+                Some(retries) => format!("asked you: {subject}, you had just denied it ({retries})"),
+                None => format!("asked you: {subject}, you had just denied it"),
+            };
+        }
         _ => return format!("asked you: {subject}, answer: {answer}"),
     };
     format!("asked you: {subject}, {answered}")

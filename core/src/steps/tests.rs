@@ -199,6 +199,21 @@ fn refusals_and_questions_say_what_and_who_decided() {
     let mut held = event("Input.dispatchMouseEvent", Some(press), &asked);
     held.question = Some(&question);
     assert_eq!(steps.fold(held).words, "asked you: Pay €1,240.00, you denied");
+    // Retries while the refusal stood: the first said as such, the rest with their count.
+    let again = Outcome::Asked { rule: "the gesture guard".into(), answer: "denied: refused moments ago" };
+    let mut retried = event("Input.dispatchMouseEvent", Some(press), &again);
+    retried.question = Some(&question);
+    assert_eq!(steps.fold(retried).words, "asked you: Pay €1,240.00, you had just denied it");
+    let counted = Outcome::Asked {
+        rule: "the gesture guard: 9 more like it, each refused unasked while the refusal stood".into(),
+        answer: "denied: refused moments ago",
+    };
+    let mut more = event("Input.dispatchMouseEvent", Some(press), &counted);
+    more.question = Some(&question);
+    assert_eq!(
+        steps.fold(more).words,
+        "asked you: Pay €1,240.00, you had just denied it (9 more like it, each refused unasked while the refusal stood)"
+    );
     let navigation = Outcome::Asked { rule: "ask_origins".into(), answer: "allowed once" };
     let mut went = event("navigation", None, &navigation);
     went.url = Some("https://user:pw@bank.example/transfer?token=abc#x");
