@@ -108,9 +108,14 @@ pub fn operations(fields: &Fields) -> Vec<String> {
                 out.extend(graphql_mutations(value));
             }
             "operationname" => operation_names.push(value.clone()),
+            // Facebook's persisted queries name themselves (`useCometTrashPostMutation`); its
+            // reads, sent by POST too, end in `Query`.
+            "fb_api_req_friendly_name" if !value.ends_with("Query") => operation_names.push(value.clone()),
             "jsonrpc" => json_rpc = true,
             "method" => methods.push(value.clone()),
             "methodname" if !fields.json => out.push(value.clone()),
+            // CloudKit's record operations (`{"operationType":"forceDelete"}`).
+            "operationtype" => out.push(value.clone()),
             _ if fields.json => {}
             _ if ACTION_FIELDS.contains(&lower.as_str()) => out.push(value.clone()),
             _ => out.extend(lower.strip_prefix("_action_").map(str::to_owned)),
@@ -126,6 +131,41 @@ pub fn operations(fields: &Fields) -> Vec<String> {
         out.extend(methods);
     }
     out.retain(|o| !o.trim().is_empty());
+    out.truncate(32);
+    out
+}
+
+/// The requests a batch carries (Microsoft Graph's `$batch`, the Azure portal's `/batch`,
+/// Facebook's Graph batch): each `url` (or `relative_url`, `uri`, `path`) that is a path or a
+/// URL, with the HTTP method named beside it in the same request (before or after it), at most
+/// 32. Only JSON, where a batch's requests are members; a URL without a method is not one.
+pub fn inner_requests(fields: &Fields) -> Vec<(String, String)> {
+    const METHODS: &[&str] = &["GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE", "MERGE"];
+    if !fields.json {
+        return Vec::new();
+    }
+    let mut out: Vec<(String, String)> = Vec::new();
+    let (mut method, mut url): (Option<String>, Option<String>) = (None, None);
+    for (name, value) in &fields.pairs {
+        let name = name.to_ascii_lowercase().replace(['_', '-'], "");
+        if matches!(name.as_str(), "method" | "httpmethod" | "verb") {
+            let verb = value.trim().to_ascii_uppercase();
+            if METHODS.contains(&verb.as_str()) {
+                match url.take() {
+                    Some(u) => out.push((verb, u)),
+                    None => method = Some(verb),
+                }
+            }
+        } else if matches!(name.as_str(), "url" | "relativeurl" | "uri" | "path") {
+            let value = value.trim();
+            if value.starts_with('/') || value.starts_with("http://") || value.starts_with("https://") {
+                match method.take() {
+                    Some(m) => out.push((m, value.to_owned())),
+                    None => url = Some(value.to_owned()),
+                }
+            }
+        }
+    }
     out.truncate(32);
     out
 }

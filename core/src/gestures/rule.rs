@@ -287,10 +287,23 @@ pub fn request(request: &Request, facts: Option<&GestureFacts>, triggers: &Trigg
     if request.server_method() == "DELETE" && !vocabulary::deletes_no_data(&words) {
         held.add_kind("its method is DELETE".into(), Kind::Deleting);
     }
-    if request.server_method() == "POST" && posts_to_messages(request.url) {
-        held.add_kind("it posts a new message (to a collection of messages)".into(), Kind::Sending);
+    if request.server_method() == "POST" {
+        if let Some((collection, kind)) = posted_collection(request.url) {
+            held.add_kind(format!("it posts a new one to a collection of {collection}"), kind);
+        }
     }
     operation_reasons(&read, triggers, &mut held);
+    // Only a batch's: a monitoring beacon reports the requests a page made the same way.
+    let batch = vocabulary::Label::new(&words).words().iter().any(|w| w.ends_with("batch"));
+    let inner = if batch { body::inner_requests(&read) } else { Vec::new() };
+    for (method, url) in inner.iter().filter(|(m, _)| is_write(m)) {
+        let inner = url_words(url);
+        let found = vocabulary::find_in_url(&inner, &triggers.words);
+        held.found(found, &format!("in a request it carries ({method} {})", clip(url, 60)));
+        if method == "DELETE" && !vocabulary::deletes_no_data(&inner) {
+            held.add_kind(format!("a request it carries is DELETE ({})", clip(url, 60)), Kind::Deleting);
+        }
+    }
     for said in written::said(&read, &words, false) {
         held.add_kind(said.why, said.kind);
     }
@@ -457,13 +470,26 @@ pub fn url_words(url: &str) -> String {
     vocabulary::split_identifier(&format!("{path} {decoded}"))
 }
 
-/// Whether a URL's path ends in a collection of messages: a POST there makes one (REST's
-/// convention: `POST /channels/9/messages`, `/chats/4/messages`, `/messages`); a flag, a
+/// Collections, as REST names them, a POST to which makes one in the human's name: what the
+/// human writes for others to read (`POST /channels/9/messages`, `/posts/5/comments`,
+/// `/conversations/4/replies`, `/api/questions`, `/review/v2/reviews`), and orders (`POST
+/// /orders/` places one: a broker's, a delivery's).
+const POSTED_COLLECTIONS: &[(&str, Kind)] = &[
+    ("messages", Kind::Sending),
+    ("comments", Kind::Sending),
+    ("replies", Kind::Sending),
+    ("reviews", Kind::Sending),
+    ("ratings", Kind::Sending),
+    ("questions", Kind::Sending),
+    ("orders", Kind::Paying),
+];
+
+/// The collection a URL's path ends in, if it is one of [`POSTED_COLLECTIONS`]; a flag, a
 /// reaction or a search under one (`/messages/flags`, `/messages/4/reactions`) is none.
-fn posts_to_messages(url: &str) -> bool {
-    let Ok(parsed) = url::Url::parse(url) else { return false };
-    let last = parsed.path_segments().and_then(|mut s| s.rfind(|s| !s.is_empty()).map(str::to_owned));
-    last.is_some_and(|s| s.eq_ignore_ascii_case("messages"))
+fn posted_collection(url: &str) -> Option<(&'static str, Kind)> {
+    let parsed = url::Url::parse(url).ok()?;
+    let last = parsed.path_segments().and_then(|mut s| s.rfind(|s| !s.is_empty()).map(str::to_owned))?;
+    POSTED_COLLECTIONS.iter().find(|(c, _)| last.eq_ignore_ascii_case(c)).copied()
 }
 
 fn percent_decoded(text: &str) -> String {
@@ -1142,6 +1168,77 @@ mod tests {
     }
 
     #[test]
+    fn posts_to_collections_of_comments_replies_reviews_and_orders() {
+        let json = "application/json";
+        for (url, kind) in [
+            ("https://mail.test/api/accounts/6/streams/groups/8/posts/5/comments", Kind::Sending),
+            ("https://shop.test/api/v2/conversations/c-55/replies", Kind::Sending),
+            ("https://shop.test/p/api/questions", Kind::Sending),
+            ("https://shop.test/review/api/v2/reviews", Kind::Sending),
+            ("https://broker.test/orders/", Kind::Paying),
+            ("https://food.test/consumer/order/v2/orders", Kind::Paying),
+        ] {
+            assert_eq!(kinds_of(&post(url, r#"{"text":"x"}"#, json)), [kind], "{url}");
+        }
+        // Under one, or read: no new one.
+        for url in ["https://broker.test/orders/search", "https://shop.test/reviews/9/helpful"] {
+            assert!(!post(url, r#"{"q":"x"}"#, json).is_held(), "{url}");
+        }
+        assert!(!request_to("GET", "https://broker.test/orders/", "").is_held());
+    }
+
+    #[test]
+    fn a_batch_is_read_as_the_requests_it_carries() {
+        let json = "application/json";
+        let arm = |method: &str, url: &str| {
+            serde_json::json!({"requests": [{"httpMethod": method, "url": url, "requestHeaderDetails": {}}]})
+                .to_string()
+        };
+        let batch = "https://portal.test/batch?api-version=2020-06-01";
+        let db = "https://management.test/subscriptions/9f/resourceGroups/rg/providers/Microsoft.Sql/servers/s/databases/orders/delete?api-version=2023";
+        assert_eq!(kinds_of(&post(batch, &arm("POST", db), json)), [Kind::Deleting]);
+        let vm = "https://management.test/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/vm1";
+        assert_eq!(kinds_of(&post(batch, &arm("DELETE", vm), json)), [Kind::Deleting]);
+        let keys = "https://management.test/x/storageAccounts/st/regenerateKey?api-version=2023";
+        assert_eq!(kinds_of(&post(batch, &arm("POST", keys), json)), [Kind::Secrets]);
+        let role =
+            "https://management.test/s/providers/Microsoft.Authorization/roleAssignments/2f?api-version=1";
+        assert_eq!(kinds_of(&post(batch, &arm("PUT", role), json)), [Kind::Sharing]);
+        // Microsoft Graph: the method before the URL, a relative one.
+        let graph =
+            r#"{"requests":[{"id":"1","method":"POST","url":"/teams/f2/members","body":{"roles":[]}}]}"#;
+        assert_eq!(kinds_of(&post("https://graph.test/v1.0/$batch", graph, json)), [Kind::Sharing]);
+        // What a batch reads is no write; a URL no method goes with is no request.
+        assert!(!post(batch, &arm("GET", vm), json).is_held());
+        assert!(!post(batch, &arm("DELETE", "https://management.test/users/sign_out"), json).is_held());
+        let analytics = r#"{"event":"click","url":"https://shop.test/account/delete"}"#;
+        assert!(!post("https://shop.test/collect", analytics, json).is_held());
+        // A monitoring beacon names the requests the page made: they are no batch's.
+        let rum =
+            r#"{"type":"resource","resource":{"method":"DELETE","url":"https://shop.test/api/items/9"}}"#;
+        assert!(!post("https://rum.test/api/v2/rum", rum, json).is_held());
+        assert!(post("https://rum.test/api/v2/batch", rum, json).is_held());
+    }
+
+    #[test]
+    fn facebook_and_cloudkit_name_their_operations() {
+        let fb = |name: &str| {
+            let body = format!("fb_api_req_friendly_name={name}&doc_id=71&variables=%7B%7D&fb_dtsg=N");
+            post("https://social.test/api/graphql/", &body, "application/x-www-form-urlencoded")
+        };
+        assert_eq!(kinds_of(&fb("useCometUFICreateCommentMutation")), [Kind::Sending]);
+        assert_eq!(kinds_of(&fb("AccountDeletionConfirmMutation")), [Kind::Deleting]);
+        let cloudkit = r#"{"operations":[{"operationType":"forceDelete","record":{"recordName":"R"}}]}"#;
+        let records = "https://ck.test/database/1/photos/production/private/records/modify";
+        assert_eq!(kinds_of(&post(records, cloudkit, "text/plain")), [Kind::Deleting]);
+        let update = r#"{"operations":[{"operationType":"update","record":{"recordName":"R"}}]}"#;
+        assert!(!post(records, update, "text/plain").is_held());
+        // Its reads are POSTs too.
+        assert!(!fb("ShareDialogContentQuery").is_held());
+        assert!(!fb("CometNewsFeedPaginationQuery").is_held());
+    }
+
+    #[test]
     fn everyday_writes_are_not_held() {
         for (url, body) in [
             ("https://shop.test/cart/add", "product=123&qty=1"),
@@ -1151,11 +1248,13 @@ mod tests {
             ),
             ("https://x.test/collect", "v=2&tid=G-123&t=pageview"),
             ("https://x.test/oauth/token", "grant_type=refresh_token&refresh_token=abc"),
-            ("https://x.test/api/comments", r#"{"body":"please pay attention"}"#),
             ("https://x.test/search", "q=delete"),
         ] {
             assert!(!post(url, body, "").is_held(), "{url}");
         }
+        // A comment is sent in the human's name; the words in it pay nothing.
+        let comment = post("https://x.test/api/comments", r#"{"body":"please pay attention"}"#, "");
+        assert_eq!(kinds_of(&comment), [Kind::Sending]);
         assert!(!request(
             &Request { method: "GET", url: "https://shop.test/pay", ..Default::default() },
             None,

@@ -1123,10 +1123,51 @@ const URL_WORDS: &[(Kind, &[&str])] = &[
             "top up",
             "add funds",
             "addfunds",
+            // One-word operations (AliExpress's `mtop.…checkout.placeorder`, `/checkout/buynow`)
+            // and a bid on an offer (`/offers/133/bid`).
+            "placeorder",
+            "buynow",
+            "bid",
         ],
     ),
-    (Kind::Deleting, &["terminate", "unlink", "drop", "trash empty", "empty"]),
-    (Kind::Secrets, &["tokens", "keys", "credentials", "secrets", "authorize", "recovery", "webauthn"]),
+    (
+        Kind::Deleting,
+        &[
+            "terminate",
+            "unlink",
+            "drop",
+            "trash empty",
+            "empty",
+            // `/account/deletion-requests`, `AccountDeletionConfirmMutation`.
+            "deletion",
+            "force delete",
+        ],
+    ),
+    (
+        Kind::Secrets,
+        &[
+            "tokens",
+            "keys",
+            "credentials",
+            "secrets",
+            "authorize",
+            "recovery",
+            "webauthn",
+            // A key or token made, turned or shown: Azure's `regenerateKey`, `listKeys`.
+            "regenerate key",
+            "regeneratekey",
+            "list keys",
+            "listkeys",
+            "rotate key",
+            "api token",
+            "apppasswords",
+            "app passwords",
+            // The account's email, which resets its password (`/user/account/email/change`).
+            "email change",
+            "change email",
+            "update email",
+        ],
+    ),
     (
         Kind::Sending,
         &[
@@ -1143,6 +1184,21 @@ const URL_WORDS: &[(Kind, &[&str])] = &[
             "sendmail",
             "notes create",
             "create note",
+            // Operations that write in the human's name (`CreateComment`, `addComment`,
+            // `feedback.submit`, `dispute.create`, `ComposerStoryCreate`).
+            "create comment",
+            "add comment",
+            "comment create",
+            "create review",
+            "review submit",
+            "submit review",
+            "feedback submit",
+            "submit feedback",
+            "dispute create",
+            "create dispute",
+            "story create",
+            "create post",
+            "create status update",
         ],
     ),
     (
@@ -1159,7 +1215,12 @@ const URL_WORDS: &[(Kind, &[&str])] = &[
             "invites",
             "collaborators",
             "collaboration",
+            "collaborations",
+            "memberships",
             "members",
+            // A link for anyone (`/boards/4410/shareable_link`), mail forwarded elsewhere.
+            "shareable",
+            "forwarding",
             "permissions",
             "make public",
             "set public",
@@ -1206,6 +1267,25 @@ pub fn names_no_data(text: &str) -> bool {
     let label = Label::new(text);
     LANGUAGES.iter().any(|l| l.not_data.iter().any(|w| label.has_entry(w)))
 }
+
+/// What a write that only checks a price or a code is called in a path
+/// (`/transfer/api/preview`, `/purchase/coupons/validation`): no payment.
+const NOT_PAID: &[&str] = &[
+    "preview",
+    "estimate",
+    "calculate",
+    "validate",
+    "validation",
+    "coupon",
+    "coupons",
+    "voucher",
+    "vouchers",
+    "promo",
+];
+
+/// What taking something back is called in a path (`/deletion/restore`, `undeleteItem`): no
+/// deletion, whatever else the path says.
+const RESTORED: &[&str] = &["restore", "restores", "untrash", "undelete", "recover"];
 
 /// What answers and reading are called, besides the reactions: a send or share that names one
 /// of them is none (`POST /statuses/1/favourite`, `PUT /drafts/3`, `POST /messages/9/read`).
@@ -1278,6 +1358,7 @@ fn find_with(text: &str, extra: &[String], writes: bool, priced: bool) -> Vec<Fo
     let mut found = Vec::new();
     let about_no_data = LANGUAGES.iter().any(|l| l.not_data.iter().any(|w| label.has_entry(w)));
     let not_sent = NOT_SENT.iter().chain(REACTIONS).any(|w| label.has(w));
+    let not_paid = writes && NOT_PAID.iter().any(|w| label.has(w));
     for language in LANGUAGES {
         let mut push =
             |kind, words: String| found.push(Found { kind: Some(kind), words, language: language.name });
@@ -1285,7 +1366,9 @@ fn find_with(text: &str, extra: &[String], writes: bool, priced: bool) -> Vec<Fo
         let longest = |list: &[&'static str]| {
             list.iter().filter(|e| label.has_entry(e)).max_by_key(|e| e.chars().count()).copied()
         };
-        if let Some(entry) = longest(language.paying) {
+        if not_paid {
+            // A write that checks a price or a code pays nothing (`/transfer/api/preview`).
+        } else if let Some(entry) = longest(language.paying) {
             push(Kind::Paying, entry.to_owned());
         } else if let Some(verb) = longest(language.money_verbs)
             .filter(|_| priced)
@@ -1321,9 +1404,11 @@ fn find_with(text: &str, extra: &[String], writes: bool, priced: bool) -> Vec<Fo
         }
     }
     if writes {
+        let restores = RESTORED.iter().any(|w| label.has(w));
         for (kind, words) in URL_WORDS {
             let skip = match kind {
-                Kind::Deleting => about_no_data,
+                Kind::Paying => not_paid,
+                Kind::Deleting => about_no_data || restores,
                 Kind::Sending | Kind::Sharing => not_sent,
                 _ => false,
             };
@@ -1582,9 +1667,15 @@ pub fn field_kind(field: &tabtunnel_wire::gestures::FieldFacts) -> Option<FieldK
 /// `cardNumber`, `card_number`, `card-number` and `card[number]` as words: `card number`.
 pub fn split_identifier(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
+    let mut chars = text.chars().peekable();
     let mut previous: Option<char> = None;
-    for c in text.chars() {
-        if c.is_uppercase() && previous.is_some_and(|p| p.is_lowercase()) {
+    while let Some(c) = chars.next() {
+        // `cardNumber` → `card Number`; an acronym ends before its last capital when a word
+        // follows it (`UFICreateComment` → `UFI Create Comment`).
+        let after_lower = previous.is_some_and(|p| p.is_lowercase());
+        let ends_acronym =
+            previous.is_some_and(|p| p.is_uppercase()) && chars.peek().is_some_and(|n| n.is_lowercase());
+        if c.is_uppercase() && (after_lower || ends_acronym) {
             out.push(' ');
         }
         out.push(if c == '_' || c == '-' || c == '[' || c == ']' || c == '.' { ' ' } else { c });
@@ -1839,6 +1930,27 @@ mod tests {
         assert_eq!(url("direct_v2/threads/broadcast/text/"), SEND);
         assert_eq!(url("broadcasting/auth"), NOTHING, "Laravel Echo's sign-in to its channels");
         assert_eq!(url("api/conversions"), NOTHING, "an ad's conversion is no payment");
+        assert_eq!(url("h5/mtop.aliexpress.checkout.placeorder/1.0/"), PAY);
+        assert_eq!(url("api/5/checkout/buynow"), PAY);
+        assert_eq!(url("bidding/offers/13300/bid"), PAY);
+        assert_eq!(url("consumer/account/deletion-requests"), DELETE);
+        assert_eq!(url("records/modify forceDelete"), DELETE);
+        assert_eq!(url("consumer/account/deletion-requests/restore"), NOTHING, "taken back");
+        assert_eq!(url("remote.php/dav/trashbin/alice/trash/a.pdf"), NOTHING, "a trash is a place");
+        assert_eq!(url("storageAccounts/st/regenerateKey"), SECRET);
+        assert_eq!(url("storageAccounts/st/listKeys"), SECRET);
+        assert_eq!(url("admin/developers/api_token/show"), SECRET);
+        assert_eq!(url("accounts/6002/security/apppasswords"), SECRET);
+        assert_eq!(url("user/account/email/change"), SECRET);
+        assert_eq!(url("myaccount/transfer/api/preview"), NOTHING, "a transfer previewed");
+        assert_eq!(url("purchase/coupons/validation"), NOTHING, "a coupon checked");
+        assert_eq!(url("gateway/api/graphql?operation=CreateComment"), SEND);
+        assert_eq!(url("h5/mtop.aliexpress.feedback.submit/1.0/"), SEND);
+        assert_eq!(url("h5/mtop.aliexpress.dispute.create/1.0/"), SEND);
+        assert_eq!(url("2.0/collaborations/c-88"), SHARE);
+        assert_eq!(url("api/1.0/memberships/m-882"), SHARE);
+        assert_eq!(url("boards/4410/shareable_link"), SHARE);
+        assert_eq!(url("api/accounts/6002/settings/forwarding"), SHARE);
         // Reactions, drafts and reading are no sending; a cart emptied is no deletion.
         for harmless in
             [" api v1 statuses 1 favourite ", " drafts 3 send ", " cart empty ", " messages 9 read "]
@@ -1985,6 +2097,12 @@ mod tests {
         assert_eq!(split_identifier("cardNumber"), "card Number");
         assert_eq!(split_identifier("card_number[0]"), "card number 0 ");
         assert_eq!(split_identifier("new-password"), "new password");
+        assert_eq!(
+            split_identifier("useCometUFICreateCommentMutation"),
+            "use Comet UFI Create Comment Mutation"
+        );
+        assert_eq!(split_identifier("HTTPServer"), "HTTP Server");
+        assert_eq!(split_identifier("DELETE"), "DELETE");
     }
 
     #[test]
