@@ -445,8 +445,13 @@ fn rule_out_by_element(facts: &GestureFacts, held: &mut Held) {
     if acted.is_some_and(toggles) {
         held.rule_out(Kind::Sending);
     }
-    // A reaction (`Star pay-gateway`) pays nothing, whatever the name it reacts to says.
-    if acted.is_some_and(|e| vocabulary::is_reaction(&label_of(e))) {
+    // A reaction (`Star pay-gateway`) pays nothing, whatever the name it reacts to says; one
+    // with a price on it is bought (`5 Super Like ₺149,99`).
+    let reacts = |e: &ElementFacts| {
+        let label = label_of(e);
+        vocabulary::is_reaction(&label) && amounts(&label, 1).is_empty()
+    };
+    if acted.is_some_and(reacts) {
         held.rule_out(Kind::Paying);
     }
     if facts.form.as_ref().is_some_and(|f| vocabulary::names_no_data(&url_words(&f.action))) {
@@ -1549,6 +1554,15 @@ mod tests {
         assert!(!gesture(PRESS, &facts(star, None), &none()).is_held(), "a star names a repository");
         let pay = ElementFacts { submits: false, ..button("Pay now") };
         assert!(gesture(PRESS, &facts(pay, None), &none()).is_held());
+        // A reaction with a price is bought; without one, a path that buys is no reaction's.
+        let buy =
+            Request { method: "POST", url: "https://dating.test/purchase/consumable", ..Default::default() };
+        let after = |label: &str| GestureFacts {
+            clicked: Some(Clicked { element: button(label), ..Default::default() }),
+            ..Default::default()
+        };
+        assert_eq!(request(&buy, Some(&after("5 Super Like ₺149,99")), &none()).kinds, [Kind::Paying]);
+        assert!(!request(&buy, Some(&after("Like")), &none()).is_held());
         // A switch whose name says send changes a setting.
         let switch = ElementFacts { role: "switch".into(), ..button("Send a weekly email report") };
         let report =

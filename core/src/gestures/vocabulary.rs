@@ -1218,6 +1218,8 @@ const URL_WORDS: &[(Kind, &[&str])] = &[
             "collaborations",
             "memberships",
             "members",
+            "add users",
+            "add user",
             // A link for anyone (`/boards/4410/shareable_link`), mail forwarded elsewhere.
             "shareable",
             "forwarding",
@@ -1949,6 +1951,7 @@ mod tests {
         assert_eq!(url("h5/mtop.aliexpress.dispute.create/1.0/"), SEND);
         assert_eq!(url("2.0/collaborations/c-88"), SHARE);
         assert_eq!(url("api/1.0/memberships/m-882"), SHARE);
+        assert_eq!(url("add_users_to_board"), SHARE);
         assert_eq!(url("boards/4410/shareable_link"), SHARE);
         assert_eq!(url("api/accounts/6002/settings/forwarding"), SHARE);
         // Reactions, drafts and reading are no sending; a cart emptied is no deletion.
