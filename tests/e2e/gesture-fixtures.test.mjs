@@ -8,10 +8,11 @@
 // The second set (tests/fixtures/gestures-heldout-2/, 25 pages after other apps, written for
 // issue 28) was held out until bb08f4a, which was tuned on it: from then on its marks are
 // asserted like the tuned set's, but for the known mistakes listed in HELDOUT_2_KNOWN.
-// The third, fourth and fifth sets (tests/fixtures/gestures-heldout-3/, -4/ and -5/, other apps
-// again, each written blind) are only reported, and there a denied gesture must send nothing, not
-// even a GET. `./dev test` surveys only the newest blind set (the older ones' figures move only
-// with the rule, and they cost about 12 minutes); `./dev survey` (TABTUNNEL_SURVEY=all) all.
+// The third to sixth sets (tests/fixtures/gestures-heldout-3/ to -6/, other apps again, each
+// written blind; the fifth tuned on from f3a9078) are only reported, and there a denied gesture
+// must send nothing, not even a GET. `./dev test` surveys only the newest blind set (the older
+// ones' figures move only with the rule, and they cost about 20 minutes); `./dev survey`
+// (TABTUNNEL_SURVEY=all) all.
 // The figures (per kind, and any mistake) are printed for BENCHMARKS.md.
 // Each set is surveyed in LANES lanes at once: an agent each, its own page server (a write is
 // counted against the lane whose server it reached) and only its own questions answered. Most of
@@ -31,6 +32,7 @@ const HELDOUT_2 = path.join(REPO_ROOT, 'tests', 'fixtures', 'gestures-heldout-2'
 const HELDOUT_3 = path.join(REPO_ROOT, 'tests', 'fixtures', 'gestures-heldout-3');
 const HELDOUT_4 = path.join(REPO_ROOT, 'tests', 'fixtures', 'gestures-heldout-4');
 const HELDOUT_5 = path.join(REPO_ROOT, 'tests', 'fixtures', 'gestures-heldout-5');
+const HELDOUT_6 = path.join(REPO_ROOT, 'tests', 'fixtures', 'gestures-heldout-6');
 /** Whether the older blind sets are surveyed too (`./dev survey`). */
 const SURVEY_ALL = process.env.TABTUNNEL_SURVEY === 'all';
 const QUESTION = '#approvals li.gesture[data-request-id]';
@@ -113,6 +115,7 @@ describe('the gesture guard on pages written after real sites', { timeout: 3_600
   let heldout3;
   let heldout4;
   let heldout5;
+  let heldout6;
 
   before(async () => {
     const fixtures = fixtureRoutes(FIXTURES, '/fixtures');
@@ -121,9 +124,10 @@ describe('the gesture guard on pages written after real sites', { timeout: 3_600
     heldout3 = fixtureRoutes(HELDOUT_3, '/heldout-3');
     heldout4 = fixtureRoutes(HELDOUT_4, '/heldout-4');
     heldout5 = fixtureRoutes(HELDOUT_5, '/heldout-5');
+    heldout6 = fixtureRoutes(HELDOUT_6, '/heldout-6');
     files = fixtures.files;
     const sites = gestureSites();
-    const routes = { ...sites.pages, ...fixtures.routes, ...heldout.routes, ...heldout2.routes, ...heldout3.routes, ...heldout4.routes, ...heldout5.routes };
+    const routes = { ...sites.pages, ...fixtures.routes, ...heldout.routes, ...heldout2.routes, ...heldout3.routes, ...heldout4.routes, ...heldout5.routes, ...heldout6.routes };
     const first = { writes: [], requests: [] };
     h = await startHarness({ name: 'gesture-fixtures', share: false, extraPages: withFx(routes, first.writes, first.requests) });
     lanes.push({ ...first, server: h.pageServerUrl });
@@ -279,7 +283,7 @@ describe('the gesture guard on pages written after real sites', { timeout: 3_600
   /** A set written blind (other apps again), in parts, each well within the harness's 600 s per
    * test: its figures printed after the last part; a denied gesture must send nothing at all to
    * a server, not even a GET. `set` is read once the harness is up. */
-  function surveyBlindSet(ordinal, n, set, parts, { older = false } = {}) {
+  function surveyBlindSet(ordinal, n, set, parts, { older = false, tuned = 'never tuned on' } = {}) {
     const all = [];
     const skip = older && !SURVEY_ALL && 'an older blind set: ./dev survey';
     for (let part = 0; part < parts; part += 1) {
@@ -288,7 +292,7 @@ describe('the gesture guard on pages written after real sites', { timeout: 3_600
         const results = await surveyAll(`heldout${n}-${part + 1}`, pages);
         all.push(...results);
         assert.deepEqual(anyLeaks(results), [], 'nothing denied reaches the server');
-        if (part === parts - 1) reportHeldOut(`held-out ${n} (never tuned on)`, all, anyLeaks);
+        if (part === parts - 1) reportHeldOut(`held-out ${n} (${tuned})`, all, anyLeaks);
       });
     }
   }
@@ -297,5 +301,7 @@ describe('the gesture guard on pages written after real sites', { timeout: 3_600
   // tests/fixtures/gestures-heldout-4/: 20 pages, ~300 gestures.
   surveyBlindSet('fourth', 4, () => heldout4, 4, { older: true });
   // tests/fixtures/gestures-heldout-5/: 20 pages, ~400 gestures.
-  surveyBlindSet('fifth', 5, () => heldout5, 4);
+  surveyBlindSet('fifth', 5, () => heldout5, 4, { older: true, tuned: 'tuned on from f3a9078' });
+  // tests/fixtures/gestures-heldout-6/: 20 pages, ~400 gestures.
+  surveyBlindSet('sixth', 6, () => heldout6, 4);
 });
