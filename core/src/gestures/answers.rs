@@ -32,6 +32,24 @@ pub(crate) enum Before {
     Refuse(String),
 }
 
+/// The sites a held gesture or write touches: its page's origin, and the origin of the request
+/// it is and of the form it sends, where those are elsewhere. A choice or a standing answer
+/// for "deleting on https://a.example" covers none of b.example's data, whatever page sends
+/// the write.
+fn places_of(q: &GestureQuestion) -> Vec<String> {
+    let mut places = vec![q.origin.clone()];
+    for target in [&q.request, &q.form] {
+        // `POST https://b.example/repos/9`: the method, then the URL.
+        let Some((_, url)) = target.split_once(' ') else { continue };
+        let Ok(parsed) = url::Url::parse(url.trim()) else { continue };
+        let origin = parsed.origin().ascii_serialization();
+        if !places.contains(&origin) {
+            places.push(origin);
+        }
+    }
+    places
+}
+
 /// How a standing answer's given record reads in the trail.
 const METHOD: &str = "standing answer";
 
@@ -51,15 +69,23 @@ impl Core {
             return Before::Ask(Offers::default());
         }
         let (mut allowed_by, mut used, mut remembers, mut ask) = (Vec::new(), Vec::new(), false, false);
+        let places = places_of(q);
         for kind in &q.kinds {
-            let (choice, rule) = choices.of(*kind, &q.origin);
+            // The strictest choice of every site the write touches (a page's allow is not
+            // another site's).
+            let (choice, rule) =
+                places.iter().map(|p| choices.of(*kind, p)).max_by_key(|(c, _)| *c).expect("a page");
             match choice {
                 Choice::Deny => return Before::Refuse(rule.unwrap_or_default()),
                 Choice::Allow => allowed_by.extend(rule),
                 Choice::Ask | Choice::Once => {
                     let remembered = choice == Choice::Once;
-                    match self.gestures.standing.covering(agent, &q.origin, *kind, self.now_ms, remembered) {
-                        Some(id) => used.push(id),
+                    let covering: Option<Vec<u64>> = places
+                        .iter()
+                        .map(|p| self.gestures.standing.covering(agent, p, *kind, self.now_ms, remembered))
+                        .collect();
+                    match covering {
+                        Some(ids) => used.extend(ids),
                         None => {
                             ask = true;
                             remembers |= choice == Choice::Once;
@@ -68,6 +94,8 @@ impl Core {
                 }
             }
         }
+        used.sort_unstable();
+        allowed_by.dedup();
         if ask {
             let standing_ms = if remembers { Vec::new() } else { choices.offers(&q.kinds) };
             return Before::Ask(Offers { standing_ms, remembers });
@@ -414,5 +442,34 @@ mod tests {
         assert!(approvals(&step).is_empty());
         assert!(step.browser_ops().is_empty(), "not sent again");
         assert!(matches!(&audits(&step)[0].outcome, Outcome::Denied { .. }));
+    }
+
+    /// A page's script deletes with a request to `url`: whether the guard asks (then denied).
+    fn request_asked(h: &mut Harness, n: u32, url: &str) -> Option<ApprovalRequest> {
+        let event = json!({"requestId": format!("R{n}"), "request": {"url": url, "method": "DELETE", "headers": {}}, "frameId": "PAGE1", "resourceType": "Fetch"});
+        let step = h.ext(paused(&event.to_string()));
+        let (op, _) = inspection(&step);
+        let step = h.answer(op, json!({"url": "https://mail.test/inbox"}));
+        approvals(&step).first().map(|r| (*r).clone())
+    }
+
+    #[test]
+    fn a_sites_standing_answer_or_choice_covers_no_write_to_another_site() {
+        let (mut h, _page) = agent_page();
+        let asked = request_asked(&mut h, 1, "https://mail.test/api/conversations/7").expect("asked");
+        answer(&mut h, asked.id, ApprovalAnswer::AllowFor { ms: 600_000 });
+        assert!(request_asked(&mut h, 2, "https://mail.test/api/conversations/8").is_none(), "its site");
+        // The same page deleting on another site (with the human's cookies there) is asked.
+        let other = request_asked(&mut h, 3, "https://bank.test/api/payees/9").expect("another site");
+        answer(&mut h, other.id, ApprovalAnswer::Deny);
+        h.tick(h.now + 1);
+        // So is the policy's allow for the page's site.
+        set_policy(
+            &mut h,
+            json!({"default": {"gestures": {"sites": {"https://mail.test": {"deleting": "allow"}}}}}),
+        );
+        let other =
+            request_asked(&mut h, 4, "https://bank.test/api/payees/10").expect("not the policy's site");
+        answer(&mut h, other.id, ApprovalAnswer::Deny);
     }
 }

@@ -73,6 +73,17 @@ pub fn fields(body: &str, content_type: &str) -> Fields {
         for (name, value) in url::form_urlencoded::parse(body.as_bytes()) {
             out.push(name.into_owned(), value.into_owned());
         }
+        // Some servers split on `;` too (older Rack, Python's `parse_qs`): what they read as
+        // fields is read as well.
+        if body.contains(';') {
+            let split = body.replace(';', "&");
+            for (name, value) in url::form_urlencoded::parse(split.as_bytes()) {
+                let (name, value) = (name.into_owned(), value.into_owned());
+                if !out.pairs.iter().any(|(n, v)| *n == name && *v == value) {
+                    out.push(name, value);
+                }
+            }
+        }
     }
     if !out.json {
         xml_rpc(body, &mut out); // whatever the type says (`text/xml`, `text/plain`, none)
@@ -698,6 +709,11 @@ mod tests {
         let read = fields("_method=patch&x=1&_method=delete", "application/x-www-form-urlencoded");
         assert_eq!(method_override(&read), Some("delete"));
         assert_eq!(method_override(&fields("x=1", "")), None);
+        // Fields after a `;`, as servers that split on it read them.
+        let read = fields("a=1;new_password=hunter2;_method=delete", "application/x-www-form-urlencoded");
+        assert!(read.names.contains(&"new_password".to_owned()));
+        assert_eq!(method_override(&read), Some("delete"));
+        assert_eq!(fields("a=1;b=2", "").pairs.len(), 3, "a=\"1;b=2\" as well as a, b");
         assert_eq!(method_override(&fields("_method=", "")), None);
         let multipart = "--b\r\nContent-Disposition: form-data; name=\"_method\"\r\n\r\ndelete\r\n--b--";
         assert_eq!(method_override(&fields(multipart, "multipart/form-data; boundary=b")), Some("delete"));
