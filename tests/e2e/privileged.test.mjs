@@ -141,6 +141,25 @@ describe('an agent stays an agent', { timeout: 240_000 }, () => {
     );
     assert.equal(attachable, 'attachable', 'no debugger of the extension holds the tab');
   });
+  test('a new tab on the blank page with a fragment opens, and the browser stays up', async () => {
+    // From the blank page our tabs open on, a navigation to `about:blank#x` crashed Chromium
+    // whole (every tab of the user's gone).
+    const version = await (await fetch(`${h.agentEndpoint('mallory')}/json/version`)).json();
+    const cdp = await RawCdp.open(version.webSocketDebuggerUrl);
+    try {
+      let id = 100;
+      for (const url of ['about:blank#x', 'about:blank#']) {
+        const answer = await withTimeout(cdp.send(id++, 'Target.createTarget', { url }), 30_000, `createTarget ${url}`);
+        assert.ok(answer.result?.targetId, `${url}: ${JSON.stringify(answer)}`);
+        await cdp.send(id++, 'Target.closeTarget', { targetId: answer.result.targetId });
+      }
+    } finally {
+      cdp.close();
+    }
+    await sleep(1_000);
+    assert.ok(h.browser.connected, 'the browser is still up');
+    assert.match(await withTimeout(h.browser.version(), 10_000, 'the browser answers'), /Chrom/);
+  });
 });
 
 describe('a tab the human shares brings no way back to the extension', { timeout: 180_000 }, () => {
