@@ -2618,6 +2618,41 @@ const NOT_PAID: &[&str] = &[
     "promo",
 ];
 
+/// A one-time code, in the languages' words: sending one (`Send code`, `Skicka ny kod`,
+/// `Kodu tekrar gönder`, `/otp/send`) sends it to the human, in no one's name.
+const A_CODE: &[&str] = &[
+    "code",
+    "codes",
+    "otp",
+    "passcode",
+    "verification code",
+    "kod",
+    "kodu",
+    "koden",
+    "kód",
+    "kódot",
+    "koodi",
+    "koodin",
+    "код",
+    "коду",
+    "кодом",
+    "kode",
+    "codul",
+    "cod",
+    "κωδικό",
+    "κωδικός",
+    "인증번호",
+    "인증 코드",
+    "mã",
+    "mã otp",
+    "رمز",
+    "کد",
+    "验证码",
+    "驗證碼",
+    "認証コード",
+    "確認コード",
+];
+
 /// What taking something back is called in a path (`/deletion/restore`, `undeleteItem`): no
 /// deletion, whatever else the path says.
 const RESTORED: &[&str] = &["restore", "restores", "untrash", "undelete", "recover"];
@@ -2694,6 +2729,7 @@ fn find_with(text: &str, extra: &[String], writes: bool, priced: bool) -> Vec<Fo
     let about_no_data = LANGUAGES.iter().any(|l| l.not_data.iter().any(|w| label.has_entry(w)));
     let not_sent = NOT_SENT.iter().chain(REACTIONS).any(|w| label.has(w));
     let not_paid = writes && NOT_PAID.iter().any(|w| label.has(w));
+    let a_code = A_CODE.iter().any(|w| label.has_entry(w));
     for language in LANGUAGES {
         let mut push =
             |kind, words: String| found.push(Found { kind: Some(kind), words, language: language.name });
@@ -2730,7 +2766,7 @@ fn find_with(text: &str, extra: &[String], writes: bool, priced: bool) -> Vec<Fo
         // say sending and sharing. What is put in a cart or a filter is sent to no one (`In
         // winkelwagen plaatsen`, as `Bestelling plaatsen` orders and `Reactie plaatsen` posts).
         if !not_sent && !writes {
-            if let Some(entry) = longest(language.sending).filter(|_| !about_no_data) {
+            if let Some(entry) = longest(language.sending).filter(|_| !about_no_data && !a_code) {
                 push(Kind::Sending, entry.to_owned());
             }
             if let Some(entry) = longest(language.sharing) {
@@ -2744,7 +2780,8 @@ fn find_with(text: &str, extra: &[String], writes: bool, priced: bool) -> Vec<Fo
             let skip = match kind {
                 Kind::Paying => not_paid,
                 Kind::Deleting => about_no_data || restores,
-                Kind::Sending | Kind::Sharing => not_sent,
+                Kind::Sending => not_sent || a_code,
+                Kind::Sharing => not_sent,
                 _ => false,
             };
             if let Some(entry) = words.iter().find(|e| label.has(e)).filter(|_| !skip) {
@@ -3314,6 +3351,21 @@ mod tests {
     }
 
     #[test]
+    fn sending_a_one_time_code_is_no_sending() {
+        for label in [
+            "Send code",
+            "Send a new code",
+            "Skicka ny kod",
+            "Kodu tekrar gönder",
+            "Отправить код",
+            "验证码发送",
+        ] {
+            assert_eq!(says(label), NOTHING, "{label}");
+        }
+        assert_eq!(says("Send message"), SEND);
+    }
+
+    #[test]
     fn sharing_in_every_language() {
         for label in [
             "Share",
@@ -3522,6 +3574,8 @@ mod tests {
         assert_eq!(url("user/account/email/change"), SECRET);
         assert_eq!(url("myaccount/transfer/api/preview"), NOTHING, "a transfer previewed");
         assert_eq!(url("purchase/coupons/validation"), NOTHING, "a coupon checked");
+        assert_eq!(url("api/otp/send"), NOTHING, "a code sent to the human");
+        assert_eq!(url("messages/send"), SEND);
         assert_eq!(url("gateway/api/graphql?operation=CreateComment"), SEND);
         assert_eq!(url("h5/mtop.aliexpress.feedback.submit/1.0/"), SEND);
         assert_eq!(url("h5/mtop.aliexpress.dispute.create/1.0/"), SEND);
