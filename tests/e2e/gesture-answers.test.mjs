@@ -213,6 +213,38 @@ describe('standing answers and choices per kind', { timeout: 900_000 }, () => {
     }
   });
 
+  test("a standing answer for a site covers its writes there, not the same page's to another site", async () => {
+    const browser = await connectAgent(h, 'crosser', 120_000);
+    const target = '/k/api/projects/7';
+    const elsewhere = url(target).replace('//127.0.0.1:', '//localhost:');
+    const send = (page, to, how) => outcome(page.evaluate(([to, how]) => (how === 'delete'
+      ? fetch(to, { method: 'DELETE' })
+      // Another site: a form-encoded POST its server takes for a DELETE, with the cookies there.
+      : fetch(to, { method: 'POST', mode: 'no-cors', credentials: 'include', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '_method=delete' })
+    ).then(() => 'sent', () => 'failed'), [to, how]));
+    try {
+      const page = await browser.newPage();
+      await page.goto(url('/k/home'));
+      let acting = send(page, target, 'delete');
+      let q = await question();
+      assert.equal(q.kinds, 'deleting');
+      await answer(q.id, 'for', 600_000);
+      await withTimeout(acting, WAIT_MS, 'the allowed delete');
+      const before = writesTo(target);
+      assert.equal(await withTimeout(send(page, target, 'delete'), WAIT_MS, 'a delete on the site'), 'done');
+      assert.equal(writesTo(target), before + 1, 'covered: it went without a question');
+      acting = send(page, elsewhere, 'post');
+      q = await question();
+      assert.equal(q.kinds, 'deleting', `asked about the other site: ${q.text}`);
+      await answer(q.id, 'deny');
+      await withTimeout(acting, WAIT_MS, 'the denied delete elsewhere');
+      await sleep(200);
+      assert.equal(writesTo(target), before + 1, 'nothing reached the other site');
+    } finally {
+      await browser.disconnect();
+    }
+  });
+
   const ROUTES = [
     ['a click', (page, i) => page.click(`#b${i}`)],
     ['Enter', async (page, i) => { await page.focus(`#in${i}`); await page.keyboard.press('Enter'); }],
