@@ -49,7 +49,9 @@ pub async fn share_with(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> 
         Share::ChangedHands { refocus, replace } => {
             broadcast();
             // What the old agent's document had the guard hold failed as it was replaced.
-            replace_while_held(tab_id, replace).await;
+            if replace_while_held(tab_id, replace).await {
+                off_tab_writes::guarded(tab_id);
+            }
             let Some(info) = with(|w| w.shared.handed_over(tab_id)) else {
                 return Err("This tab was let go meanwhile.".into());
             };
@@ -194,6 +196,10 @@ async fn replace_while_held(tab_id: TabId, replace: Replace) -> bool {
     if replace == Replace::Nothing {
         return false;
     }
+    // The browser refuses the tab's writes meanwhile too (until the caller says it is guarded
+    // again, or the tab is unshared), so that no write of the old document goes out in a
+    // moment the guard's `Fetch` misses, in the page or in any frame.
+    off_tab_writes::unguard(tab_id).await;
     replace_document(tab_id, replace).await;
     true
 }
