@@ -285,8 +285,15 @@ pub fn request(request: &Request, facts: Option<&GestureFacts>, triggers: &Trigg
         in_url.retain(|f| f.kind.is_none()); // a reaction's path says only what it reacts to
     }
     held.found(in_url, "in its URL");
-    if request.server_method() == "DELETE" && !vocabulary::deletes_no_data(&words) {
+    if request.server_method() == "DELETE"
+        && !vocabulary::deletes_no_data(&words, &removed_words(request.url))
+    {
         held.add_kind("its method is DELETE".into(), Kind::Deleting);
+    }
+    // (A WebDAV `PROPFIND` reads what a trash holds: `/dav/trashbin/alice/trash`.)
+    let moves = matches!(request.server_method().as_str(), "POST" | "PUT" | "PATCH");
+    if moves && last_segment(request.url).is_some_and(trashes) {
+        held.add_kind("its URL puts something in the trash".into(), Kind::Deleting);
     }
     if request.server_method() == "POST" {
         if let Some((collection, kind)) = posted_collection(request.url) {
@@ -301,7 +308,7 @@ pub fn request(request: &Request, facts: Option<&GestureFacts>, triggers: &Trigg
         let inner = url_words(url);
         let found = vocabulary::find_in_url(&inner, &triggers.words);
         held.found(found, &format!("in a request it carries ({method} {})", clip(url, 60)));
-        if method == "DELETE" && !vocabulary::deletes_no_data(&inner) {
+        if method == "DELETE" && !vocabulary::deletes_no_data(&inner, &removed_words(url)) {
             held.add_kind(format!("a request it carries is DELETE ({})", clip(url, 60)), Kind::Deleting);
         }
     }
@@ -350,7 +357,29 @@ fn operation_reasons(read: &body::Fields, triggers: &Triggers, held: &mut Held) 
     for operation in body::operations(read) {
         let found = vocabulary::find_in_url(&vocabulary::split_identifier(&operation), &triggers.words);
         held.found(found, &format!("in the operation it names ({})", clip(&operation, 60)));
+        if trashes(&operation) {
+            held.add_kind(
+                format!("the operation it names puts something in the trash ({})", clip(&operation, 60)),
+                Kind::Deleting,
+            );
+        }
     }
+}
+
+/// Whether an identifier (an operation's name, a path's last segment) puts something in the
+/// trash: `trash` first is a verb (`TrashPostMutation`, `/recordings/2/trash`,
+/// `/status/trashed.json`); anywhere else, or in a query, a trash is a place (`emptyTrash` is
+/// read as emptying, `/dav/trashbin/alice/trash/a.pdf`, `TrashItemsQuery`).
+fn trashes(identifier: &str) -> bool {
+    let words = vocabulary::split_identifier(identifier).to_lowercase();
+    let mut words = words.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty());
+    matches!(words.next(), Some("trash" | "trashed")) && words.next_back() != Some("query")
+}
+
+/// The last segment of a URL's path, if it has one.
+fn last_segment(url: &str) -> Option<&str> {
+    let path = url.split(['?', '#']).next()?.split_once("://").map_or(url, |(_, rest)| rest);
+    path.split_once('/')?.1.rsplit('/').find(|s| !s.is_empty())
 }
 
 fn clip(text: &str, max: usize) -> String {
@@ -421,7 +450,7 @@ fn form_reasons(form: &FormFacts, triggers: &Triggers, held: &mut Held) {
     held.found(vocabulary::find(&form.label, &triggers.words), "in the form's heading");
     let action = url_words(&form.action);
     held.found(vocabulary::find_in_url(&action, &triggers.words), "in the form's action");
-    if form_method(form) == "DELETE" && !vocabulary::deletes_no_data(&action) {
+    if form_method(form) == "DELETE" && !vocabulary::deletes_no_data(&action, &removed_words(&form.action)) {
         held.add_kind("the form sends DELETE".into(), Kind::Deleting);
     }
     if let Some(sent) = &form.body {
@@ -474,6 +503,17 @@ pub fn url_words(url: &str) -> String {
         url::form_urlencoded::parse(query.as_bytes()).map(|(k, v)| format!("{k} {v} ")).collect();
     let path = percent_decoded(parsed.path()).replace('/', " ");
     vocabulary::split_identifier(&format!("{path} {decoded}"))
+}
+
+/// The words of what a `DELETE` to `url` removes: the last three segments of its path (a
+/// collection, an id, an action: `/user/starred/acme/rocket`, `/users/sign_out`) and its query.
+fn removed_words(url: &str) -> String {
+    let Ok(parsed) = url::Url::parse(url) else { return url_words(url) };
+    let segments: Vec<&str> = parsed.path().split('/').filter(|s| !s.is_empty()).collect();
+    let end = segments[segments.len().saturating_sub(3)..].join("/");
+    let mut end_only = parsed.clone();
+    end_only.set_path(&end);
+    url_words(end_only.as_str())
 }
 
 /// Collections, as REST names them, a POST to which makes one in the human's name: what the
@@ -1432,9 +1472,32 @@ mod tests {
             "https://x.test/api/v1/statuses/1/favourite",
             "https://shop.test/cart/items/3",
             "https://x.test/drafts/new_topic",
+            "https://api.github.test/user/starred/acme/rocket",
+            "https://api.github.test/notifications/threads/5/subscription",
         ] {
             assert!(!request_to("DELETE", harmless, "").is_held(), "{harmless}");
         }
+        for trashed in [
+            "https://3.basecamp.test/1/buckets/2/recordings/3/status/trashed.json",
+            "https://x.test/api/posts/5/trash",
+        ] {
+            assert_eq!(kinds_of(&request_to("PUT", trashed, "")), [Kind::Deleting], "{trashed}");
+        }
+        let mutation = r#"{"operationName":"TrashPostMutation","variables":{"id":"5"}}"#;
+        assert_eq!(kinds_of(&request_to("POST", "https://x.test/graphql", mutation)), [Kind::Deleting]);
+        for place in [
+            "https://cloud.test/remote.php/dav/trashbin/alice/trash/a.pdf",
+            "https://x.test/api/trash/5/restore",
+        ] {
+            assert!(!request_to("PUT", place, "").is_held(), "{place}");
+        }
+        let read = request_to("PROPFIND", "https://cloud.test/remote.php/dav/trashbin/alice/trash", "");
+        assert!(!kinds_of(&read).contains(&Kind::Deleting), "{read:?}");
+        let listed = r#"{"operationName":"TrashItemsQuery","variables":{}}"#;
+        assert!(!request_to("POST", "https://x.test/graphql", listed).is_held());
+        // A subscription further up the path only holds what is deleted (Azure's).
+        let vm = "https://management.azure.test/subscriptions/0b1f/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/vm1?api-version=2024-03-01";
+        assert_eq!(kinds_of(&request_to("DELETE", vm, "")), [Kind::Deleting]);
         let rails = FormFacts {
             method_override: "delete".into(),
             ..form("post", "https://x.test/items/7", &[("hidden", "")], &["🗑"])

@@ -2713,11 +2713,13 @@ pub fn find_in_url(text: &str, extra: &[String]) -> Vec<Found> {
     find_with(text, extra, true, false)
 }
 
-/// Whether a `DELETE` (or a `_method=delete`) to this URL removes no data (see [`LEAVING`]).
-pub fn deletes_no_data(url_words: &str) -> bool {
-    let label = Label::new(url_words);
-    LEAVING.iter().chain(NOT_SENT).chain(REACTIONS).any(|w| label.has(w))
-        || LANGUAGES.iter().any(|l| l.not_data.iter().any(|w| label.has_entry(w)))
+/// Whether a `DELETE` (or a `_method=delete`) to a URL removes no data: what it removes
+/// (`removed`: the end of its path, see `rule::removed_words`) is one of [`LEAVING`], or the
+/// URL (`url_words`) names what the module's rule says is no data. A leaving word further up a
+/// path says only where the data lives (Azure's `DELETE /subscriptions/…/virtualMachines/vm1`).
+pub fn deletes_no_data(url_words: &str, removed: &str) -> bool {
+    let removed = Label::new(removed);
+    LEAVING.iter().chain(NOT_SENT).chain(REACTIONS).any(|w| removed.has(w)) || names_no_data(url_words)
 }
 
 fn find_with(text: &str, extra: &[String], writes: bool, priced: bool) -> Vec<Found> {
@@ -3590,11 +3592,14 @@ mod tests {
         {
             assert_eq!(url(harmless), NOTHING, "{harmless}");
         }
-        assert!(deletes_no_data(" users sign out "));
-        assert!(deletes_no_data(" cart items 3 "));
-        assert!(deletes_no_data(" user starred acme rocket "));
-        assert!(deletes_no_data(" api notifications 5 "));
-        assert!(!deletes_no_data(" api v1 volumes vol 99 "));
+        let no_data = |words: &str| deletes_no_data(words, words);
+        assert!(no_data(" users sign out "));
+        assert!(no_data(" cart items 3 "));
+        assert!(no_data(" user starred acme rocket "));
+        assert!(no_data(" api notifications 5 "));
+        assert!(!no_data(" api v1 volumes vol 99 "));
+        assert!(deletes_no_data(" api cart 7 line items 9 ", " line items 9 "), "a cart anywhere");
+        assert!(!deletes_no_data(" subscriptions 5 virtual machines vm1 ", " virtual machines vm1 "));
     }
 
     #[test]
