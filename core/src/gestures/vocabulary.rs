@@ -2461,6 +2461,18 @@ const URL_WORDS: &[(Kind, &[&str])] = &[
             "placeorder",
             "buynow",
             "bid",
+            // An order placed or added (`/order/place`, Kraken's `AddOrder`), a quote taken,
+            // a top-up, a paid plan started (`/billing/subscribe`).
+            "order place",
+            "add order",
+            "addorder",
+            "quote execute",
+            "execute quote",
+            "topup",
+            "billing subscribe",
+            "billing subscription",
+            "create subscription",
+            "subscription create",
         ],
     ),
     (
@@ -2474,6 +2486,14 @@ const URL_WORDS: &[(Kind, &[&str])] = &[
             // `/account/deletion-requests`, `AccountDeletionConfirmMutation`.
             "deletion",
             "force delete",
+            // An order cancelled (`buyer_cancel_order`, `mtop.….order.cancel`), a message taken
+            // back (LINE's `unsendMessage`), an account closed (`closeaccount.aspx`).
+            "cancel order",
+            "order cancel",
+            "unsend",
+            "closeaccount",
+            "account close",
+            "close account",
         ],
     ),
     (
@@ -2499,6 +2519,10 @@ const URL_WORDS: &[(Kind, &[&str])] = &[
             "email change",
             "change email",
             "update email",
+            // Two-factor turned on (`/proofs/EnableTfa`); a service account (its keys).
+            "tfa",
+            "serviceaccount",
+            "service account",
         ],
     ),
     (
@@ -2532,6 +2556,8 @@ const URL_WORDS: &[(Kind, &[&str])] = &[
             "story create",
             "create post",
             "create status update",
+            "submit rating",
+            "rating submit",
         ],
     ),
     (
@@ -3565,6 +3591,18 @@ mod tests {
         assert_eq!(url("h5/mtop.aliexpress.checkout.placeorder/1.0/"), PAY);
         assert_eq!(url("api/5/checkout/buynow"), PAY);
         assert_eq!(url("bidding/offers/13300/bid"), PAY);
+        assert_eq!(url("api/v3/order/place"), PAY);
+        assert_eq!(url("0/private/AddOrder"), PAY);
+        assert_eq!(url("api/p24/mobile/topup"), PAY);
+        assert_eq!(url("api/v1/billing/subscribe"), PAY);
+        assert_eq!(url("api/v4/order/buyer_cancel_order"), DELETE);
+        assert_eq!(url("h5/mtop.lazada.om.order.cancel/1.0/"), DELETE);
+        assert_eq!(url("api/talk/thrift/Talk/TalkService/unsendMessage"), DELETE);
+        assert_eq!(url("closeaccount.aspx"), DELETE);
+        assert_eq!(url("proofs/EnableTfa"), SECRET);
+        assert_eq!(url("api/v4/rating/submit_rating"), SEND);
+        assert_eq!(url("api/v1/newsletter/subscribe"), NOTHING, "a newsletter is free");
+        assert_eq!(url("api/orders/5/cancel-reasons"), NOTHING);
         assert_eq!(url("consumer/account/deletion-requests"), DELETE);
         assert_eq!(url("records/modify forceDelete"), DELETE);
         assert_eq!(url("consumer/account/deletion-requests/restore"), NOTHING, "taken back");
