@@ -213,10 +213,12 @@ impl OffTabWrites {
             // What a page queues with `fetchLater()` the browser sends itself, and for a
             // document begun before its guard was armed (a popup's first page), past the guard
             // for the document's whole life: the documents of shared tabs, and of tabs not known
-            // yet, have none.
+            // yet, have none. Set, not appended: one policy field that does not parse (a page's
+            // own, seen on real sites) makes the browser drop the whole header, ours with it, so
+            // these documents lose the page's own policy.
             let human: Vec<TabId> = known.tabs.difference(&known.shared).copied().collect();
             let header =
-                json!({ "header": "permissions-policy", "operation": "append", "value": NO_DEFERRED_FETCH });
+                json!({ "header": "permissions-policy", "operation": "set", "value": NO_DEFERRED_FETCH });
             let mut condition = json!({ "resourceTypes": ["main_frame", "sub_frame"] });
             if !human.is_empty() {
                 condition["excludedTabIds"] = json!(human);
@@ -452,6 +454,7 @@ mod tests {
         assert_eq!(no_deferred["condition"]["excludedTabIds"], json!([2, 3]), "the human's tabs keep it");
         assert_eq!(no_deferred["condition"]["resourceTypes"], json!(["main_frame", "sub_frame"]));
         assert_eq!(no_deferred["action"]["responseHeaders"][0]["value"], NO_DEFERRED_FETCH);
+        assert_eq!(no_deferred["action"]["responseHeaders"][0]["operation"], "set", "whatever the page's says");
         assert!(
             no_deferred["priority"].as_i64().unwrap() > crate::rule_priorities::ALWAYS_THROUGH as i64,
             "over a policy's allow rules"

@@ -63,6 +63,11 @@ describe('red team 10', { timeout: 1_500_000 }, () => {
       '/rt10/autopay': html(AUTOPAY),
       '/rt10/autoform': html(AUTOFORM),
       '/rt10/plain': html('<h1>plain</h1>'),
+      // A site whose own `Permissions-Policy` does not parse (seen on real sites).
+      '/rt10/bad-policy': (req, res) => {
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'permissions-policy': 'geolocation=(self' });
+        res.end('<!doctype html><meta charset="utf-8"><h1>bad policy</h1>');
+      },
       // An SSO page as it signs in: it posts a form the moment it is parsed.
       '/rt10/human-autoform': html(`<form id="f" method="post" action="/shop/api/pay"><input name="human" value="new-tab-form"></form><script>document.getElementById('f').submit();</script>`),
       '/rt10/human-autopay': html(`<script>fetch('/shop/api/pay', { method: 'POST', body: '{"human":"human-popup"}' })</script>`),
@@ -413,6 +418,83 @@ describe('red team 10', { timeout: 1_500_000 }, () => {
       }
     });
   }
+
+  /** In the page: queues a payment with `fetchLater` (sent by the browser at once or as the
+   *  document goes); what that came to. */
+  const FETCH_LATER = () => {
+    if (typeof fetchLater !== 'function') return 'missing';
+    try {
+      fetchLater('/shop/api/pay', { method: 'POST', body: '{"late":"fetchLater"}', activateAfter: 0 });
+      return 'queued';
+    } catch (e) {
+      return `threw ${e.name}`;
+    }
+  };
+
+  // The documents of shared tabs have no `fetchLater` (a rule sets their `Permissions-Policy`):
+  // appended to a site's own header that does not parse, ours went with it, and a popup's first
+  // document (past the guard for its life) paid as it went. A document the agent's own
+  // interception answered has the page's policy only; the guard holds what it queues.
+  test("F1 fetchLater in an agent's document its own interception answered, or whose site's policy header does not parse: pays nothing", async () => {
+    await denyAll();
+    const agent = 'rt10-later';
+    const browser = await connectAgent(h, agent, 60_000);
+    try {
+      const page = await browser.newPage();
+      await page.goto(url('/rt10/plain'));
+      const before = paid();
+      const bodiesBefore = site.bodies.length;
+      const cdp = await page.createCDPSession();
+      cdp.on('Fetch.requestPaused', (e) => {
+        const body = Buffer.from('<!doctype html><meta charset="utf-8"><h1>fulfilled</h1>').toString('base64');
+        const headers = [{ name: 'content-type', value: 'text/html' }, { name: 'permissions-policy', value: 'geolocation=(self' }];
+        cdp.send('Fetch.fulfillRequest', { requestId: e.requestId, responseCode: 200, responseHeaders: headers, body }).catch(() => {});
+      });
+      await cdp.send('Fetch.enable', { patterns: [{ urlPattern: '*/rt10/fulfilled*', resourceType: 'Document' }] });
+      await page.goto(url('/rt10/fulfilled'));
+      const fulfilled = await page.evaluate(FETCH_LATER);
+      await cdp.send('Fetch.disable');
+      await page.goto(url('/rt10/bad-policy'));
+      const badPolicy = await page.evaluate(FETCH_LATER);
+      // A popup's first document loads before its guard is armed (late_documents): the
+      // opener queues a payment there, sent as that document goes.
+      const popup = await page.evaluate(
+        (u) =>
+          new Promise((resolve) => {
+            const w = window.open(u);
+            const queue = () => {
+              try {
+                w.fetchLater('/shop/api/pay', { method: 'POST', body: '{"late":"popup fetchLater"}' });
+                resolve('queued');
+              } catch (e) {
+                resolve(`threw ${e.name}`);
+              }
+            };
+            const wait = setInterval(() => {
+              if (w.location.href.includes('/rt10/bad-policy') && w.document.readyState === 'complete') {
+                clearInterval(wait);
+                queue();
+              }
+            }, 10);
+            setTimeout(() => resolve('never loaded'), 10_000);
+          }),
+        url('/rt10/bad-policy'),
+      );
+      await sleep(2000);
+      // Whatever was queued goes as the documents go.
+      await page.goto(url('/rt10/plain'));
+      await closeAll(browser);
+      await sleep(WATCH_MS);
+      const sent = site.bodies.slice(bodiesBefore).filter((b) => /\/shop\/(api\/)?pay /.test(b));
+      console.log(`F1: fulfilled document ${fulfilled}, bad policy header ${badPolicy}, popup ${popup}; payments ${paid() - before} ${JSON.stringify(sent)}`);
+      assert.equal(paid() - before, 0, 'a fetchLater payment reached the server');
+      assert.notEqual(badPolicy, 'queued', "fetchLater under a site's policy header that does not parse");
+      assert.notEqual(popup, 'queued', "fetchLater in a popup's first document");
+    } finally {
+      await closeAll(browser);
+      await denyAll();
+    }
+  });
 
   test("N13 the human's own new tabs and popups write as before while an agent's tab is shared", async () => {
     const browser = await connectAgent(h, 'rt10-born-human', 60_000);
