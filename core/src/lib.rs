@@ -51,6 +51,7 @@ mod local_files;
 mod local_paths;
 pub use lifecycle::TabEvent;
 mod null_values;
+mod origin_routes;
 pub mod origins;
 mod output;
 mod params_shape;

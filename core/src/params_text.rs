@@ -210,7 +210,7 @@ mod tests {
         let (mut h, session) = scout_on_its_tab(Some(json!({ "allow_origins": ["http://127.0.0.1:*"] })));
         let load = |id: u64, url: &str| {
             format!(
-                r#"{{"id":{id},"sessionId":"{session}","method":"Network.loadNetworkResource","params":{{"frameId":"F","url":"{url}","options":{{"disableCache":true,"includeCredentials":true}}}}}}"#
+                r#"{{"id":{id},"sessionId":"{session}","method":"Network.loadNetworkResource","params":{{"frameId":"F","url":"{url}","options":{{"disableCache":true,"includeCredentials":false}}}}}}"#
             )
         };
         let step = h.send_text(1, &load(4, r"https://mail.test/inbox#\ud800"));

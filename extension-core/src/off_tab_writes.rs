@@ -454,7 +454,10 @@ mod tests {
         assert_eq!(no_deferred["condition"]["excludedTabIds"], json!([2, 3]), "the human's tabs keep it");
         assert_eq!(no_deferred["condition"]["resourceTypes"], json!(["main_frame", "sub_frame"]));
         assert_eq!(no_deferred["action"]["responseHeaders"][0]["value"], NO_DEFERRED_FETCH);
-        assert_eq!(no_deferred["action"]["responseHeaders"][0]["operation"], "set", "whatever the page's says");
+        assert_eq!(
+            no_deferred["action"]["responseHeaders"][0]["operation"], "set",
+            "whatever the page's says"
+        );
         assert!(
             no_deferred["priority"].as_i64().unwrap() > crate::rule_priorities::ALWAYS_THROUGH as i64,
             "over a policy's allow rules"

@@ -222,17 +222,36 @@ preset = "read-only"
         const { session, targetId } = await newPage(raw, 'about:blank');
         await call(raw, 'Network.enable', {}, session);
         // Interception pauses every request; the test lets each go on.
+        // ...but one: sent on to the forbidden site (with its cookies, were it let go).
+        const rewrites = [];
         raw.ws.on('message', (data) => {
           const m = JSON.parse(data.toString());
-          if (m.method === 'Fetch.requestPaused') raw.sendRaw(JSON.stringify({ id: nextId++, method: 'Fetch.continueRequest', params: { requestId: m.params.requestId }, sessionId: m.sessionId }));
+          if (m.method !== 'Fetch.requestPaused') return;
+          const rewrite = m.params.request.url.includes('/rewrite-me') && !rewrites.some((r) => r.requestId === m.params.requestId);
+          const id = nextId++;
+          const params = rewrite ? { requestId: m.params.requestId, url: `${mailOrigin}/inbox` } : { requestId: m.params.requestId };
+          if (rewrite) rewrites.push({ id, requestId: m.params.requestId, sessionId: m.sessionId });
+          raw.sendRaw(JSON.stringify({ id, method: 'Fetch.continueRequest', params, sessionId: m.sessionId }));
         });
         await call(raw, 'Fetch.enable', { patterns: [{ urlPattern: '*' }] }, session);
         await navigate(raw, session, `${allowedOrigin}/app`);
         // A no-cors fetch to the forbidden site, with the user's credentials if it could.
         const fetched = await evaluate(raw, session, `fetch('${mailOrigin}/inbox', { mode: 'no-cors', credentials: 'include' }).then(() => 'done', (e) => 'failed ' + e.message)`);
         assert.ok(fetched.result, JSON.stringify(fetched));
-        const loaded = await call(raw, 'Network.loadNetworkResource', { frameId: targetId, url: `${allowedOrigin}/app`, options: { disableCache: true, includeCredentials: true } }, session);
+        const mailBefore = mail.seen.length;
+        const rewritten = evaluate(raw, session, `fetch('${allowedOrigin}/rewrite-me').then((r) => r.status, (e) => 'failed ' + e.message)`);
+        const refusal = await raw.next((m) => rewrites.length && m.id === rewrites[0].id, 'the answer to the rewrite');
+        assert.match(refusal.error?.message ?? '', /allow_origins: a paused request is not sent on to another origin/, JSON.stringify(refusal));
+        // Let go unchanged: it goes where the page sent it.
+        raw.sendRaw(JSON.stringify({ id: nextId++, method: 'Fetch.continueRequest', params: { requestId: rewrites[0].requestId }, sessionId: rewrites[0].sessionId }));
+        await rewritten;
+        assert.equal(mail.seen.length, mailBefore, `the rewrite reached the forbidden site: ${JSON.stringify(mail.seen.slice(mailBefore))}`);
+        const loaded = await call(raw, 'Network.loadNetworkResource', { frameId: targetId, url: `${allowedOrigin}/app`, options: { disableCache: true, includeCredentials: false } }, session);
         assert.ok(loaded.result, JSON.stringify(loaded));
+        // With the human's cookies not even from its own origin: the browser would follow a
+        // redirect to any site with them.
+        const credentialed = await call(raw, 'Network.loadNetworkResource', { frameId: targetId, url: `${allowedOrigin}/app`, options: { disableCache: true, includeCredentials: true } }, session);
+        assert.match(credentialed.error?.message ?? '', /without credentials/, JSON.stringify(credentialed));
         // The getters answer with every site's cookies: an agent held to origins that may use
         // them gets the values of its own sites only (the hiding agent may not use them).
         for (const [method, params] of [['Network.getAllCookies', {}], ['Network.getCookies', { urls: [mailOrigin, allowedOrigin] }]]) {
