@@ -45,6 +45,27 @@ const SEARCH = page('Account', `
   <button id="go">Search</button>
   <button id="close" formmethod="post" formaction="/account/x1">Delete account</button></form>`);
 
+// Components whose button lives in a shadow root and whose label is slotted into it from the
+// light DOM (design systems' `<sl-button>Delete</sl-button>`), closed or open, and a harmless
+// one beside them. Each button posts to a neutral URL.
+const COMPONENTS = page('Repository settings', `
+<h1>Settings</h1>
+<x-closed id="closed"><span slot="label">Delete repository</span></x-closed>
+<x-open id="open"><span>Delete branch</span></x-open>
+<x-closed id="star"><span slot="label">Star</span></x-closed>
+<script>
+  const define = (name, mode) => customElements.define(name, class extends HTMLElement {
+    constructor() {
+      super();
+      const root = this.attachShadow({ mode });
+      root.innerHTML = mode === 'closed' ? '<button type="button"><slot name="label"></slot></button>' : '<button type="button"><slot></slot></button>';
+      root.querySelector('button').addEventListener('click', () => fetch('/api/v1/ops', { method: 'POST', body: JSON.stringify({ op: this.id }) }));
+    }
+  });
+  define('x-closed', 'closed');
+  define('x-open', 'open');
+</script>`);
+
 function sites() {
   const writes = [];
   const write = (req, res) => {
@@ -66,6 +87,7 @@ function sites() {
     '/repos/1/edit': html(RAILS),
     '/account/settings': html(SEARCH),
     '/account/search': html(page('Search', '<p>results</p>')),
+    '/acme/rocket/components': html(COMPONENTS),
   };
   for (const p of ['/api/v1/ops', '/repos/1', '/account/x1']) pages[p] = write;
   return { pages, writes };
@@ -142,6 +164,30 @@ describe('the gesture guard reads the page as the browser will act', { timeout: 
       } finally {
         await browser.disconnect();
       }
+    }
+  });
+
+  test("a press on a label slotted into a component's button (closed or open shadow root) is the button's: 'Delete repository' and 'Delete branch' held, 'Star' passes", async () => {
+    const browser = await connectAgent(h, 'slotted', 120_000);
+    try {
+      const page = await browser.newPage();
+      await page.goto(url('/acme/rocket/components'));
+      const before = writesTo('/api/v1/ops').length;
+      await page.click('#star span');
+      await pollFor(() => writesTo('/api/v1/ops').length === before + 1, WAIT_MS, "the star's write", h.detail);
+      assert.equal(await panel.$(QUESTION), null, 'a harmless press was asked about');
+      // (Labels of their own: a refusal stands a while for the same question.)
+      for (const [id, label] of [['closed', 'Delete repository'], ['open', 'Delete branch']]) {
+        const clicked = outcome(page.click(`#${id} span`));
+        const q = await question();
+        assert.equal(q.element, label, id);
+        await deny(q.id);
+        await clicked;
+        await sleep(300);
+        assert.deepEqual(writesTo('/api/v1/ops').slice(before + 1), [], `${id}: the delete reached the server`);
+      }
+    } finally {
+      await browser.disconnect();
     }
   });
 

@@ -23,13 +23,17 @@
   // release of the same element after it says nothing new, and must not take its place.
   const CLICKS = ['click', 'auxclick', 'dblclick'];
   Object.defineProperty(globalThis, '__tabtunnelClick', { value: record });
-  const up = (e) => e.parentElement || (e.parentNode && e.parentNode.host) || null;
+  const up = (e) => e.assignedSlot || e.parentElement || (e.parentNode && e.parentNode.host) || null;
+  // As `actingOf` in gesture_facts.js: else a small component with a closed shadow root.
   const acting = (node) => {
     let e = node && (node.nodeType === 1 ? node : node.parentElement || null);
+    let component = null;
     for (let depth = 0; e && depth < 16; e = up(e), depth += 1) {
       if (e.matches && e.matches(ACTS)) return e;
+      if (!component && e.tagName && e.tagName.includes('-') && e.textContent.trim().length <= 60 &&
+          !e.querySelector(ACTS)) component = e;
     }
-    return null;
+    return component;
   };
   const seen = (event) => {
     const path = event.composedPath ? event.composedPath() : [];

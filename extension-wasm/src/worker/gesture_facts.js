@@ -7,7 +7,8 @@
 // form would send (`form.body`), which binds the human's answer and is never shown.
 function (mode, selectors, request) {
   const clip = (text, max = 200) => String(text || '').replace(/\s+/g, ' ').trim().slice(0, max);
-  const up = (e) => e.parentElement || (e.parentNode && e.parentNode.host) || null;
+  // Up the composed tree: a node slotted into an (open) shadow tree is its slot's.
+  const up = (e) => e.assignedSlot || e.parentElement || (e.parentNode && e.parentNode.host) || null;
   const ACTS = 'button, a[href], input, select, textarea, summary, label, [role=button], [role=link],' +
     ' [role=menuitem], [role=menuitemcheckbox], [role=menuitemradio], [role=option], [role=tab],' +
     ' [role=checkbox], [role=radio], [role=switch], [onclick], [contenteditable=""], [contenteditable=true]';
@@ -15,6 +16,21 @@ function (mode, selectors, request) {
     'datetime-local', 'month', 'week', 'time'];
   const SUBMITS = (e) => (e.tagName === 'BUTTON' && (e.getAttribute('type') || 'submit').toLowerCase() === 'submit') ||
     (e.tagName === 'INPUT' && (e.type === 'submit' || e.type === 'image'));
+
+  // The element that acts where `node` is: the nearest up the composed tree that `ACTS`, else
+  // a component (a custom element: `<sl-button>`, `<md-filled-button>`) whose button is in a
+  // closed shadow root, pressed on the label slotted into it (whose way up skips the button):
+  // the nearest small one with nothing that acts in its light DOM. Same in gesture_clicks.js.
+  const actingOf = (node) => {
+    let e = node && (node.nodeType === 1 ? node : node.parentElement || null);
+    let component = null;
+    for (let depth = 0; e && depth < 16; e = up(e), depth += 1) {
+      if (e.matches && e.matches(ACTS)) return e;
+      if (!component && e.tagName && e.tagName.includes('-') && e.textContent.trim().length <= 60 &&
+          !e.querySelector(ACTS)) component = e;
+    }
+    return component;
+  };
 
   // The element acted on.
   let node = null;
@@ -32,11 +48,10 @@ function (mode, selectors, request) {
     node = e;
   }
   let hit = node && (node.nodeType === 1 ? node : node.parentElement || null);
-  let element = null;
+  let element = actingOf(hit);
   let cursor = false;
-  for (let e = hit, depth = 0; e && depth < 16; e = up(e), depth += 1) {
-    if (e.matches && e.matches(ACTS)) { element = e; break; }
-  }
+  // A component stands for its button: it acts.
+  if (element && !element.matches(ACTS)) cursor = true;
   if (!element && hit) {
     try { cursor = getComputedStyle(hit).cursor === 'pointer'; } catch (err) { cursor = false; }
     element = hit;
@@ -62,6 +77,21 @@ function (mode, selectors, request) {
     const by = e.getAttribute('aria-labelledby');
     return by ? clip(by.split(/\s+/).map((id) => { const x = byId(e, id); return x ? x.textContent : ''; }).join(' '), max) : '';
   };
+  // Text as it shows: slotted nodes where their slots are, a shadow tree's own text.
+  const flatText = (n, depth = 0) => {
+    if (!n || depth > 24) return '';
+    if (n.nodeType === 3) return n.nodeValue;
+    if (n.nodeType !== 1 && n.nodeType !== 11) return '';
+    if (/^(SCRIPT|STYLE|TEMPLATE)$/.test(n.tagName || '')) return '';
+    let kids = n.shadowRoot ? [...n.shadowRoot.childNodes] : [...n.childNodes];
+    if (n.tagName === 'SLOT') {
+      const given = n.assignedNodes({ flatten: true });
+      if (given.length) kids = given;
+    }
+    return kids.slice(0, 64).map((c) => flatText(c, depth + 1)).join(' ');
+  };
+  const shownText = (e) => (e.shadowRoot || (e.querySelector && e.querySelector('slot'))
+    ? flatText(e) : (e.innerText || e.textContent));
   const nameOf = (e) => {
     if (!e || !e.getAttribute) return '';
     const named = labelledBy(e);
@@ -77,7 +107,7 @@ function (mode, selectors, request) {
     }
     if (e.tagName === 'IMG') return clip(e.alt);
     if (!['INPUT', 'TEXTAREA', 'SELECT'].includes(e.tagName)) {
-      const t = clip(e.innerText || e.textContent);
+      const t = clip(shownText(e));
       if (t) return t;
       // An icon button: its own tooltip, else what its icon says (`<i title>`, an `<img alt>`,
       // `<svg><title>` or `aria-label` inside).
@@ -127,11 +157,8 @@ function (mode, selectors, request) {
   let clicksDropped = false;
   if (mode === 'request') {
     const actingEl = (node) => {
-      let e = node && (node.nodeType === 1 ? node : node.parentElement || null);
-      for (let depth = 0; e && depth < 16; e = up(e), depth += 1) {
-        if (e.matches && e.matches(ACTS)) return e.tagName === 'LABEL' && e.control ? e.control : e;
-      }
-      return null;
+      const e = actingOf(node);
+      return e && e.tagName === 'LABEL' && e.control ? e.control : e;
     };
     let w = window;
     for (let depth = 0; w && depth < 8; depth += 1) {
@@ -256,7 +283,7 @@ function (mode, selectors, request) {
       tag,
       role: roleOf(e),
       name: nameOf(e),
-      text: ['INPUT', 'TEXTAREA', 'SELECT'].includes(e.tagName) ? '' : clip(e.innerText || e.textContent),
+      text: ['INPUT', 'TEXTAREA', 'SELECT'].includes(e.tagName) ? '' : clip(shownText(e)),
       inputType: type,
       href: e.tagName === 'A' && e.href ? clip(String(e.href), 300) : '',
       actionable: (e.matches && e.matches(ACTS)) || cursor,
