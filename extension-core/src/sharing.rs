@@ -351,6 +351,11 @@ impl Sharing {
         }
     }
 
+    /// Whether the tab is being let go (not only handed over).
+    pub fn is_being_let_go(&self, tab_id: TabId) -> bool {
+        self.leaving.contains_key(&tab_id)
+    }
+
     /// Whether clients' commands to the tab are refused: it is being let go or handed over, and
     /// none may put an agent's code into its new document.
     pub fn is_leaving(&self, tab_id: TabId) -> bool {
@@ -544,11 +549,13 @@ pub(crate) mod tests {
         s.add(tab(1, "a", false), 0.0);
         s.drove(1, "Runtime.evaluate");
         assert!(matches!(s.share(1, owner("b", false), false), Share::ChangedHands { .. }));
+        assert!(!s.is_being_let_go(1), "handed over only");
         assert_eq!(
             s.leave(1, Departure::KillSwitch, UnshareReason::StoppedByUser),
             Some(Replace::Reload { twice: false }),
             "the kill switch still stops it"
         );
+        assert!(s.is_being_let_go(1), "the hand-over does not take the browser's block away");
         assert_eq!(s.handed_over(1), None, "the daemon hears it unshared, not handed");
         assert_eq!(s.share(1, owner("c", false), false), Share::Refused(BEING_LET_GO));
     }

@@ -49,7 +49,8 @@ pub async fn share_with(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> 
         Share::ChangedHands { refocus, replace } => {
             broadcast();
             // What the old agent's document had the guard hold failed as it was replaced.
-            if replace_while_held(tab_id, replace).await {
+            // (A take back meanwhile keeps the browser's block until the tab is unshared.)
+            if replace_while_held(tab_id, replace).await && !with(|w| w.shared.is_being_let_go(tab_id)) {
                 off_tab_writes::guarded(tab_id);
             }
             let Some(info) = with(|w| w.shared.handed_over(tab_id)) else {
@@ -181,7 +182,10 @@ pub async fn stop_for_kill_switch(tab_id: TabId) {
 async fn leave(tab_id: TabId, departure: Departure, reason: UnshareReason) -> bool {
     let Some(replace) = with(|w| w.shared.leave(tab_id, departure, reason)) else { return false };
     replace_while_held(tab_id, replace).await;
-    stop_sharing(tab_id, reason).await;
+    if !stop_sharing(tab_id, reason).await {
+        // Unshared meanwhile (a reset's re-attach failed): no block of its writes stays.
+        off_tab_writes::left(tab_id);
+    }
     true
 }
 
@@ -193,7 +197,7 @@ async fn replace_while_held(tab_id: TabId, replace: Replace) -> bool {
     if let Some(gate) = tab_gate::reset_gate(tab_id) {
         let _ = wasm_bindgen_futures::JsFuture::from(gate).await;
     }
-    if replace == Replace::Nothing {
+    if replace == Replace::Nothing || !is_shared(tab_id) {
         return false;
     }
     // The browser refuses the tab's writes meanwhile too (until the caller says it is guarded
