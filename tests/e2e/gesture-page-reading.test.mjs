@@ -52,6 +52,7 @@ const COMPONENTS = page('Repository settings', `
 <h1>Settings</h1>
 <x-closed id="closed"><span slot="label">Delete repository</span></x-closed>
 <x-open id="open"><span>Delete branch</span></x-open>
+<x-closed id="scripted"><span slot="label">Delete project</span></x-closed>
 <x-closed id="star"><span slot="label">Star</span></x-closed>
 <script>
   const define = (name, mode) => customElements.define(name, class extends HTMLElement {
@@ -167,7 +168,7 @@ describe('the gesture guard reads the page as the browser will act', { timeout: 
     }
   });
 
-  test("a press on a label slotted into a component's button (closed or open shadow root) is the button's: 'Delete repository' and 'Delete branch' held, 'Star' passes", async () => {
+  test("a press on a label slotted into a component's button (closed or open shadow root) is the button's, pressed or clicked by a script: 'Delete …' held, 'Star' passes", async () => {
     const browser = await connectAgent(h, 'slotted', 120_000);
     try {
       const page = await browser.newPage();
@@ -177,8 +178,10 @@ describe('the gesture guard reads the page as the browser will act', { timeout: 
       await pollFor(() => writesTo('/api/v1/ops').length === before + 1, WAIT_MS, "the star's write", h.detail);
       assert.equal(await panel.$(QUESTION), null, 'a harmless press was asked about');
       // (Labels of their own: a refusal stands a while for the same question.)
-      for (const [id, label] of [['closed', 'Delete repository'], ['open', 'Delete branch']]) {
-        const clicked = outcome(page.click(`#${id} span`));
+      const press = (id) => page.click(`#${id} span`);
+      const script = (id) => page.$eval(`#${id} span`, (span) => span.click());
+      for (const [id, label, act] of [['closed', 'Delete repository', press], ['open', 'Delete branch', press], ['scripted', 'Delete project', script]]) {
+        const clicked = outcome(act(id));
         const q = await question();
         assert.equal(q.element, label, id);
         await deny(q.id);

@@ -292,7 +292,7 @@ pub fn request(request: &Request, facts: Option<&GestureFacts>, triggers: &Trigg
     }
     // (A WebDAV `PROPFIND` reads what a trash holds: `/dav/trashbin/alice/trash`.)
     let moves = matches!(request.server_method().as_str(), "POST" | "PUT" | "PATCH");
-    if moves && last_segment(request.url).is_some_and(trashes) {
+    if moves && last_segment(request.url).is_some_and(|s| trashes(&s, true)) {
         held.add_kind("its URL puts something in the trash".into(), Kind::Deleting);
     }
     if request.server_method() == "POST" {
@@ -357,7 +357,7 @@ fn operation_reasons(read: &body::Fields, triggers: &Triggers, held: &mut Held) 
     for operation in body::operations(read) {
         let found = vocabulary::find_in_url(&vocabulary::split_identifier(&operation), &triggers.words);
         held.found(found, &format!("in the operation it names ({})", clip(&operation, 60)));
-        if trashes(&operation) {
+        if trashes(&operation, false) {
             held.add_kind(
                 format!("the operation it names puts something in the trash ({})", clip(&operation, 60)),
                 Kind::Deleting,
@@ -367,19 +367,26 @@ fn operation_reasons(read: &body::Fields, triggers: &Triggers, held: &mut Held) 
 }
 
 /// Whether an identifier (an operation's name, a path's last segment) puts something in the
-/// trash: `trash` first is a verb (`TrashPostMutation`, `/recordings/2/trash`,
+/// trash: `trash` first is a verb (`TrashPostMutation`, `/recordings/2/trash`, and a path's
 /// `/status/trashed.json`); anywhere else, or in a query, a trash is a place (`emptyTrash` is
-/// read as emptying, `/dav/trashbin/alice/trash/a.pdf`, `TrashItemsQuery`).
-fn trashes(identifier: &str) -> bool {
+/// read as emptying, `/dav/trashbin/alice/trash/a.pdf`, `TrashItemsQuery`), and an operation
+/// named `Trashed…` lists what is there (a persisted query names no `query`).
+fn trashes(identifier: &str, in_path: bool) -> bool {
     let words = vocabulary::split_identifier(identifier).to_lowercase();
     let mut words = words.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty());
-    matches!(words.next(), Some("trash" | "trashed")) && words.next_back() != Some("query")
+    let verb = match words.next() {
+        Some("trash") => true,
+        Some("trashed") => in_path,
+        _ => false,
+    };
+    verb && words.next_back() != Some("query")
 }
 
-/// The last segment of a URL's path, if it has one.
-fn last_segment(url: &str) -> Option<&str> {
-    let path = url.split(['?', '#']).next()?.split_once("://").map_or(url, |(_, rest)| rest);
-    path.split_once('/')?.1.rsplit('/').find(|s| !s.is_empty())
+/// The last segment of a URL's path, percent-decoded, if it has one.
+fn last_segment(url: &str) -> Option<String> {
+    let before_query = url.split(['?', '#']).next()?;
+    let path = before_query.split_once("://").map_or(before_query, |(_, rest)| rest);
+    path.split_once('/')?.1.rsplit('/').find(|s| !s.is_empty()).map(percent_decoded)
 }
 
 fn clip(text: &str, max: usize) -> String {
@@ -1495,6 +1502,13 @@ mod tests {
         assert!(!kinds_of(&read).contains(&Kind::Deleting), "{read:?}");
         let listed = r#"{"operationName":"TrashItemsQuery","variables":{}}"#;
         assert!(!request_to("POST", "https://x.test/graphql", listed).is_held());
+        let persisted =
+            r#"{"operationName":"TrashedNotes","extensions":{"persistedQuery":{"sha256Hash":"ab"}}}"#;
+        assert!(!request_to("POST", "https://x.test/graphql", persisted).is_held(), "a listing");
+        assert_eq!(kinds_of(&request_to("PUT", "https://x.test/api/posts/5/%74rash", "")), [Kind::Deleting]);
+        assert_eq!(last_segment("https://x.test/a/b/?q=/c"), Some("b".to_owned()));
+        assert_eq!(last_segment("/a/trash?x=1/y"), Some("trash".to_owned()), "no scheme");
+        assert_eq!(last_segment("https://x.test"), None);
         // A subscription further up the path only holds what is deleted (Azure's).
         let vm = "https://management.azure.test/subscriptions/0b1f/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/vm1?api-version=2024-03-01";
         assert_eq!(kinds_of(&request_to("DELETE", vm, "")), [Kind::Deleting]);

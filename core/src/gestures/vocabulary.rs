@@ -2461,18 +2461,13 @@ const URL_WORDS: &[(Kind, &[&str])] = &[
             "placeorder",
             "buynow",
             "bid",
-            // An order placed or added (`/order/place`, Kraken's `AddOrder`), a quote taken,
-            // a top-up, a paid plan started (`/billing/subscribe`).
+            // An order placed (`/order/place`), a quote taken, a top-up, a paid plan started
+            // (`/billing/subscribe`).
             "order place",
-            "add order",
-            "addorder",
             "quote execute",
             "execute quote",
             "topup",
             "billing subscribe",
-            "billing subscription",
-            "create subscription",
-            "subscription create",
         ],
     ),
     (
@@ -2492,7 +2487,6 @@ const URL_WORDS: &[(Kind, &[&str])] = &[
             "order cancel",
             "unsend",
             "closeaccount",
-            "account close",
             "close account",
         ],
     ),
@@ -3592,7 +3586,9 @@ mod tests {
         assert_eq!(url("api/5/checkout/buynow"), PAY);
         assert_eq!(url("bidding/offers/13300/bid"), PAY);
         assert_eq!(url("api/v3/order/place"), PAY);
-        assert_eq!(url("0/private/AddOrder"), PAY);
+        assert_eq!(url("api/orders/5/addOrderNote"), NOTHING, "a note on an order");
+        assert_eq!(url("v1/projects/p/subscriptions/createSubscription"), NOTHING, "a Pub/Sub one");
+        assert_eq!(url("account/close-banner"), NOTHING);
         assert_eq!(url("api/p24/mobile/topup"), PAY);
         assert_eq!(url("api/v1/billing/subscribe"), PAY);
         assert_eq!(url("api/v4/order/buyer_cancel_order"), DELETE);

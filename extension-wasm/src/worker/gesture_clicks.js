@@ -24,14 +24,24 @@
   const CLICKS = ['click', 'auxclick', 'dblclick'];
   Object.defineProperty(globalThis, '__tabtunnelClick', { value: record });
   const up = (e) => e.assignedSlot || e.parentElement || (e.parentNode && e.parentNode.host) || null;
-  // As `actingOf` in gesture_facts.js: else a small component with a closed shadow root.
+  // As `actingOf` in gesture_facts.js: else a component (a custom element with no open shadow
+  // root, holding the pressed node in its light DOM, with little text and nothing that acts).
+  const littleText = (c) => {
+    const walker = document.createTreeWalker(c, NodeFilter.SHOW_TEXT);
+    let length = 0;
+    for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+      length += t.nodeValue.trim().length;
+      if (length > 60) return false;
+    }
+    return true;
+  };
   const acting = (node) => {
-    let e = node && (node.nodeType === 1 ? node : node.parentElement || null);
+    const start = node && (node.nodeType === 1 ? node : node.parentElement || null);
     let component = null;
-    for (let depth = 0; e && depth < 16; e = up(e), depth += 1) {
+    for (let e = start, depth = 0; e && depth < 16; e = up(e), depth += 1) {
       if (e.matches && e.matches(ACTS)) return e;
-      if (!component && e.tagName && e.tagName.includes('-') && e.textContent.trim().length <= 60 &&
-          !e.querySelector(ACTS)) component = e;
+      if (!component && e !== start && e.tagName && e.tagName.includes('-') && !e.shadowRoot &&
+          e.contains(start) && littleText(e) && !e.querySelector(ACTS)) component = e;
     }
     return component;
   };

@@ -19,16 +19,29 @@ function (mode, selectors, request) {
 
   // The element that acts where `node` is: the nearest up the composed tree that `ACTS`, else
   // a component (a custom element: `<sl-button>`, `<md-filled-button>`) whose button is in a
-  // closed shadow root, pressed on the label slotted into it (whose way up skips the button):
-  // the nearest small one with nothing that acts in its light DOM. Same in gesture_clicks.js.
-  const actingOf = (node) => {
-    let e = node && (node.nodeType === 1 ? node : node.parentElement || null);
-    let component = null;
-    for (let depth = 0; e && depth < 16; e = up(e), depth += 1) {
-      if (e.matches && e.matches(ACTS)) return e;
-      if (!component && e.tagName && e.tagName.includes('-') && e.textContent.trim().length <= 60 &&
-          !e.querySelector(ACTS)) component = e;
+  // closed shadow root (none shows from here), pressed on the label slotted into it from its
+  // light DOM (whose way up skips the button): the nearest with little text and nothing that
+  // acts in its light DOM. Same in gesture_clicks.js.
+  const components = new WeakSet();
+  const littleText = (c) => {
+    const walker = document.createTreeWalker(c, NodeFilter.SHOW_TEXT);
+    let length = 0;
+    for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+      length += t.nodeValue.trim().length;
+      if (length > 60) return false;
     }
+    return true;
+  };
+  const isComponent = (c, node) => c.tagName.includes('-') && !c.shadowRoot && c.contains(node) &&
+    littleText(c) && !c.querySelector(ACTS);
+  const actingOf = (node) => {
+    const start = node && (node.nodeType === 1 ? node : node.parentElement || null);
+    let component = null;
+    for (let e = start, depth = 0; e && depth < 16; e = up(e), depth += 1) {
+      if (e.matches && e.matches(ACTS)) return e;
+      if (!component && e !== start && e.tagName && isComponent(e, start)) component = e;
+    }
+    if (component) components.add(component);
     return component;
   };
 
@@ -50,8 +63,6 @@ function (mode, selectors, request) {
   let hit = node && (node.nodeType === 1 ? node : node.parentElement || null);
   let element = actingOf(hit);
   let cursor = false;
-  // A component stands for its button: it acts.
-  if (element && !element.matches(ACTS)) cursor = true;
   if (!element && hit) {
     try { cursor = getComputedStyle(hit).cursor === 'pointer'; } catch (err) { cursor = false; }
     element = hit;
@@ -286,7 +297,8 @@ function (mode, selectors, request) {
       text: ['INPUT', 'TEXTAREA', 'SELECT'].includes(e.tagName) ? '' : clip(shownText(e)),
       inputType: type,
       href: e.tagName === 'A' && e.href ? clip(String(e.href), 300) : '',
-      actionable: (e.matches && e.matches(ACTS)) || cursor,
+      // (A component stands for its button: it acts.)
+      actionable: (e.matches && e.matches(ACTS)) || components.has(e) || cursor,
       submits: SUBMITS(e) && !!e.form,
       editable,
     };
