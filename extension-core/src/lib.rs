@@ -29,6 +29,7 @@ pub mod placement;
 pub mod popups;
 pub mod prepared;
 pub mod reattach;
+pub mod relatives;
 pub mod rule_priorities;
 pub mod settings;
 pub mod sharing;

@@ -42,8 +42,16 @@ use crate::rule_priorities::{OFF_TAB, OVER_POLICY_RULES};
 use crate::workers::origin_of;
 
 /// The rules' ids among the extension's session rules (the navigation rules count up from 1).
-pub const RULE_IDS: [i32; 7] =
-    [i32::MAX, i32::MAX - 1, i32::MAX - 2, i32::MAX - 3, i32::MAX - 4, i32::MAX - 5, i32::MAX - 6];
+pub const RULE_IDS: [i32; 8] = [
+    i32::MAX,
+    i32::MAX - 1,
+    i32::MAX - 2,
+    i32::MAX - 3,
+    i32::MAX - 4,
+    i32::MAX - 5,
+    i32::MAX - 6,
+    i32::MAX - 7,
+];
 /// What a document of a shared tab, or of a tab not known yet, is loaded with: no
 /// `fetchLater()` (its quota is none, so the call throws).
 pub const NO_DEFERRED_FETCH: &str = "deferred-fetch=(), deferred-fetch-minimal=()";
@@ -75,6 +83,8 @@ pub struct OffTabWrites {
     unguarded: BTreeSet<TabId>,
     /// Shared tabs loading a document begun before their guard was armed (`late_documents`).
     late: BTreeSet<TabId>,
+    /// Tabs reloaded into a browsing context group of their own (`crate::relatives`).
+    severing: BTreeSet<TabId>,
     pub newborn: NewbornTabs,
     /// What the browser's rules cover now (`None`: unknown, as for a new worker: rules of an
     /// earlier one may be in place).
@@ -91,6 +101,7 @@ struct Cover {
     everywhere: bool,
     tabs: BTreeSet<TabId>,
     known: Option<Known>,
+    severing: BTreeSet<TabId>,
 }
 
 /// The tabs whose writes go while a tab is shared: every write, or only the documents they send;
@@ -142,6 +153,16 @@ impl OffTabWrites {
         }
     }
 
+    /// Whether the documents a tab loads get [`crate::relatives::SEVERING_POLICY`], which puts
+    /// each in a browsing context group of its own (`true`, until `false`).
+    pub fn severing(&mut self, tab_id: TabId, severing: bool) {
+        if severing {
+            self.severing.insert(tab_id);
+        } else {
+            self.severing.remove(&tab_id);
+        }
+    }
+
     /// The rules the hosts call for, if they differ from those in place; once applied, report it
     /// with [`OffTabWrites::applied`], or [`OffTabWrites::refused`].
     pub fn update(&self) -> Option<RuleUpdate> {
@@ -156,7 +177,7 @@ impl OffTabWrites {
             _ => None,
         };
         let tabs = self.unguarded.union(&self.late).copied().collect();
-        let cover = Cover { hosts, everywhere, tabs, known };
+        let cover = Cover { hosts, everywhere, tabs, known, severing: self.severing.clone() };
         if self.installed.as_ref() == Some(&cover) {
             return None;
         }
@@ -225,6 +246,16 @@ impl OffTabWrites {
             }
             let action = json!({ "type": "modifyHeaders", "responseHeaders": [header] });
             rules.push(json!({ "id": RULE_IDS[6], "priority": OVER_POLICY_RULES, "action": action, "condition": condition }));
+        }
+        if !cover.severing.is_empty() {
+            let header = json!({
+                "header": "cross-origin-opener-policy",
+                "operation": "set",
+                "value": crate::relatives::SEVERING_POLICY,
+            });
+            let condition = json!({ "tabIds": cover.severing, "resourceTypes": ["main_frame"] });
+            let action = json!({ "type": "modifyHeaders", "responseHeaders": [header] });
+            rules.push(json!({ "id": RULE_IDS[7], "priority": OVER_POLICY_RULES, "action": action, "condition": condition }));
         }
         Some(RuleUpdate { rules, cover })
     }
@@ -532,5 +563,26 @@ mod tests {
         let failed = w.update().unwrap();
         drop(failed); // the browser refused it: nothing changed there
         assert_eq!(domains(&w.update().unwrap()), ["shop.example"]);
+    }
+
+    #[test]
+    fn a_severing_reload_gets_an_opener_policy_of_its_own_and_only_while_it_lasts() {
+        let mut w = OffTabWrites::default();
+        w.applied(w.update().unwrap());
+        w.severing(4, true);
+        let update = w.update().expect("a rule");
+        let [rule] = &update.rules[..] else { panic!("one rule: {:?}", update.rules) };
+        assert_eq!(rule["id"], RULE_IDS[7]);
+        assert_eq!(rule["condition"], json!({ "tabIds": [4], "resourceTypes": ["main_frame"] }));
+        let header = &rule["action"]["responseHeaders"][0];
+        assert_eq!(header["header"], "cross-origin-opener-policy");
+        assert_eq!(header["operation"], "set", "the site's own policy must not keep the group");
+        assert_eq!(header["value"], crate::relatives::SEVERING_POLICY);
+        w.applied(update);
+        w.left(4);
+        assert_eq!(w.update(), None, "its end is the caller's, not the tab's unsharing");
+        w.severing(4, false);
+        let update = w.update().expect("the rule goes");
+        assert!(update.rules.is_empty(), "{:?}", update.rules);
     }
 }

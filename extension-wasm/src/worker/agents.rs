@@ -16,7 +16,7 @@ use tabtunnel_extension_core::sharing::Owner;
 use super::panel_state::broadcast;
 use super::sharing;
 use super::state::with;
-use super::{daemon, off_tab_writes, placement};
+use super::{daemon, off_tab_writes, placement, relatives};
 use crate::chrome;
 use crate::js::from_js;
 use crate::messages::{AgentView, RecentStep};
@@ -36,6 +36,7 @@ pub fn listen() {
     let on_navigation_target = Closure::<dyn FnMut(JsValue)>::new(|details: JsValue| {
         let Some(target) = from_js::<NavigationTarget>(&details) else { return };
         off_tab_writes::opened_by_page(target.tab_id, target.source_tab_id);
+        relatives::opened(target.tab_id, target.source_tab_id);
         if let Some(source) = with(|w| w.popups.opened_by_page(target.tab_id, target.source_tab_id)) {
             popup_opened(target.tab_id, source);
         }
@@ -74,8 +75,13 @@ async fn adopt_popup(tab_id: TabId, opener: Owner, adoption: &Adoption) {
         return;
     }
     if !adopt(tab_id, opener, adoption).await {
-        // Not the agent's after all: the human's, whose writes go.
-        off_tab_writes::settled(tab_id);
+        // Not the agent's after all: the human's, whose writes go; unless the agent's page
+        // still reaches it (a page no debugger may hold: the agent's script would send it back
+        // to the web and write from it).
+        let url = chrome::get_tab(tab_id).await.map(|t| t.url).unwrap_or_default();
+        if !relatives::close_if_reachable(tab_id, &url).await {
+            off_tab_writes::settled(tab_id);
+        }
     }
 }
 

@@ -19,6 +19,7 @@ mod picture_capture;
 mod pictures;
 mod placement;
 mod reattach;
+mod relatives;
 mod relay;
 mod settings;
 mod sharing;
@@ -57,6 +58,7 @@ pub fn start() {
     pictures::listen();
     wake::listen();
     workers::watch();
+    spawn_local(relatives::restore());
     spawn_local(wake::schedule());
     spawn_local(async {
         let warning = file_access::check().await;

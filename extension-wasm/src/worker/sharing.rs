@@ -16,7 +16,8 @@ use super::panel_state::broadcast;
 use super::state::{is_shared, with};
 use super::tab_gate;
 use super::{
-    daemon, gestures, late_documents, navigation, off_tab_writes, placement, relay, settings, web_only,
+    daemon, gestures, late_documents, navigation, off_tab_writes, placement, relatives, relay, settings,
+    web_only,
 };
 use crate::chrome;
 use crate::js::{from_js, sleep, to_js, within};
@@ -47,6 +48,7 @@ pub async fn share_with(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> 
         Share::Refused(why) => return Err(why.into()),
         Share::Unchanged(info) => return Ok(info),
         Share::ChangedHands { refocus, replace } => {
+            let replace = relatives::replace(tab_id, replace, Some(&owner.agent));
             broadcast();
             // What the old agent's document had the guard hold failed as it was replaced.
             // (A take back meanwhile keeps the browser's block until the tab is unshared.)
@@ -68,6 +70,13 @@ pub async fn share_with(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> 
         Share::Attach(attach) => attach,
     };
     broadcast();
+    if relatives::has_strangers(tab_id, Some(&owner.agent)) {
+        if let Err(e) = sever(tab_id).await {
+            with(|w| w.shared.finish_attach(attach));
+            broadcast();
+            return Err(e);
+        }
+    }
     let outcome = attach_and_describe(tab_id, true, owner).await;
     with(|w| w.shared.finish_attach(attach));
     match outcome {
@@ -181,6 +190,7 @@ pub async fn stop_for_kill_switch(tab_id: TabId) {
 /// detached. False when it was not shared (or is being let go already).
 async fn leave(tab_id: TabId, departure: Departure, reason: UnshareReason) -> bool {
     let Some(replace) = with(|w| w.shared.leave(tab_id, departure, reason)) else { return false };
+    let replace = relatives::replace(tab_id, replace, None);
     replace_while_held(tab_id, replace).await;
     if !stop_sharing(tab_id, reason).await {
         // Unshared meanwhile (a reset's re-attach failed): no block of its writes stays.
@@ -238,11 +248,16 @@ async fn replace_document(tab_id: TabId, replace: Replace) {
             // A client's breakpoint condition runs code in the new document as it loads;
             // turning `Debugger` off removes every breakpoint of the session's.
             leaving_command(tab_id, "Debugger.disable").await;
-            renew_or_blank(tab_id).await;
+            // Each new document in a browsing context group of its own: no page related to
+            // the old one (its opener, its popups) reaches it, or is reached from it.
+            let severable = with(|w| w.shared.get(&tab_id).is_some_and(|t| relatives::severable(&t.url)));
+            relatives::severing(tab_id, true, false).await;
+            let mut renewed = renew_or_blank(tab_id).await;
             if twice {
                 leaving_command(tab_id, "Page.disable").await;
-                renew_or_blank(tab_id).await;
+                renewed |= renew_or_blank(tab_id).await;
             }
+            relatives::severing(tab_id, false, renewed && severable).await;
             // Every other entry of the tab's history goes, and with it any page of the agent's
             // the back/forward cache kept running (the human's Back would bring it back, timers
             // and all, with no debugger on it).
@@ -272,11 +287,37 @@ async fn leaving_command(tab_id: TabId, method: &str) {
 /// Renews a tab's document ([`renew`]); where the document stays (its server answered with no
 /// document: a 204, a download; or not in time; the reload failed), a blank page replaces it,
 /// which needs no server.
-async fn renew_or_blank(tab_id: TabId) {
-    if !go_and_wait(tab_id, "reload", renew(tab_id)).await {
-        go_and_wait(tab_id, "blank", blank(tab_id)).await;
+/// Whether it was renewed (not blanked).
+async fn renew_or_blank(tab_id: TabId) -> bool {
+    if go_and_wait(tab_id, "reload", renew(tab_id)).await {
+        return true;
+    }
+    go_and_wait(tab_id, "blank", blank(tab_id)).await;
+    false
+}
+
+/// Reloads the human's tab before an agent gets it, severed from the tabs related to it (see
+/// `relatives`); refused where that cannot be done.
+async fn sever(tab_id: TabId) -> Result<(), String> {
+    let tab = chrome::get_tab(tab_id).await.map_err(|e| format!("No such tab: {e}"))?;
+    if !relatives::severable(&tab.url) {
+        return Err(NOT_SEVERABLE.into());
+    }
+    log!("tab {tab_id} is reloaded before it is shared: a tab related to it stays with another");
+    relatives::severing(tab_id, true, false).await;
+    let reloaded = go_and_wait(tab_id, "reload", chrome::reload_tab(tab_id, true)).await;
+    relatives::severing(tab_id, false, reloaded).await;
+    match reloaded {
+        true => Ok(()),
+        false => Err(NOT_RELOADED.into()),
     }
 }
+
+const NOT_SEVERABLE: &str = "One page of this tab opened another tab, or was opened by one, and \
+     can still reach it; on a site without HTTPS tabtunnel cannot keep them apart. Close the \
+     other tab, or open this page in a new tab of its own, then share it.";
+const NOT_RELOADED: &str = "This tab had to be reloaded before it is shared (a tab related to \
+     it stays yours), and it did not reload; try again.";
 
 async fn blank(tab_id: TabId) -> chrome::Result<()> {
     chrome::update_tab(tab_id, &serde_json::json!({ "url": "about:blank" })).await

@@ -15,6 +15,7 @@ use tabtunnel_extension_core::off_tab_writes::OffTabWrites;
 use tabtunnel_extension_core::placement::{Places, Placing};
 use tabtunnel_extension_core::popups::{Adopting, Popups};
 use tabtunnel_extension_core::reattach::Reattach;
+use tabtunnel_extension_core::relatives::Relatives;
 use tabtunnel_extension_core::sharing::{Owner, Sharing};
 use tabtunnel_extension_core::steps::Steps;
 use tabtunnel_extension_core::worker_scan::WorkerScan;
@@ -51,6 +52,8 @@ pub struct Worker {
     pub reattach: Reattach,
     /// Agents' windows and tab groups.
     pub places: Places,
+    /// Which tab's page opened which tab (`relatives.rs`).
+    pub relatives: Relatives,
     /// New tabs and the pages that opened them, joined (see `agents::listen`).
     pub popups: Popups,
     /// Popups of agents' pages being adopted, and by whom.

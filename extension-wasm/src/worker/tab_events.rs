@@ -11,7 +11,9 @@ use wasm_bindgen_futures::spawn_local;
 
 use super::sharing::{changed, navigated, release, unshare};
 use super::state::{is_shared, with};
-use super::{agent_tabs, gestures, late_documents, off_tab_writes, placement, reattach, web_only, workers};
+use super::{
+    agent_tabs, gestures, late_documents, off_tab_writes, placement, reattach, relatives, web_only, workers,
+};
 use crate::chrome;
 use crate::js::from_js;
 
@@ -47,6 +49,7 @@ pub fn listen() {
             w.off_tab_writes.newborn.removed(tab_id);
         });
         gestures::tab_closed(tab_id);
+        relatives::removed(tab_id);
         late_documents::forget(tab_id, true);
         if is_shared(tab_id) {
             unshare(tab_id, with(|w| w.shared.closed(tab_id)));

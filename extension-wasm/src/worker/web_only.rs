@@ -18,6 +18,7 @@ use tabtunnel_wire::{destinations, TabId};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
+use super::relatives;
 use super::state::{is_shared, with};
 use crate::chrome;
 use crate::js::{error_message, from_js};
@@ -49,13 +50,18 @@ pub fn leaves_the_web(tab_id: TabId, url: &str) -> bool {
 }
 
 /// A tab that left the web, unshared: answered no panel request for the worker's life, the
-/// debugger detached, and its page blanked if it is ours.
+/// debugger detached, closed if an agent's page still reaches it (`relatives`), and its page
+/// blanked if it is ours.
 pub fn let_go(tab_id: TabId, url: &str) {
     with(|w| w.shared.taint(tab_id));
     let ours = url.starts_with(&chrome::runtime_get_url(""));
+    let url = url.to_owned();
     spawn_local(async move {
         if let Err(e) = chrome::detach(tab_id).await {
             warn!("detach from tab {tab_id}: {e}");
+        }
+        if relatives::close_if_reachable(tab_id, &url).await {
+            return;
         }
         if ours {
             if let Err(e) = chrome::update_tab(tab_id, &serde_json::json!({ "url": "about:blank" })).await {

@@ -1,0 +1,173 @@
+// Tabs related by `window.opener` (the second outside red team's B1-B3, on db36dd7): a page that
+// opened another holds its window, and the page opened holds `window.opener`; of the same origin,
+// each reaches the other's DOM, `fetch` and timers. An agent given one tab of such a pair wrote
+// from the human's other tab, where no guard and no read-only rule stands, and its code there
+// outlived Take back and the kill switch. A tab changing hands with a relative that stays with
+// another holder is reloaded into a browsing context group of its own first (the extension's
+// `relatives`); on a site without HTTPS, where the browser cannot do that, the human's hand-over
+// is refused. Each test asserts the safe outcome.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+
+import { WAIT_MS, WATCH_MS, attackKit } from './attack-kit.mjs';
+import { gestureSites } from './gesture-sites.mjs';
+import { connectAgent, pollFor, sleep, startHarness } from './harness.mjs';
+
+/** In an agent's page: pays from the page's opener, if it has one it can reach. */
+const PAY_THROUGH_OPENER = () => {
+  const o = window.opener;
+  if (!o) return 'no opener';
+  try {
+    o.fetch('/shop/api/pay', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"through":"opener"}' });
+    return `sent through ${o.location.href}`;
+  } catch (e) {
+    return `refused: ${e.message}`;
+  }
+};
+
+/** In an agent's page: finds the window named `kid` (one of its browsing context group's, if
+ *  any) and pays from it; a new blank window means there was none, and is closed. */
+const PAY_THROUGH_NAMED = () => {
+  const w = window.open('', 'kid');
+  try {
+    if (w.location.href === 'about:blank') {
+      w.close();
+      return 'no such window';
+    }
+    w.fetch('/shop/api/pay', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"through":"named"}' });
+    return `sent through ${w.location.href}`;
+  } catch (e) {
+    return `refused: ${e.message}`;
+  }
+};
+
+describe('tabs related by their openers', { timeout: 600_000 }, () => {
+  let h;
+  let site;
+  let panel;
+
+  before(async () => {
+    site = gestureSites();
+    h = await startHarness({
+      name: 'relatives',
+      share: false,
+      extraPages: site.pages,
+      // A site without HTTPS that is not this machine's: the browser gives it no opener policy.
+      chromiumArgs: ['--host-resolver-rules=MAP plain.test 127.0.0.1'],
+    });
+    panel = await h.openPanel();
+  });
+
+  after(async () => {
+    await h?.close();
+  });
+
+  const { url, payments, tabOf, unshared, focusTab, humanOn, handPanelTabTo } = attackKit(() => ({ h, panel, site }));
+  const tabAt = (u) => h.sw((at) => chrome.tabs.query({ url: at }).then((ts) => ts[0]?.id ?? null), u);
+  const closeTabsAt = (u) => h.sw((at) => chrome.tabs.query({ url: at }).then((ts) => Promise.all(ts.map((t) => chrome.tabs.remove(t.id)))), u).catch(() => {});
+
+  /** The human's tab, at `opener`, opens `kid` in a window named `kid` and keeps it. */
+  async function humanOpensKid(opener, kid) {
+    await humanOn(opener);
+    await h.testPage.evaluate((u) => {
+      window.kid = window.open(u, 'kid');
+    }, kid);
+    const kidId = await pollFor(() => tabAt(kid), WAIT_MS, 'the human page opened its window', h.detail);
+    await pollFor(async () => (await tabOf(kidId))?.status === 'complete', WAIT_MS, 'the window loaded', h.detail);
+    return kidId;
+  }
+
+  /** The human hands the tab `tabId` (at `at`) to `agent`, who connects: its browser and page. */
+  async function hand(tabId, at, agent) {
+    await focusTab(tabId);
+    await handPanelTabTo(agent);
+    await panel.waitForSelector('#held-by', { visible: true, timeout: WAIT_MS });
+    const browser = await connectAgent(h, agent, 60_000);
+    const page = await pollFor(async () => (await browser.pages()).find((p) => p.url() === at), WAIT_MS, 'the agent sees the handed tab', h.detail);
+    return { browser, page };
+  }
+
+  async function takeBack(tabId) {
+    await focusTab(tabId);
+    await panel.click('#take-back');
+    await pollFor(unshared(tabId), WAIT_MS, 'taken back', h.detail);
+  }
+
+  async function assertNoPaymentSince(before, what) {
+    await sleep(WATCH_MS);
+    assert.equal(payments() - before, 0, `a payment reached the server ${what}`);
+  }
+
+  test("B1 the human hands the window their page opened: the agent's page has no opener to write from", async () => {
+    const kid = url('/shop/list?b1');
+    const kidId = await humanOpensKid(url('/shop/checkout'), kid);
+    const { browser, page } = await hand(kidId, kid, 'rel-child');
+    try {
+      const before = payments();
+      assert.equal(await page.evaluate(PAY_THROUGH_OPENER), 'no opener');
+      assert.equal(await h.testPage.evaluate(() => window.kid.closed), true, "the human page's handle to the window it opened reads closed");
+      await assertNoPaymentSince(before, "through the handed window's opener");
+    } finally {
+      await browser.disconnect().catch(() => {});
+      await takeBack(kidId).catch(() => {});
+      await closeTabsAt(kid);
+    }
+  });
+
+  test('B2 the human hands the tab whose page opened a window: the agent reaches none of its windows', async () => {
+    const kid = url('/shop/list?b2');
+    const kidId = await humanOpensKid(url('/shop/checkout'), kid);
+    const at = url('/shop/checkout');
+    const { browser, page } = await hand(h.tabId, at, 'rel-parent');
+    try {
+      const before = payments();
+      assert.equal(await page.evaluate(PAY_THROUGH_NAMED), 'no such window');
+      const kidPage = await pollFor(async () => (await h.browser.pages()).find((p) => p.url() === kid), WAIT_MS, "the human's window", h.detail);
+      assert.equal(await kidPage.evaluate(() => window.opener), null, "the human's window keeps no opener in the agent's tab");
+      assert.ok(await tabOf(kidId), "the human's window stays open");
+      await assertNoPaymentSince(before, "through the handed tab's window");
+    } finally {
+      await browser.disconnect().catch(() => {});
+      await takeBack(h.tabId).catch(() => {});
+      await closeTabsAt(kid);
+    }
+  });
+
+  test("B3 the human takes back the tab whose page opened the agent's window: the window cannot write from it", async () => {
+    const at = url('/shop/checkout');
+    await humanOn(at);
+    const { browser, page } = await hand(h.tabId, at, 'rel-leave');
+    const kid = url('/shop/list?b3');
+    try {
+      // The agent's page opens a window of its own (the agent's too), related to the handed tab.
+      await page.evaluate((u) => {
+        window.kid = window.open(u, 'kid');
+      }, kid);
+      const kidPage = await pollFor(async () => (await browser.pages()).find((p) => p.url() === kid), WAIT_MS, "the agent's window", h.detail);
+      await kidPage.waitForFunction(() => document.readyState === 'complete');
+      assert.match(await kidPage.evaluate(() => window.opener?.location.href ?? 'none'), /\/shop\/checkout/, 'related while both are the agent’s');
+      await takeBack(h.tabId);
+      const before = payments();
+      assert.equal(await kidPage.evaluate(PAY_THROUGH_OPENER), 'no opener');
+      await assertNoPaymentSince(before, "through the taken-back tab, from the agent's window");
+    } finally {
+      await browser.disconnect().catch(() => {});
+      await closeTabsAt(kid);
+    }
+  });
+
+  test('B4 on a site without HTTPS the hand-over of a related tab is refused, with why', async () => {
+    const port = new URL(h.pageServerUrl).port;
+    const kid = `http://plain.test:${port}/shop/list?b4`;
+    const kidId = await humanOpensKid(`http://plain.test:${port}/shop/checkout`, kid);
+    try {
+      // As the panel's Hand to agent asks it (its notice shows the answer's error).
+      const reply = await panel.evaluate((tabId) => chrome.runtime.sendMessage({ type: 'handTab', tabId, agent: 'rel-plain' }), kidId);
+      assert.match(reply.error ?? 'no error', /without HTTPS/);
+      assert.equal(await unshared(kidId)(), true, 'not shared');
+    } finally {
+      await closeTabsAt(kid);
+    }
+  });
+});
