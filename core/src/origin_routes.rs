@@ -5,12 +5,14 @@
 //! - `Fetch.continueRequest` (or `Network.continueInterceptedRequest`) with a `url`: the
 //!   agent's interception sends its page's request on to another URL, where the network stack
 //!   adds that site's cookies (measured: the human's bank answered a rewritten `fetch`);
-//! - `Network.loadNetworkResource` with `includeCredentials`: the browser follows redirects
-//!   itself, from one of the agent's origins to any (measured: a 302 to the bank, answered
-//!   with the human's session, which the agent read with `IO.read`).
+//! - `Network.loadNetworkResource`: the browser follows redirects itself, from one of the
+//!   agent's origins to any (measured: a 302 to the bank, answered with the human's session,
+//!   which the agent read with `IO.read`; without credentials, a 302 to this machine's or the
+//!   local network's servers, which the agent's pages may not reach).
 //!
-//! So the first goes only to the agent's own origins (or its frames'), and the second only
-//! without credentials. Agents held to no origins are not concerned.
+//! So the first goes only to the agent's own origins (or its frames'), and the second not at
+//! all (a page's own `fetch` is held to the rules at every redirect). Agents held to no origins
+//! are not concerned.
 
 use serde_json::Value;
 
@@ -29,14 +31,12 @@ pub fn refusal(policy: &AgentPolicy, method: &str, params: Option<&str>) -> Opti
             (!policy.frames_origin(url))
                 .then(|| format!("allow_origins: a paused request is not sent on to another origin ({url})"))
         }
-        "Network.loadNetworkResource" => {
-            let credentials = params()["options"]["includeCredentials"].as_bool().unwrap_or(false);
-            credentials.then(|| {
-                "allow_origins: Network.loadNetworkResource with the human's cookies (a redirect \
-                 could take them to any site); load it without credentials"
-                    .to_owned()
-            })
-        }
+        "Network.loadNetworkResource" => Some(
+            "allow_origins: Network.loadNetworkResource is refused (the browser follows its \
+             redirects to any site, with the human's cookies or to this machine's servers); \
+             fetch from the page instead"
+                .to_owned(),
+        ),
         _ => None,
     }
 }
@@ -82,11 +82,14 @@ mod tests {
     }
 
     #[test]
-    fn a_resource_the_browser_loads_with_the_humans_cookies_is_refused_under_origin_rules() {
+    fn a_resource_the_browser_loads_itself_is_refused_under_origin_rules() {
         let held = json!({ "allow_origins": ["http://a.shop.test:*"] });
         let load = |credentials: bool| json!({ "frameId": "F", "url": "http://a.shop.test:9851/redir", "options": { "disableCache": true, "includeCredentials": credentials } });
-        assert!(refused(held.clone(), "Network.loadNetworkResource", load(true)).is_some());
-        assert_eq!(refused(held.clone(), "Network.loadNetworkResource", load(false)), None);
+        for credentials in [true, false] {
+            let rule =
+                refused(held.clone(), "Network.loadNetworkResource", load(credentials)).expect("refused");
+            assert!(rule.contains("redirects"), "{rule}");
+        }
         assert_eq!(refused(json!({}), "Network.loadNetworkResource", load(true)), None, "no origin rules");
         assert_eq!(refused(held, "Runtime.evaluate", json!({ "expression": "1" })), None);
     }
