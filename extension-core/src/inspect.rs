@@ -7,6 +7,11 @@
 //!   when missing), on the node resolved in it or in the world itself. Our world may have gone
 //!   with its document (a frame keeps its id across navigations; Chrome tells no context's end
 //!   unless `Runtime` is on, which would cost every page its events): once more in a fresh one.
+//!   A focus inside a shadow root closed to our world (the facts say `closedHost`) is followed
+//!   through the debugger: the host as an object, its closed root (`DOM.describeNode`, which
+//!   shows closed roots), that root resolved in our world, the facts read again there; at most
+//!   [`CLOSED_ROOTS`] deep, and what was read outside answers if a step fails. A focus in no
+//!   closed root costs nothing more.
 //! - **Resend** (`BrowserOp::Resend`): after the tab's turn, a fresh world in the write's frame,
 //!   and the write sent from it.
 //!
@@ -75,6 +80,14 @@ enum Kind {
         node: Option<Value>,
         /// 0, then 1 in a fresh world.
         attempt: u8,
+        /// Our world's context, once known.
+        context: Option<i64>,
+        /// A focus inside closed shadow roots: the facts read outside the last one (the answer
+        /// if going deeper fails), the roots entered, and the last root resolved (released at
+        /// the end).
+        found: Option<Value>,
+        levels: u8,
+        root: Option<String>,
     },
     Resend {
         frame_id: String,
@@ -106,7 +119,18 @@ enum At {
     Call {
         object: Option<String>,
     },
+    /// `Runtime.callFunctionOn` for the host whose closed shadow tree holds the focus.
+    Host,
+    /// `DOM.describeNode` of that host (released after), for its closed root.
+    Describe {
+        host: String,
+    },
+    /// `DOM.resolveNode` of the closed root in our world.
+    Shadow,
 }
+
+/// How many closed shadow roots a focus read goes into.
+const CLOSED_ROOTS: u8 = 4;
 
 #[derive(Debug)]
 struct Flow {
@@ -152,7 +176,17 @@ impl Reads {
                     ),
                 };
                 let args = json!([{ "value": mode }, { "value": selectors }, { "value": request }]);
-                let kind = Kind::Inspect { target, args, frame: String::new(), node: None, attempt: 0 };
+                let kind = Kind::Inspect {
+                    target,
+                    args,
+                    frame: String::new(),
+                    node: None,
+                    attempt: 0,
+                    context: None,
+                    found: None,
+                    levels: 0,
+                    root: None,
+                };
                 (tab_id, child_session_id, kind)
             }
             BrowserOp::Resend { tab_id, child_session_id, frame_id, url, method, as_form, headers, body } => {
@@ -197,6 +231,9 @@ impl Reads {
                 None => None,
             }
         };
+        if let Kind::Inspect { root: Some(root), .. } = &flow.kind {
+            steps.push(release(&flow, root));
+        }
         if let Some(result) = next {
             steps.push(Step::Answer { generation: flow.generation, id: flow.id, result });
         }
@@ -239,13 +276,8 @@ impl Reads {
             _ => return Some(Next::Wait(flow.at.clone(), flow.op)),
         };
         // The release of a resolved node goes out whatever follows (the call has ended).
-        if let At::Call { object: Some(object) } = &flow.at {
-            steps.push(Step::SendUnanswered {
-                tab_id: flow.tab_id,
-                session: flow.session.clone(),
-                method: "Runtime.releaseObject",
-                params: json!({ "objectId": object }),
-            });
+        if let At::Call { object: Some(object) } | At::Describe { host: object } = &flow.at {
+            steps.push(release(flow, object));
         }
         // A world answered for a tab still ours is kept, whatever the flow does next.
         if flow.at == At::World {
@@ -258,8 +290,12 @@ impl Reads {
                 }
             }
         }
-        // The write went out, or the facts came: nothing more is sent, the answer stands.
-        let last = matches!((&flow.at, &result), (At::Call { .. }, Ok(_)));
+        // The write went out, or the facts came: nothing more is sent, the answer stands (but
+        // for facts that say the focus is in a closed shadow root, read further).
+        let deeper = matches!(flow.at, At::Call { .. })
+            && flow.levels() < CLOSED_ROOTS
+            && result.as_ref().is_ok_and(|r| r["result"]["value"]["closedHost"] == true);
+        let last = matches!((&flow.at, &result), (At::Call { .. }, Ok(_))) && !deeper;
         if flow.let_go && !last {
             return Some(Next::End(Err("the tab is no longer shared".into())));
         }
@@ -315,10 +351,60 @@ impl Reads {
                 }
                 None => Next::End(Err("node not resolved".into())),
             },
-            (At::Call { .. }, Ok(result)) => match &flow.kind {
-                Kind::Resend { .. } => Next::End(Ok(json!({}))),
-                Kind::Inspect { .. } => Next::End(facts(&result)),
+            (At::Call { .. }, Ok(result)) => match (&flow.kind, facts(&result)) {
+                (Kind::Resend { .. }, _) => Next::End(Ok(json!({}))),
+                (Kind::Inspect { .. }, Ok(mut facts)) => {
+                    if let Some(facts) = facts.as_object_mut() {
+                        facts.remove("closedHost");
+                    }
+                    if !deeper {
+                        return Some(Next::End(Ok(facts)));
+                    }
+                    if let Kind::Inspect { found, .. } = &mut flow.kind {
+                        *found = Some(facts);
+                    }
+                    let params = self.host_call(flow, page);
+                    self.send(flow, At::Host, "Runtime.callFunctionOn", params, steps)
+                }
+                (Kind::Inspect { .. }, Err(e)) => Next::End(flow.found().map_err(|_| e)),
             },
+            (At::Host, Ok(host)) => match host["result"]["objectId"].as_str() {
+                Some(host) => {
+                    let params = json!({ "objectId": host, "depth": 0 });
+                    self.send(flow, At::Describe { host: host.to_owned() }, "DOM.describeNode", params, steps)
+                }
+                None => Next::End(flow.found()),
+            },
+            (At::Describe { .. }, Ok(described)) => {
+                let roots = described["node"]["shadowRoots"].as_array().cloned().unwrap_or_default();
+                let closed = roots.iter().find(|r| r["shadowRootType"] == "closed");
+                match (closed.map(|r| r["backendNodeId"].clone()), flow.context()) {
+                    (Some(root), Some(context)) if root.is_number() => {
+                        let params = json!({ "backendNodeId": root, "executionContextId": context });
+                        self.send(flow, At::Shadow, "DOM.resolveNode", params, steps)
+                    }
+                    _ => Next::End(flow.found()),
+                }
+            }
+            (At::Shadow, Ok(resolved)) => match resolved["object"]["objectId"].as_str() {
+                Some(root) => {
+                    let root = root.to_owned();
+                    let mut before = None;
+                    if let Kind::Inspect { root: last, levels, .. } = &mut flow.kind {
+                        before = last.replace(root.clone());
+                        *levels += 1;
+                    }
+                    if let Some(before) = before {
+                        steps.push(release(flow, &before));
+                    }
+                    let params = facts_call(flow, page, json!({ "objectId": root }));
+                    self.send(flow, At::Call { object: None }, "Runtime.callFunctionOn", params, steps)
+                }
+                None => Next::End(flow.found()),
+            },
+            // Going into a closed root failed: what was read outside it stands.
+            (At::Host | At::Describe { .. } | At::Shadow, Err(_)) => Next::End(flow.found()),
+            (At::Call { .. }, Err(_)) if flow.levels() > 0 => Next::End(flow.found()),
             // Most likely our world went with its document (a frame keeps its id across
             // navigations): once more in a new one.
             (At::Resolve | At::Call { .. }, Err(_)) if flow.first_attempt() => {
@@ -382,6 +468,9 @@ impl Reads {
 
     /// In our world (`context`): the node resolved there, or the script run.
     fn in_world(&mut self, flow: &mut Flow, context: i64, page: &mut Page, steps: &mut Vec<Step>) -> Next {
+        if let Kind::Inspect { context: known, .. } = &mut flow.kind {
+            *known = Some(context);
+        }
         let params = match &flow.kind {
             Kind::Inspect { node: Some(node), .. } => {
                 let params = json!({ "backendNodeId": node, "executionContextId": context });
@@ -407,6 +496,26 @@ impl Reads {
             }
         };
         self.send(flow, At::Call { object: None }, "Runtime.callFunctionOn", params, steps)
+    }
+
+    /// The facts script, for the host whose closed shadow tree holds the focus: outside any
+    /// closed root, or in the last one entered.
+    fn host_call(&self, flow: &Flow, page: &mut Page) -> Value {
+        let Kind::Inspect { args, context, root, .. } = &flow.kind else {
+            unreachable!("only an inspection reads facts")
+        };
+        let mut args = args.clone();
+        args[0] = json!({ "value": "focusHost" });
+        let on = match (root, context) {
+            (Some(root), _) => json!({ "objectId": root }),
+            (None, context) => json!({ "executionContextId": context }),
+        };
+        let script = page.gestures.our_script(page.facts_js, &mut *page.random);
+        let mut params = json!({ "functionDeclaration": script, "arguments": args, "returnByValue": false, "silent": true });
+        if let (Some(params), Value::Object(on)) = (params.as_object_mut(), on) {
+            params.extend(on);
+        }
+        params
     }
 
     fn send(
@@ -441,6 +550,39 @@ impl Flow {
     /// An inspection not yet retried in a fresh world.
     fn first_attempt(&self) -> bool {
         matches!(self.kind, Kind::Inspect { attempt: 0, .. })
+    }
+
+    /// The closed shadow roots a focus read went into.
+    fn levels(&self) -> u8 {
+        match self.kind {
+            Kind::Inspect { levels, .. } => levels,
+            Kind::Resend { .. } => 0,
+        }
+    }
+
+    fn context(&self) -> Option<i64> {
+        match self.kind {
+            Kind::Inspect { context, .. } => context,
+            Kind::Resend { .. } => None,
+        }
+    }
+
+    /// The facts read outside the closed root being gone into.
+    fn found(&self) -> Result<Value, String> {
+        match &self.kind {
+            Kind::Inspect { found: Some(found), .. } => Ok(found.clone()),
+            _ => Err("the page gave no facts".into()),
+        }
+    }
+}
+
+/// A release of an object of ours, which nobody waits for.
+fn release(flow: &Flow, object: &str) -> Step {
+    Step::SendUnanswered {
+        tab_id: flow.tab_id,
+        session: flow.session.clone(),
+        method: "Runtime.releaseObject",
+        params: json!({ "objectId": object }),
     }
 }
 
@@ -499,6 +641,10 @@ mod tests {
         contexts: i64,
         /// How many `Runtime.callFunctionOn` fail (a context gone with its document).
         failing_calls: usize,
+        /// What the next `Runtime.callFunctionOn`s answer, before the usual facts.
+        calls: VecDeque<Result<Value, String>>,
+        /// What `DOM.describeNode` answers.
+        described: Value,
     }
 
     fn resend_op(frame_id: &str) -> BrowserOp {
@@ -586,6 +732,8 @@ mod tests {
                     json!({ "executionContextId": self.contexts - 1 })
                 }
                 "DOM.resolveNode" => json!({ "object": { "objectId": "O1" } }),
+                "Runtime.callFunctionOn" if !self.calls.is_empty() => return self.calls.pop_front().unwrap(),
+                "DOM.describeNode" => self.described.clone(),
                 "Runtime.callFunctionOn" if self.failing_calls > 0 => {
                     self.failing_calls -= 1;
                     return Err("Cannot find context with specified id".into());
@@ -770,6 +918,101 @@ mod tests {
         );
         assert_eq!(chrome.params("Page.getFrameTree"), [Value::Null], "sent with no params");
         assert_eq!(chrome.params("Page.createIsolatedWorld")[0]["frameId"], "M");
+    }
+
+    /// A focus read whose first facts say the focus is in a closed shadow root.
+    fn closed_focus(calls: Vec<Result<Value, String>>, described: Value) -> Chrome {
+        let mut chrome = Chrome::sharing();
+        chrome.gestures.world_made(1, None, "T1", 3);
+        let outside = json!({ "result": { "value": { "outside": true, "closedHost": true } } });
+        chrome.calls = std::iter::once(Ok(outside)).chain(calls).collect();
+        chrome.described = described;
+        chrome.begin(inspect_op(InspectTarget::Focus, None));
+        chrome.run();
+        chrome
+    }
+
+    fn closed_root(id: i64) -> Value {
+        json!({ "node": { "shadowRoots": [
+            { "shadowRootType": "open", "backendNodeId": 5 },
+            { "shadowRootType": "closed", "backendNodeId": id },
+        ] } })
+    }
+
+    #[test]
+    fn a_focus_in_a_closed_shadow_root_is_read_in_that_root() {
+        let host = Ok(json!({ "result": { "type": "object", "objectId": "HOST" } }));
+        let inside = Ok(json!({ "result": { "value": { "inside": true, "closedHost": false } } }));
+        let chrome = closed_focus(vec![host, inside], closed_root(77));
+        assert_eq!(
+            chrome.sent(),
+            [
+                "Runtime.callFunctionOn",
+                "Runtime.callFunctionOn",
+                "DOM.describeNode",
+                "Runtime.releaseObject",
+                "DOM.resolveNode",
+                "Runtime.callFunctionOn",
+                "Runtime.releaseObject",
+            ]
+        );
+        let calls = chrome.params("Runtime.callFunctionOn");
+        assert_eq!(calls[1]["arguments"][0]["value"], "focusHost");
+        assert_eq!(calls[1]["returnByValue"], false, "the host as an object");
+        assert_eq!(calls[1]["executionContextId"], 3);
+        assert_eq!(chrome.params("DOM.describeNode")[0], json!({ "objectId": "HOST", "depth": 0 }));
+        let resolve = &chrome.params("DOM.resolveNode")[0];
+        assert_eq!(resolve, &json!({ "backendNodeId": 77, "executionContextId": 3 }), "the closed one");
+        assert_eq!(calls[2]["objectId"], "O1", "read again on the root");
+        assert_eq!(calls[2]["arguments"][0]["value"], "focus");
+        let released = chrome.params("Runtime.releaseObject");
+        assert_eq!(released, [json!({ "objectId": "HOST" }), json!({ "objectId": "O1" })]);
+        assert_eq!(chrome.answers(), [Ok(json!({ "inside": true }))], "the flag is not the daemon's");
+    }
+
+    #[test]
+    fn a_focus_that_cannot_be_followed_into_a_closed_root_is_answered_as_read_outside() {
+        let outside = || Ok(json!({ "outside": true }));
+        // No host after all, no closed root, a call or resolve that fails.
+        let none = Ok(json!({ "result": { "type": "object", "subtype": "null", "value": null } }));
+        let chrome = closed_focus(vec![none], Value::Null);
+        assert_eq!(chrome.sent(), ["Runtime.callFunctionOn", "Runtime.callFunctionOn"]);
+        assert_eq!(chrome.answers(), [outside()]);
+        let host = || Ok(json!({ "result": { "objectId": "HOST" } }));
+        let open_only =
+            json!({ "node": { "shadowRoots": [{ "shadowRootType": "open", "backendNodeId": 5 }] } });
+        let chrome = closed_focus(vec![host()], open_only);
+        assert_eq!(chrome.answers(), [outside()]);
+        assert!(!chrome.sent().contains(&"DOM.resolveNode"));
+        let chrome = closed_focus(vec![host(), Err("gone".into())], closed_root(77));
+        assert_eq!(chrome.answers(), [outside()]);
+        assert_eq!(chrome.params("Runtime.releaseObject").len(), 2, "the host and the root");
+        let chrome = closed_focus(vec![Err("Cannot find context".into())], Value::Null);
+        assert_eq!(chrome.answers(), [outside()]);
+        assert!(chrome.reads.is_empty());
+    }
+
+    #[test]
+    fn closed_roots_are_gone_into_four_deep_at_most_and_not_after_the_kill_switch() {
+        let host = || Ok(json!({ "result": { "objectId": "HOST" } }));
+        let deeper = || Ok(json!({ "result": { "value": { "closedHost": true } } }));
+        let mut calls = Vec::new();
+        for _ in 0..6 {
+            calls.extend([host(), deeper()]);
+        }
+        let chrome = closed_focus(calls, closed_root(77));
+        assert_eq!(chrome.params("DOM.resolveNode").len(), 4);
+        assert_eq!(chrome.answers(), [Ok(json!({}))], "the deepest facts, unflagged");
+
+        let mut chrome = Chrome::sharing();
+        chrome.gestures.world_made(1, None, "T1", 3);
+        chrome.calls = VecDeque::from([Ok(json!({ "result": { "value": { "closedHost": true } } }))]);
+        chrome.begin(inspect_op(InspectTarget::Focus, None));
+        chrome.step(); // the turn
+        chrome.kill_switch = true;
+        chrome.run();
+        assert_eq!(chrome.sent(), ["Runtime.callFunctionOn"]);
+        assert_eq!(chrome.answers(), [Err("the kill switch is engaged".into())]);
     }
 
     #[test]

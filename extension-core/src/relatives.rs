@@ -80,7 +80,12 @@ impl Relatives {
     /// Whether `tab` has a relative that `holder` does not say is held as it will be: the tab
     /// must be severed before it changes hands.
     pub fn has_strangers(&self, tab: TabId, same_holder: impl Fn(TabId) -> bool) -> bool {
-        self.of(tab).into_iter().any(|kin| !same_holder(kin))
+        !self.strangers(tab, same_holder).is_empty()
+    }
+
+    /// The relatives of `tab` that `holder` does not say are held as it will be.
+    pub fn strangers(&self, tab: TabId, same_holder: impl Fn(TabId) -> bool) -> Vec<TabId> {
+        self.of(tab).into_iter().filter(|kin| !same_holder(*kin)).collect()
     }
 
     /// What is done to the document of a tab changing hands: at least a reload (severing it,
@@ -175,6 +180,7 @@ mod tests {
         assert!(r.has_strangers(2, agents));
         assert!(!r.has_strangers(2, |t| t == 1 || t == 3), "every relative the agent's");
         assert!(!r.has_strangers(9, |_| false), "no relative, no stranger");
+        assert_eq!(r.strangers(1, |t| t == 3), [2]);
     }
 
     #[test]

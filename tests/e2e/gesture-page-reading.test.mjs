@@ -1,7 +1,8 @@
 // The gesture guard reads the page as the browser will act (issue 26, item 4), end to end in
 // real Chromium: a script's el.click() on a type=button "Delete this repository" whose handler
 // posts to a neutral URL; a Rails page whose edit and button_to delete forms post to the same
-// action (`_method` decides); a submitter's formmethod=post formaction=... inside a GET form.
+// action (`_method` decides); a submitter's formmethod=post formaction=... inside a GET form;
+// Enter in a form inside a closed shadow root.
 // Each is held until the human answers in the side panel, and their harmless neighbours pass at
 // once. The site counts every write it receives.
 
@@ -67,6 +68,24 @@ const COMPONENTS = page('Repository settings', `
   define('x-open', 'open');
 </script>`);
 
+// Checkout forms inside components' shadow roots, closed and open (red team B10): Enter in the
+// field submits the form, whose button says what it does; the action URL is neutral. And a
+// search form in a closed root, harmless.
+const SHADOW_FORMS = page('Checkout', `
+<h1>Checkout</h1>
+<x-closed-form id="closed-pay"></x-closed-form>
+<x-open-form id="open-pay"></x-open-form>
+<x-closed-search id="closed-search"></x-closed-search>
+<script>
+  const form = (action, method, label) => '<form method="' + method + '" action="' + action + '"><input name="x" value="1" style="min-width:220px;min-height:28px"><button>' + label + '</button></form>';
+  const define = (name, mode, html) => customElements.define(name, class extends HTMLElement {
+    constructor() { super(); this.attachShadow({ mode }).innerHTML = html; }
+  });
+  define('x-closed-form', 'closed', form('/api/v1/n/closed', 'post', 'Pay €1,240.00'));
+  define('x-open-form', 'open', form('/api/v1/n/open', 'post', 'Pay €1,240.00'));
+  define('x-closed-search', 'closed', form('/account/search', 'get', 'Search'));
+</script>`);
+
 function sites() {
   const writes = [];
   const write = (req, res) => {
@@ -89,8 +108,9 @@ function sites() {
     '/account/settings': html(SEARCH),
     '/account/search': html(page('Search', '<p>results</p>')),
     '/acme/rocket/components': html(COMPONENTS),
+    '/shop/checkout': html(SHADOW_FORMS),
   };
-  for (const p of ['/api/v1/ops', '/repos/1', '/account/x1']) pages[p] = write;
+  for (const p of ['/api/v1/ops', '/repos/1', '/account/x1', '/api/v1/n/closed', '/api/v1/n/open']) pages[p] = write;
   return { pages, writes };
 }
 
@@ -191,6 +211,39 @@ describe('the gesture guard reads the page as the browser will act', { timeout: 
       }
     } finally {
       await browser.disconnect();
+    }
+  });
+
+  test("Enter in a field of a form in a component's shadow root, closed or open, is read as that form's: 'Pay' held, a search passes", async () => {
+    // A real press into the field, then a real Enter (a script cannot reach into a closed root).
+    const pressInto = async (page, id) => {
+      const box = await page.$eval(`#${id}`, (el) => el.getBoundingClientRect().toJSON());
+      await page.mouse.click(box.x + 40, box.y + 14);
+    };
+    for (const id of ['closed', 'open']) {
+      // (An agent each: a refusal stands a while for the same question.)
+      const browser = await connectAgent(h, `shadow-form-${id}`, 120_000);
+      try {
+        const page = await browser.newPage();
+        await page.goto(url('/shop/checkout'));
+        await pressInto(page, `${id}-pay`);
+        const pressed = outcome(page.keyboard.press('Enter'));
+        const q = await question();
+        assert.match(q.text, /Pay €1,240\.00/, id);
+        assert.match(q.form ?? q.sent ?? '', new RegExp(`POST .*/api/v1/n/${id}`), id);
+        await deny(q.id);
+        await pressed;
+        await sleep(300);
+        assert.deepEqual(writesTo(`/api/v1/n/${id}`), [], `${id}: the payment reached the server`);
+        if (id === 'closed') {
+          await pressInto(page, 'closed-search');
+          await Promise.all([page.waitForNavigation({ timeout: WAIT_MS }), page.keyboard.press('Enter')]);
+          assert.match(page.url(), /\/account\/search\?x=1/);
+          assert.equal(await panel.$(QUESTION), null, 'the search was asked about');
+        }
+      } finally {
+        await browser.disconnect();
+      }
     }
   });
 

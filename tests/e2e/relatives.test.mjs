@@ -157,6 +157,34 @@ describe('tabs related by their openers', { timeout: 600_000 }, () => {
     }
   });
 
+  test('B5 on a site without HTTPS a tab taken back takes back the windows it cannot be severed from', async () => {
+    const port = new URL(h.pageServerUrl).port;
+    const at = `http://plain.test:${port}/shop/checkout?b5`;
+    const kid = `http://plain.test:${port}/shop/list?b5`;
+    const browser = await connectAgent(h, 'rel-plain-leave', 60_000);
+    try {
+      const page = await browser.newPage();
+      await page.goto(at);
+      await page.evaluate((u) => {
+        window.kid = window.open(u, 'kid');
+      }, kid);
+      const kidPage = await pollFor(async () => (await browser.pages()).find((p) => p.url() === kid), WAIT_MS, "the agent's window", h.detail);
+      await kidPage.waitForFunction(() => document.readyState === 'complete');
+      const [openerId, kidId] = [await tabAt(at), await tabAt(kid)];
+      // As the panel's Take back asks it (the tab is in the agent's window, which the panel of
+      // the human's window does not follow).
+      const reply = await panel.evaluate((tabId) => chrome.runtime.sendMessage({ type: 'takeBack', tabId }), openerId);
+      assert.equal(reply.error ?? null, null);
+      await pollFor(unshared(openerId), WAIT_MS, 'taken back', h.detail);
+      await pollFor(unshared(kidId), WAIT_MS, 'the window the taken-back tab reaches, taken back with it', h.detail);
+      assert.ok(await tabOf(kidId), 'it stays open, as a tab taken back does');
+    } finally {
+      await browser.disconnect().catch(() => {});
+      await closeTabsAt(kid);
+      await closeTabsAt(at);
+    }
+  });
+
   test('B4 on a site without HTTPS the hand-over of a related tab is refused, with why', async () => {
     const port = new URL(h.pageServerUrl).port;
     const kid = `http://plain.test:${port}/shop/list?b4`;

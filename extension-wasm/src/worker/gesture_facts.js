@@ -3,6 +3,9 @@
 // (`Runtime.callFunctionOn`), so the page's scripts cannot change how it reads, only what the
 // DOM holds. Called with `this` = the node a press hits (`mode` "point"), or on the global
 // object to read the focused element ("focus") or the form that sends `request` ("request").
+// A focus inside a shadow root closed to us is read in steps: "focus" says `closedHost`, the
+// extension calls "focusHost" for that host, resolves its closed root through the debugger, and
+// calls "focus" again with `this` = that root.
 // Every string is bounded; what a field holds is never read, except in the body a gesture's
 // form would send (`form.body`), which binds the human's answer and is never shown.
 function (mode, selectors, request) {
@@ -45,12 +48,20 @@ function (mode, selectors, request) {
     return component;
   };
 
+  // A closed shadow root the extension resolved, or a host whose closed tree has the focus
+  // (only elements that can host a root; `:focus-within` holds across a closed boundary).
+  const inRoot = !!this && this.nodeType === 11 && !!this.host;
+  const HOSTS = ['article', 'aside', 'blockquote', 'body', 'div', 'footer', 'h1', 'h2', 'h3', 'h4', 'h5',
+    'h6', 'header', 'main', 'nav', 'p', 'section', 'span'];
+  const closedHost = (e) => !!e && e.nodeType === 1 && !e.shadowRoot && !(inRoot && e === this.host) &&
+    (e.localName.includes('-') || HOSTS.includes(e.localName)) && e.matches(':focus-within');
+
   // The element acted on.
   let node = null;
   if (mode === 'point') {
     node = this;
-  } else if (mode === 'focus') {
-    let e = document.activeElement;
+  } else if (mode === 'focus' || mode === 'focusHost') {
+    let e = inRoot ? this.activeElement || this.host : document.activeElement;
     for (let depth = 0; e && depth < 16; depth += 1) {
       if (e.shadowRoot && e.shadowRoot.activeElement) { e = e.shadowRoot.activeElement; continue; }
       let inner = null;
@@ -59,6 +70,7 @@ function (mode, selectors, request) {
       break;
     }
     node = e;
+    if (mode === 'focusHost') return closedHost(e) ? e : null;
   }
   let hit = node && (node.nodeType === 1 ? node : node.parentElement || null);
   let element = actingOf(hit);
@@ -381,5 +393,6 @@ function (mode, selectors, request) {
     pageText,
     rect,
     matchedSelectors,
+    closedHost: mode === 'focus' && closedHost(node),
   };
 }

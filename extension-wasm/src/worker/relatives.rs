@@ -42,9 +42,12 @@ pub fn removed(tab_id: TabId) {
 /// Whether a relative of the tab is held otherwise than `agent` will hold it (`None`: the
 /// human, whose tabs are those no agent holds).
 pub fn has_strangers(tab_id: TabId, agent: Option<&str>) -> bool {
-    with(|w| {
-        w.relatives.has_strangers(tab_id, |kin| w.shared.owner_of(kin).map(|o| o.agent).as_deref() == agent)
-    })
+    !strangers(tab_id, agent).is_empty()
+}
+
+/// The relatives of the tab held otherwise than `agent` will hold it.
+pub fn strangers(tab_id: TabId, agent: Option<&str>) -> Vec<TabId> {
+    with(|w| w.relatives.strangers(tab_id, |kin| w.shared.owner_of(kin).map(|o| o.agent).as_deref() == agent))
 }
 
 /// What is done to the document of a tab going to `agent` (`None`: back to the human): at

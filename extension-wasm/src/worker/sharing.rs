@@ -190,11 +190,19 @@ pub async fn stop_for_kill_switch(tab_id: TabId) {
 /// detached. False when it was not shared (or is being let go already).
 async fn leave(tab_id: TabId, departure: Departure, reason: UnshareReason) -> bool {
     let Some(replace) = with(|w| w.shared.leave(tab_id, departure, reason)) else { return false };
+    // A page the browser cannot sever (no HTTPS) stays reachable from its relatives: those an
+    // agent holds leave with it.
+    let severable = with(|w| w.shared.get(&tab_id).is_some_and(|t| relatives::severable(&t.url)));
+    let inseparable = if severable { Vec::new() } else { relatives::strangers(tab_id, None) };
     let replace = relatives::replace(tab_id, replace, None);
     replace_while_held(tab_id, replace).await;
     if !stop_sharing(tab_id, reason).await {
         // Unshared meanwhile (a reset's re-attach failed): no block of its writes stays.
         off_tab_writes::left(tab_id);
+    }
+    for kin in inseparable {
+        log!("tab {kin} leaves its agent with tab {tab_id}, which it reaches and cannot be severed from");
+        Box::pin(leave(kin, departure, reason)).await;
     }
     true
 }
