@@ -2,7 +2,8 @@
 // real Chromium: a script's el.click() on a type=button "Delete this repository" whose handler
 // posts to a neutral URL; a Rails page whose edit and button_to delete forms post to the same
 // action (`_method` decides); a submitter's formmethod=post formaction=... inside a GET form;
-// Enter in a form inside a closed shadow root.
+// Enter in a form inside a closed shadow root; a card dragged onto "Drop here to delete
+// permanently" (red team B11), by the mouse or by a drag event.
 // Each is held until the human answers in the side panel, and their harmless neighbours pass at
 // once. The site counts every write it receives.
 
@@ -86,6 +87,26 @@ const SHADOW_FORMS = page('Checkout', `
   define('x-closed-search', 'closed', form('/account/search', 'get', 'Search'));
 </script>`);
 
+// A board whose drop zones write to a neutral URL from their drop handlers (red team B11):
+// "Move to Done" is harmless, "Drop here to delete permanently" is not.
+const BOARD = page('Sprint board', `
+<style>.b { display: block; margin: 24px; width: 320px; height: 60px; border: 1px solid #888 }</style>
+<h1>Sprint board</h1>
+<div id="card" class="b" draggable="true">Card #7</div>
+<div id="done" class="b">Move to Done</div>
+<div id="trash" class="b">Drop here to delete permanently</div>
+<script>
+  document.getElementById('card').addEventListener('dragstart', (e) => e.dataTransfer.setData('text/plain', 'card-7'));
+  for (const [id, op] of [['done', 2], ['trash', 9]]) {
+    const zone = document.getElementById(id);
+    zone.addEventListener('dragover', (e) => e.preventDefault());
+    zone.addEventListener('drop', (e) => {
+      e.preventDefault();
+      fetch('/api/v1/ops', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ op }) });
+    });
+  }
+</script>`);
+
 function sites() {
   const writes = [];
   const write = (req, res) => {
@@ -109,6 +130,7 @@ function sites() {
     '/account/search': html(page('Search', '<p>results</p>')),
     '/acme/rocket/components': html(COMPONENTS),
     '/shop/checkout': html(SHADOW_FORMS),
+    '/board': html(BOARD),
   };
   for (const p of ['/api/v1/ops', '/repos/1', '/account/x1', '/api/v1/n/closed', '/api/v1/n/open']) pages[p] = write;
   return { pages, writes };
@@ -290,6 +312,53 @@ describe('the gesture guard reads the page as the browser will act', { timeout: 
       assert.equal(writesTo('/account/x1').length, 0, 'the post reached the server');
     } finally {
       await browser.disconnect();
+    }
+  });
+
+  test("a card dragged onto 'Drop here to delete permanently' is held, dragged by the mouse or dropped by a drag event; 'Move to Done' passes", async () => {
+    const center = (page, sel) => page.$eval(sel, (el) => { const r = el.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; });
+    // A real drag: the mouse goes down on the card, moves and lets go over the zone.
+    const mouseDrag = async (page, cdp, zone) => {
+      const [x1, y1] = await center(page, '#card');
+      const [x2, y2] = await center(page, zone);
+      await cdp.send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: x1, y: y1 });
+      await cdp.send('Input.dispatchMouseEvent', { type: 'mousePressed', x: x1, y: y1, button: 'left', clickCount: 1 });
+      for (let i = 1; i <= 5; i += 1) {
+        await cdp.send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: x1 + ((x2 - x1) * i) / 5, y: y1 + ((y2 - y1) * i) / 5, button: 'left', buttons: 1 });
+      }
+      return cdp.send('Input.dispatchMouseEvent', { type: 'mouseReleased', x: x2, y: y2, button: 'left', clickCount: 1 });
+    };
+    // What Playwright sends once it caught the drag: the drag events themselves.
+    const dragEvents = async (page, cdp, zone) => {
+      const [x, y] = await center(page, zone);
+      const data = { items: [{ mimeType: 'text/plain', data: 'card-7' }], dragOperationsMask: 1 };
+      await cdp.send('Input.dispatchDragEvent', { type: 'dragEnter', x, y, data });
+      await cdp.send('Input.dispatchDragEvent', { type: 'dragOver', x, y, data });
+      return cdp.send('Input.dispatchDragEvent', { type: 'drop', x, y, data });
+    };
+    const ops = () => writesTo('/api/v1/ops').map((w) => w.split(' ').slice(2).join(' '));
+    for (const [route, drag] of [['mouse', mouseDrag], ['drag events', dragEvents]]) {
+      // (An agent each: a refusal stands a while for the same question.)
+      const browser = await connectAgent(h, `dragger-${route.replace(' ', '-')}`, 120_000);
+      try {
+        const page = await browser.newPage();
+        await page.goto(url('/board'));
+        const cdp = await page.createCDPSession();
+        const before = ops().length;
+        await drag(page, cdp, '#done');
+        await pollFor(() => ops().length === before + 1, WAIT_MS, `${route}: the move to Done`, h.detail);
+        assert.deepEqual(ops().slice(before), ['{"op":2}'], route);
+        assert.equal(await panel.$(QUESTION), null, `${route}: a harmless drop was asked about`);
+        const dropped = outcome(drag(page, cdp, '#trash'));
+        const q = await question();
+        assert.equal(q.element, 'Drop here to delete permanently', route);
+        await deny(q.id);
+        assert.match(await withTimeout(dropped, WAIT_MS, `${route}: the denied drop`), /gesture guard/, route);
+        await sleep(300);
+        assert.deepEqual(ops().slice(before), ['{"op":2}'], `${route}: the delete reached the server`);
+      } finally {
+        await browser.disconnect();
+      }
     }
   });
 });

@@ -1,44 +1,83 @@
 //! Which of an agent's `Input` commands are gestures the guard looks at before they reach the
-//! page: a press (mouse, touch, tap), Enter and Space key presses, and text with a line break
-//! (Chrome submits a single-line field's form for it). Measured in Chromium 156
+//! page: a press (mouse, touch, tap), a drop, Enter and Space key presses, and text with a line
+//! break (Chrome submits a single-line field's form for it). Measured in Chromium 156
 //! (`tests/bench/gesture-routes.mjs`): a form is submitted by `keyDown` with text `\r`, by
 //! `char` `\r` after a bare `rawKeyDown`, and by `Input.insertText` with `\n`; a button is
 //! clicked by Space's `keyUp` after its `keyDown`, so holding the `keyDown` holds the click.
-//! Moves, releases and other keys pass at once.
+//! A drop acts where the pointer lets go: `Input.dispatchDragEvent` `drop` (how Playwright and
+//! puppeteer drag), and the release of a mouse or a touch that moved since it went down (a
+//! page's own drag and drop, native or scripted, drops there; a "Drop here to delete" zone is
+//! such a target). A release where its press was is the click the press already was.
+//! Moves, other releases and other keys pass at once.
 
 use super::rule::Gesture;
 use serde_json::Value;
 
-/// The gesture an `Input` command makes, if any. Parses params only for `Input` methods.
-pub fn gesture_of(method: &str, params: Option<&str>) -> Option<Gesture> {
+/// How far (CSS pixels) a pointer may move between going down and letting go and still be a
+/// click; Chrome starts a drag only past a few pixels too.
+const CLICK_SLOP: f64 = 2.0;
+
+/// Where a pointer went down and where it is now, while it is down: per client session.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PointerDown {
+    at: (f64, f64),
+    now: (f64, f64),
+}
+
+/// What an `Input` command does: the gesture it makes, if any, and the pointer's state after
+/// it (`down` the state before it).
+pub fn read(
+    method: &str,
+    params: Option<&str>,
+    down: Option<PointerDown>,
+) -> (Option<Gesture>, Option<PointerDown>) {
     if !method.starts_with("Input.") {
-        return None;
+        return (None, down);
     }
     let params: Value = params.and_then(|p| serde_json::from_str(p).ok()).unwrap_or(Value::Null);
     let str_of = |key: &str| params[key].as_str().unwrap_or_default();
     let point = |p: &Value| (p["x"].as_f64().unwrap_or(0.0), p["y"].as_f64().unwrap_or(0.0));
-    match method {
-        "Input.dispatchMouseEvent" | "Input.emulateTouchFromMouseEvent"
-            if str_of("type") == "mousePressed" =>
-        {
+    let moved =
+        |from: (f64, f64), to: (f64, f64)| (from.0 - to.0).abs().max((from.1 - to.1).abs()) > CLICK_SLOP;
+    let drop_at = |(x, y): (f64, f64)| Some(Gesture::Drop { x, y });
+    match (method, str_of("type")) {
+        ("Input.dispatchMouseEvent" | "Input.emulateTouchFromMouseEvent", "mousePressed") => {
             let (x, y) = point(&params);
-            Some(Gesture::Press { x, y })
+            (Some(Gesture::Press { x, y }), Some(PointerDown { at: (x, y), now: (x, y) }))
         }
-        "Input.dispatchTouchEvent" if str_of("type") == "touchStart" => {
+        // A release with no press on record acts where it is too (a `pointerup` handler).
+        ("Input.dispatchMouseEvent" | "Input.emulateTouchFromMouseEvent", "mouseReleased") => {
+            let here = point(&params);
+            let dropped = down.is_none_or(|d| moved(d.at, here));
+            (if dropped { drop_at(here) } else { None }, None)
+        }
+        ("Input.dispatchTouchEvent", "touchStart") => {
             let (x, y) = point(&params["touchPoints"][0]);
-            Some(Gesture::Tap { x, y })
+            (Some(Gesture::Tap { x, y }), Some(PointerDown { at: (x, y), now: (x, y) }))
         }
-        "Input.synthesizeTapGesture" => {
+        ("Input.dispatchTouchEvent", "touchMove") => {
+            let now = point(&params["touchPoints"][0]);
+            (None, down.map(|d| PointerDown { now, ..d }))
+        }
+        // A touch ends with the points still down listed: where it let go is where it last was.
+        ("Input.dispatchTouchEvent", "touchEnd") => {
+            (down.filter(|d| moved(d.at, d.now)).and_then(|d| drop_at(d.now)), None)
+        }
+        ("Input.dispatchTouchEvent", "touchCancel") => (None, None),
+        // A mouse release right after (puppeteer's `drop`) is the drop's own end, no second one.
+        ("Input.dispatchDragEvent", "drop") => {
+            let here = point(&params);
+            (drop_at(here), Some(PointerDown { at: here, now: here }))
+        }
+        ("Input.synthesizeTapGesture", _) => {
             let (x, y) = point(&params);
-            Some(Gesture::Tap { x, y })
+            (Some(Gesture::Tap { x, y }), down)
         }
-        "Input.dispatchKeyEvent" if matches!(str_of("type"), "keyDown" | "rawKeyDown" | "char") => {
-            key(&params)
+        ("Input.dispatchKeyEvent", "keyDown" | "rawKeyDown" | "char") => (key(&params), down),
+        ("Input.insertText" | "Input.imeSetComposition", _) if str_of("text").contains(['\r', '\n']) => {
+            (Some(Gesture::LineBreak), down)
         }
-        "Input.insertText" | "Input.imeSetComposition" if str_of("text").contains(['\r', '\n']) => {
-            Some(Gesture::LineBreak)
-        }
-        _ => None,
+        _ => (None, down),
     }
 }
 
@@ -71,7 +110,7 @@ mod tests {
     use super::*;
 
     fn of(method: &str, params: &str) -> Option<Gesture> {
-        gesture_of(method, Some(params))
+        read(method, Some(params), None).0
     }
 
     #[test]
@@ -83,7 +122,6 @@ mod tests {
             ),
             Some(Gesture::Press { x: 10.5, y: 20.0 })
         );
-        assert_eq!(of("Input.dispatchMouseEvent", r#"{"type":"mouseReleased","x":1,"y":2}"#), None);
         assert_eq!(of("Input.dispatchMouseEvent", r#"{"type":"mouseMoved","x":1,"y":2}"#), None);
         assert_eq!(
             of("Input.emulateTouchFromMouseEvent", r#"{"type":"mousePressed","x":1,"y":2,"button":"left"}"#),
@@ -127,7 +165,85 @@ mod tests {
         assert_eq!(of("Input.dispatchKeyEvent", r#"{"type":"keyDown","key":"a","text":"a"}"#), None);
         assert_eq!(of("Input.dispatchKeyEvent", r#"{"type":"keyDown","key":"Tab"}"#), None);
         assert_eq!(of("Runtime.evaluate", r#"{"expression":"1"}"#), None);
-        assert_eq!(gesture_of("Input.dispatchMouseEvent", None), None);
+        assert_eq!(read("Input.dispatchMouseEvent", None, None).0, None);
         assert_eq!(of("Input.dispatchMouseEvent", "not json"), None);
+    }
+
+    /// Runs `inputs` in order as one client session does: the gestures they make.
+    fn gestures(inputs: &[(&str, &str)]) -> Vec<Option<Gesture>> {
+        let mut down = None;
+        inputs
+            .iter()
+            .map(|(method, params)| {
+                let (gesture, next) = read(method, Some(params), down);
+                down = next;
+                gesture
+            })
+            .collect()
+    }
+
+    const MOUSE: &str = "Input.dispatchMouseEvent";
+    const TOUCH: &str = "Input.dispatchTouchEvent";
+
+    #[test]
+    fn a_release_where_its_press_was_is_that_click() {
+        let click = gestures(&[
+            (MOUSE, r#"{"type":"mousePressed","x":10,"y":20,"button":"left","clickCount":1}"#),
+            (MOUSE, r#"{"type":"mouseReleased","x":11,"y":21,"button":"left","clickCount":1}"#),
+        ]);
+        assert_eq!(click, [Some(Gesture::Press { x: 10.0, y: 20.0 }), None]);
+        let tap = gestures(&[
+            (TOUCH, r#"{"type":"touchStart","touchPoints":[{"x":3,"y":4}]}"#),
+            (TOUCH, r#"{"type":"touchMove","touchPoints":[{"x":4,"y":5}]}"#),
+            (TOUCH, r#"{"type":"touchEnd","touchPoints":[]}"#),
+        ]);
+        assert_eq!(tap, [Some(Gesture::Tap { x: 3.0, y: 4.0 }), None, None]);
+        let cancelled = gestures(&[
+            (TOUCH, r#"{"type":"touchStart","touchPoints":[{"x":3,"y":4}]}"#),
+            (TOUCH, r#"{"type":"touchMove","touchPoints":[{"x":300,"y":4}]}"#),
+            (TOUCH, r#"{"type":"touchCancel","touchPoints":[]}"#),
+            (TOUCH, r#"{"type":"touchEnd","touchPoints":[]}"#),
+        ]);
+        assert_eq!(cancelled, [Some(Gesture::Tap { x: 3.0, y: 4.0 }), None, None, None]);
+    }
+
+    #[test]
+    fn a_pointer_that_moved_while_down_drops_where_it_lets_go() {
+        let drag = gestures(&[
+            (MOUSE, r#"{"type":"mousePressed","x":10,"y":20,"button":"left","clickCount":1}"#),
+            (MOUSE, r#"{"type":"mouseMoved","x":100,"y":120,"button":"left","buttons":1}"#),
+            (MOUSE, r#"{"type":"mouseReleased","x":200,"y":220,"button":"left","clickCount":1}"#),
+        ]);
+        assert_eq!(
+            drag,
+            [Some(Gesture::Press { x: 10.0, y: 20.0 }), None, Some(Gesture::Drop { x: 200.0, y: 220.0 })]
+        );
+        let swipe = gestures(&[
+            (TOUCH, r#"{"type":"touchStart","touchPoints":[{"x":3,"y":4}]}"#),
+            (TOUCH, r#"{"type":"touchMove","touchPoints":[{"x":90,"y":4}]}"#),
+            (TOUCH, r#"{"type":"touchMove","touchPoints":[{"x":150,"y":60}]}"#),
+            (TOUCH, r#"{"type":"touchEnd","touchPoints":[]}"#),
+        ]);
+        assert_eq!(swipe[3], Some(Gesture::Drop { x: 150.0, y: 60.0 }));
+        // A release with no press on record: what is under it acts (a `pointerup` handler).
+        assert_eq!(
+            of(MOUSE, r#"{"type":"mouseReleased","x":1,"y":2}"#),
+            Some(Gesture::Drop { x: 1.0, y: 2.0 })
+        );
+    }
+
+    #[test]
+    fn a_drag_event_drops_once() {
+        // Playwright drops with `Input.dispatchDragEvent` and no release; puppeteer releases the
+        // mouse where it dropped: one drop either way.
+        let drop = r#"{"type":"drop","x":200,"y":220,"data":{"items":[],"dragOperationsMask":1}}"#;
+        let over = r#"{"type":"dragOver","x":200,"y":220,"data":{"items":[],"dragOperationsMask":1}}"#;
+        let puppeteer = gestures(&[
+            (MOUSE, r#"{"type":"mousePressed","x":10,"y":20,"button":"left","clickCount":1}"#),
+            ("Input.dispatchDragEvent", over),
+            ("Input.dispatchDragEvent", drop),
+            (MOUSE, r#"{"type":"mouseReleased","x":200,"y":220,"button":"left","clickCount":1}"#),
+        ]);
+        assert_eq!(puppeteer[1..], [None, Some(Gesture::Drop { x: 200.0, y: 220.0 }), None]);
     }
 }

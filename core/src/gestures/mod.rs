@@ -2,7 +2,7 @@
 //! asked, with what the browser shows. Two layers, both on every tab an agent can drive (every
 //! shared tab; the human's own tabs have no debugger and are never touched):
 //!
-//! 1. **At the gesture** (`input.rs`): an agent's press, tap, Enter, Space or typed line break
+//! 1. **At the gesture** (`input.rs`): an agent's press, tap, drop, Enter, Space or typed line break
 //!    waits while the extension reads the element it acts on ([`BrowserOp::Inspect`]: hit test,
 //!    then an isolated world of the extension's own reads the element, its form and the page's
 //!    amounts); the rule (`rule.rs`) decides, and a held gesture reaches the page only if the
@@ -78,6 +78,9 @@ pub(crate) struct Gestures {
     allowed: allowance::Allowances,
     /// Requests paused in the browser and not yet let go or refused.
     paused: HashMap<PausedKey, Paused>,
+    /// Each client session's pointer while it is down (`input.rs`): a release that moved
+    /// drops.
+    pointers: HashMap<(ConnId, TabId, Option<String>), input::PointerDown>,
     /// Each tab's last gesture the guard read (when, and what it found): the form submission it
     /// sends is judged with it.
     last_gesture: HashMap<TabId, (u64, GestureFacts)>,
@@ -159,7 +162,13 @@ impl Core {
             queue.push_back(text.to_owned());
             return true;
         }
-        let Some(gesture) = input::gesture_of(cmd.method, cmd.params.map(|p| p.get())) else { return false };
+        let pointer = (conn, tab, child.clone());
+        let down = self.gestures.pointers.remove(&pointer);
+        let (gesture, down) = input::read(cmd.method, cmd.params.map(|p| p.get()), down);
+        if let Some(down) = down {
+            self.gestures.pointers.insert(pointer, down);
+        }
+        let Some(gesture) = gesture else { return false };
         self.gestures.inputs.insert(conn, VecDeque::new());
         let target = match gesture.point() {
             Some((x, y)) => InspectTarget::Point { x, y },
@@ -185,7 +194,10 @@ impl Core {
                 let facts = facts.unwrap_or_default();
                 let held = rule::gesture(gesture, &facts, &self.gesture_triggers(&agent));
                 self.gestures.last_gesture.insert(tab, (self.now_ms, facts.clone()));
-                if let Some(element) = &facts.element {
+                // (The step a drag makes is named after what it picked up, not where it let go.)
+                if let Some(element) =
+                    facts.element.as_ref().filter(|_| !matches!(gesture, rule::Gesture::Drop { .. }))
+                {
                     self.step_element(&agent, tab, element);
                 }
                 if !held.is_held() {
@@ -347,6 +359,7 @@ impl Core {
     /// let go (as Chrome continues a closed session's paused requests).
     pub(crate) fn gestures_forget_conn(&mut self, conn: ConnId) {
         self.gestures.inputs.remove(&conn);
+        self.gestures.pointers.retain(|(c, _, _), _| *c != conn);
         let mine: Vec<PausedKey> = self
             .gestures
             .paused

@@ -61,6 +61,8 @@ pub enum Gesture {
     Press { x: f64, y: f64 },
     /// A touch or a synthesized tap.
     Tap { x: f64, y: f64 },
+    /// What is dragged let go here (`input.rs`): the target under it acts, whatever it is.
+    Drop { x: f64, y: f64 },
     /// Enter (a key event, or `\r`/`\n` typed as text through a key event).
     Enter,
     /// Space.
@@ -74,6 +76,7 @@ impl Gesture {
         match self {
             Gesture::Press { .. } => "click",
             Gesture::Tap { .. } => "tap",
+            Gesture::Drop { .. } => "drop",
             Gesture::Enter => "Enter",
             Gesture::Space => "Space",
             Gesture::LineBreak => "typing a line break",
@@ -83,7 +86,7 @@ impl Gesture {
     /// The point it acts on, for pointer gestures; keys act on the focused element.
     pub fn point(self) -> Option<(f64, f64)> {
         match self {
-            Gesture::Press { x, y } | Gesture::Tap { x, y } => Some((x, y)),
+            Gesture::Press { x, y } | Gesture::Tap { x, y } | Gesture::Drop { x, y } => Some((x, y)),
             _ => None,
         }
     }
@@ -217,6 +220,8 @@ pub fn gesture(gesture: Gesture, facts: &GestureFacts, triggers: &Triggers) -> H
     let Some(element) = &facts.element else { return held };
     let activates = match gesture {
         Gesture::Press { .. } | Gesture::Tap { .. } => element.actionable,
+        // A drop zone is a plain element with a handler no page reading can see.
+        Gesture::Drop { .. } => true,
         Gesture::Space => element.actionable && !element.editable,
         Gesture::Enter => element.actionable || element.editable,
         Gesture::LineBreak => element.editable,

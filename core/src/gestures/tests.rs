@@ -127,6 +127,46 @@ fn a_press_on_pay_asks_the_human_with_what_the_page_showed_and_deny_leaves_the_p
     assert_eq!(answered.and_then(|a| a.question), Some(asked.id));
 }
 
+#[test]
+fn a_drag_let_go_on_a_delete_zone_asks_and_deny_keeps_the_release_from_the_page() {
+    let (mut h, page) = agent_page();
+    let (op, _) = inspection(&h.send(1, press(&page, 10)));
+    let card = json!({"url": "https://board.test/b/1", "element": {"tag": "div", "name": "Card #7", "text": "Card #7", "actionable": false}});
+    assert_eq!(h.answer(op, card).commands().len(), 1, "picking the card up goes");
+    let moved = |id, x, y| json!({"id": id, "sessionId": page, "method": "Input.dispatchMouseEvent", "params": {"type": "mouseMoved", "x": x, "y": y, "button": "left", "buttons": 1}});
+    assert_eq!(h.send(1, moved(11, 200, 300)).commands().len(), 1, "moves go");
+    let let_go = json!({"id": 12, "sessionId": page, "method": "Input.dispatchMouseEvent", "params": {"type": "mouseReleased", "x": 300, "y": 400, "button": "left", "clickCount": 1}});
+    let (op, target) = inspection(&h.send(1, let_go));
+    assert_eq!(target, InspectTarget::Point { x: 300.0, y: 400.0 }, "read where it lets go");
+    // A plain element: no page reading can see its drop handler.
+    let zone = json!({"url": "https://board.test/b/1", "element": {"tag": "div", "name": "Drop here to delete permanently", "text": "Drop here to delete permanently", "actionable": false}});
+    let step = h.answer(op, zone);
+    assert!(step.commands().is_empty(), "the release waits for the human");
+    let asked = approvals(&step)[0].clone();
+    let q = asked.gesture.as_deref().expect("a gesture question");
+    assert_eq!((q.gesture.as_str(), q.element.as_str()), ("drop", "Drop here to delete permanently"));
+    assert!(q.reasons.iter().any(|r| r.contains("deleting")), "{:?}", q.reasons);
+    let step = h.ext(FromExtension::ApprovalAnswer { id: asked.id, answer: ApprovalAnswer::Deny });
+    assert!(step.commands().is_empty(), "the page never sees it let go there");
+    assert!(step.to(1).iter().any(|f| f["id"] == 12 && f["error"].is_object()));
+    // Let go where it was picked up (after the refusal, a fresh press): the click it was.
+    let (op, _) = inspection(&h.send(1, press(&page, 13)));
+    h.answer(op, next_link());
+    assert_eq!(h.send(1, release(&page, 14)).commands().len(), 1, "a click's release goes unread");
+}
+
+#[test]
+fn a_drop_on_a_harmless_target_goes_once_read() {
+    let (mut h, page) = agent_page();
+    let drop = json!({"id": 10, "sessionId": page, "method": "Input.dispatchDragEvent", "params": {"type": "drop", "x": 30, "y": 60, "data": {"items": [], "dragOperationsMask": 1}}});
+    let (op, target) = inspection(&h.send(1, drop));
+    assert_eq!(target, InspectTarget::Point { x: 30.0, y: 60.0 });
+    let upload = json!({"url": "https://board.test/b/1", "element": {"tag": "div", "name": "Drop files to upload", "text": "Drop files to upload", "actionable": false}});
+    let step = h.answer(op, upload);
+    assert!(approvals(&step).is_empty());
+    assert_eq!(step.commands()[0].method, "Input.dispatchDragEvent");
+}
+
 const PAY_POST: &str = r#"{"requestId":"R1","request":{"url":"https://shop.test/pay","method":"POST","headers":{"Content-Type":"application/x-www-form-urlencoded"},"postData":"cardnumber=4242424242424242"},"frameId":"PAGE1","resourceType":"Document"}"#;
 const PAY_FETCH: &str = r#"{"requestId":"R2","request":{"url":"https://shop.test/api/pay","method":"POST","headers":{}},"frameId":"PAGE1","resourceType":"Fetch"}"#;
 const SEARCH_GET: &str = r#"{"requestId":"R3","request":{"url":"https://shop.test/search?q=x","method":"GET","headers":{}},"frameId":"PAGE1","resourceType":"Document"}"#;
