@@ -5,7 +5,7 @@
 // outlived Take back and the kill switch. A tab changing hands with a relative that stays with
 // another holder is reloaded into a browsing context group of its own first (the extension's
 // `relatives`); on a site without HTTPS, where the browser cannot do that, the human's hand-over
-// is refused. Each test asserts the safe outcome.
+// is refused (B4, and B6 between agents). Each test asserts the safe outcome.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -194,8 +194,41 @@ describe('tabs related by their openers', { timeout: 600_000 }, () => {
       const reply = await panel.evaluate((tabId) => chrome.runtime.sendMessage({ type: 'handTab', tabId, agent: 'rel-plain' }), kidId);
       assert.match(reply.error ?? 'no error', /without HTTPS/);
       assert.equal(await unshared(kidId)(), true, 'not shared');
+      // And from the panel's button: the human reads why, and it stays to be read.
+      await focusTab(kidId);
+      await handPanelTabTo('rel-plain');
+      const notice = () => panel.$eval('#notice', (n) => (n.hidden ? '' : n.textContent));
+      await pollFor(async () => /without HTTPS/.test(await notice()), WAIT_MS, "the panel's notice of the refusal", h.detail);
+      await sleep(1_500);
+      assert.match(await notice(), /without HTTPS/, 'the notice went before it could be read');
+      assert.equal(await unshared(kidId)(), true, 'not shared');
     } finally {
       await closeTabsAt(kid);
+    }
+  });
+
+  test("B6 on a site without HTTPS an agent's tab whose page opened another of its tabs is not handed to another agent", async () => {
+    const port = new URL(h.pageServerUrl).port;
+    const at = `http://plain.test:${port}/shop/checkout?b6`;
+    const kid = `http://plain.test:${port}/shop/list?b6`;
+    const browser = await connectAgent(h, 'rel-plain-holder', 60_000);
+    try {
+      const page = await browser.newPage();
+      await page.goto(at);
+      await page.evaluate((u) => {
+        window.kid = window.open(u, 'kid');
+      }, kid);
+      await pollFor(async () => (await browser.pages()).some((p) => p.url() === kid), WAIT_MS, "the agent's window", h.detail);
+      const openerId = await tabAt(at);
+      const reply = await panel.evaluate((tabId) => chrome.runtime.sendMessage({ type: 'handTab', tabId, agent: 'rel-plain-taker' }), openerId);
+      assert.match(reply.error ?? 'no error', /without HTTPS/);
+      const held = await h.sw((id) => chrome.storage.session.get('sharedTabs').then((s) => JSON.stringify(s.sharedTabs ?? null)), openerId);
+      assert.match(held, /rel-plain-holder/, 'it stays with the agent that held it');
+      assert.doesNotMatch(held, /rel-plain-taker/, 'the other agent got it');
+    } finally {
+      await browser.disconnect().catch(() => {});
+      await closeTabsAt(kid);
+      await closeTabsAt(at);
     }
   });
 });

@@ -62,14 +62,19 @@ pub fn start() {
     });
 }
 
-/// Sends a request to the worker and shows its answer.
+/// Sends a request to the worker and shows its answer. The notice says how the human's last
+/// request went: a re-read of the state (after a broadcast) leaves it as it is, or a refusal
+/// would vanish as soon as it showed.
 async fn request(request: PanelRequest) {
+    let rereads_state = matches!(request, PanelRequest::GetState);
     let reply = chrome::send_message(&to_js(&request)).await;
     update(|p| match reply.map(|v| from_js::<PanelReply>(&v)) {
         Ok(Some(reply)) => {
             p.secrets = reply.state.secrets_fingerprint();
             p.state = reply.state;
-            p.notice = reply.error;
+            if reply.error.is_some() || !rereads_state {
+                p.notice = reply.error;
+            }
         }
         Ok(None) => p.notice = Some("The service worker gave no answer.".into()),
         Err(e) => p.notice = Some(format!("The service worker did not answer: {e}")),

@@ -43,6 +43,10 @@ pub async fn share(tab_id: TabId) -> Result<(), String> {
 /// agent's clients to the other's), its document replaced first if the agent before drove it.
 /// Returns its description.
 pub async fn share_with(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> {
+    // Checked before anything changes hands: a hand-over cannot be undone half way.
+    if unseverable_hand_over(tab_id, &owner) {
+        return Err(NOT_SEVERABLE.into());
+    }
     let engaged = super::kill_switch::is_engaged();
     let attach = match with(|w| w.shared.share(tab_id, owner.clone(), engaged)) {
         Share::Refused(why) => return Err(why.into()),
@@ -319,6 +323,13 @@ async fn sever(tab_id: TabId) -> Result<(), String> {
         true => Ok(()),
         false => Err(NOT_RELOADED.into()),
     }
+}
+
+/// A shared tab going to another holder, on a page that cannot be severed (see `relatives`)
+/// from tabs related to it that the new holder does not hold.
+fn unseverable_hand_over(tab_id: TabId, owner: &Owner) -> bool {
+    let url = with(|w| w.shared.get(&tab_id).filter(|t| t.agent != owner.agent).map(|t| t.url.clone()));
+    url.is_some_and(|url| !relatives::severable(&url) && relatives::has_strangers(tab_id, Some(&owner.agent)))
 }
 
 const NOT_SEVERABLE: &str = "One page of this tab opened another tab, or was opened by one, and \
