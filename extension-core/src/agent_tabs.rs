@@ -43,6 +43,10 @@ pub trait Facts {
 pub struct Looked {
     /// Still on the blank page it was opened on.
     pub blank: bool,
+    /// Its page runs: it has a renderer process (`chrome.tabs` says `unloaded` when none) and
+    /// answers a command. One was seen to answer none, ever, and to stay on the blank page
+    /// when sent elsewhere (issue 30: ~1 in 40 runs of the bench's four new agents).
+    pub renders: bool,
     pub window_id: WindowId,
 }
 
@@ -374,9 +378,10 @@ impl AgentTabs {
         steps: &mut Vec<Step>,
     ) -> Option<Running> {
         let at = match (at, done) {
-            // Handed out only as it was left: open, blank, in the agent's window.
+            // Handed out only as it was left: open, blank, rendering, in the agent's window.
             (Creating::Looking { ready, .. }, Done::Looked(looked)) => {
-                let as_left = looked.is_some_and(|l| l.blank && Some(l.window_id) == facts.window_of(agent));
+                let as_left = looked
+                    .is_some_and(|l| l.blank && l.renders && Some(l.window_id) == facts.window_of(agent));
                 if !as_left {
                     steps.push(Step::Abandon(ready.opened));
                     return Some(self.open_for(agent, create, steps));
@@ -547,6 +552,7 @@ impl AgentTabs {
 mod tests {
 
     use super::*;
+    use std::collections::BTreeSet;
 
     /// A fake Chrome: tabs in windows, opened, closed and navigated as the steps say.
     #[derive(Default)]
@@ -556,6 +562,8 @@ mod tests {
         kill: bool,
         /// Open tabs: their window and URL.
         open: BTreeMap<TabId, (WindowId, String)>,
+        /// Open tabs whose page never got a renderer process.
+        unrendered: BTreeSet<TabId>,
         windows_opened: usize,
         last_id: i32,
         /// Steps waiting for their outcome, in order.
@@ -633,11 +641,13 @@ mod tests {
         /// What Chrome answers to a step.
         fn outcome(&mut self, step: &Step) -> Done {
             match step {
-                Step::Look { tab_id, .. } => Done::Looked(
-                    self.open
-                        .get(tab_id)
-                        .map(|(window_id, url)| Looked { blank: url == BLANK, window_id: *window_id }),
-                ),
+                Step::Look { tab_id, .. } => {
+                    Done::Looked(self.open.get(tab_id).map(|(window_id, url)| Looked {
+                        blank: url == BLANK,
+                        renders: !self.unrendered.contains(tab_id),
+                        window_id: *window_id,
+                    }))
+                }
                 Step::Arm { .. } => Done::Armed(Ok(())),
                 Step::Open { agent, url, .. } => {
                     let tab_id = self.new_id();
@@ -790,6 +800,22 @@ mod tests {
         assert!(!chrome.open.contains_key(&tab), "closed");
         let answers = chrome.answers();
         assert!(matches!(answers[..], [Ok(info)] if info.tab_id != tab));
+    }
+
+    #[test]
+    fn a_prepared_tab_with_no_renderer_is_closed_and_another_opened() {
+        let mut chrome = Chrome::ready(&["a"]);
+        let tab = chrome.prepared_tab("a");
+        chrome.unrendered.insert(tab);
+        chrome.create(1, "a", "https://shop.example/");
+        chrome.run();
+        assert!(!chrome.open.contains_key(&tab), "closed");
+        assert!(
+            !chrome.log.iter().any(|s| matches!(s, Step::Arm { tab_id, .. } if *tab_id == tab)),
+            "never armed"
+        );
+        let answers = chrome.answers();
+        assert!(matches!(answers[..], [Ok(info)] if info.tab_id != tab), "{answers:?}");
     }
 
     #[test]

@@ -185,7 +185,8 @@ pub struct Tab {
     pub pending_url: String,
     #[serde(default)]
     pub title: String,
-    /// `loading` or `complete`.
+    /// `loading`, `complete`, or `unloaded` (no renderer process: discarded, crashed, or never
+    /// started).
     #[serde(default)]
     pub status: String,
     #[serde(default)]

@@ -46,6 +46,10 @@ export async function agentsAtOnce(h, pageTargetId, { agents: count, commandsEac
         agents.push(await openAgent(ws, where));
       }
       out[path] = await run(h, agents, commandsEach);
+    } catch (e) {
+      // What each tab was doing when a command went unanswered, before closing them ends it.
+      e.tabsBeforeClosing = await h.tabsNow();
+      throw e;
     } finally {
       await closeAgents(agents);
     }

@@ -162,12 +162,12 @@ try {
   process.stderr.write(`--- extension worker (last ${workerLines.length} lines) ---\n${workerLines.join('\n')}\n`);
   process.stderr.write(`${h.detail()}\n`);
   // A tab that stays loading (a request paused for nobody) holds its commands too.
-  const tabs = await h
-    .sw(async () => (await chrome.tabs.query({})).map((t) => `${t.id} ${t.status} ${t.url} ${t.pendingUrl ?? ''}`))
-    .catch((why) => [`(the worker did not say: ${why.message})`]);
-  process.stderr.write(`--- tabs: id, status, url, pending url ---\n${tabs.join('\n')}\n`);
+  if (e.tabsBeforeClosing) process.stderr.write(`--- tabs when it failed ---\n${e.tabsBeforeClosing.join('\n')}\n`);
+  process.stderr.write(`--- tabs now ---\n${(await h.tabsNow()).join('\n')}\n`);
   throw e;
 } finally {
+  // (Kept for runs that passed too, when asked: what the worker said on the way.)
+  if (process.env.TT_BENCH_WORKER_LOG) fs.appendFileSync(process.env.TT_BENCH_WORKER_LOG, `${workerLines.join('\n')}\n`);
   await h.close();
 }
 results.machine.loadavg_1m_end = os.loadavg()[0];

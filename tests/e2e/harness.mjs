@@ -795,6 +795,17 @@ class Harness {
     return withTimeout(this.worker.evaluate(fn, ...args), STEP_TIMEOUT_MS, 'evaluate in the extension service worker', this.detail);
   }
 
+  /**
+   * Every tab as the extension sees it (`id status url pending-url`), and every target as the
+   * browser's own endpoint does: where a command that goes unanswered waits.
+   */
+  async tabsNow() {
+    const tabs = await this.sw(async () => (await chrome.tabs.query({})).map((t) => `tab ${t.id} ${t.status} ${t.url} ${t.pendingUrl ?? ''}`))
+      .catch((why) => [`(the worker did not say: ${why.message})`]);
+    const targets = this.browser.targets().map((t) => `target ${t.type()} ${t.url()}`);
+    return [...tabs, ...targets];
+  }
+
   /** Opens the side panel page (in a popup window) and waits for the daemon connection. */
   async openPanel() {
     if (this.panel && !this.panel.isClosed()) return this.panel;

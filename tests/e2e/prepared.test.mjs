@@ -242,4 +242,20 @@ describe('a tab ready before the agent asks', { timeout: 300_000 }, () => {
     await sleep(500);
     assert.ok((await browserTabs()).some((t) => t.id === theirs.id), 'it stays open when the agent goes');
   });
+
+  test('a prepared tab whose page answers no command is not handed out: the agent gets one that does', async () => {
+    const raw = await agentSocket('stalled');
+    const prepared = await preparedTab('stalled');
+    // Its page stops answering (a script that never ends), as about one in forty new agents'
+    // tabs never answered at all (issue 30).
+    await h.sw((id) => chrome.debugger.sendCommand({ tabId: id }, 'Runtime.evaluate', { expression: 'setTimeout(() => { for (;;) {} }, 0)' }), prepared.id);
+    const created = await raw.send(1, 'Target.createTarget', { url: h.pageUrl });
+    assert.ok(created.result?.targetId, JSON.stringify(created));
+    const attached = await raw.send(2, 'Target.attachToTarget', { targetId: created.result.targetId, flatten: true });
+    const answer = await raw.send(3, 'Runtime.evaluate', { expression: 'location.href' }, attached.result.sessionId);
+    assert.equal(answer.result?.result?.value, h.pageUrl);
+    const tabs = await h.sw(() => chrome.tabs.query({}).then((ts) => ts.map((t) => t.id)));
+    assert.ok(!tabs.includes(prepared.id), 'the tab whose page does not run was handed out, or left open');
+    raw.close();
+  });
 });
