@@ -2,8 +2,9 @@
 // real Chromium: a script's el.click() on a type=button "Delete this repository" whose handler
 // posts to a neutral URL; a Rails page whose edit and button_to delete forms post to the same
 // action (`_method` decides); a submitter's formmethod=post formaction=... inside a GET form;
-// Enter in a form inside a closed shadow root; a card dragged onto "Drop here to delete
-// permanently" (red team B11), by the mouse or by a drag event.
+// Enter in a form inside a closed shadow root, a script's submission of one in an open root; a
+// card dragged onto "Drop here to delete permanently" (red team B11), by the mouse, by a drag
+// event or by a script's drop event.
 // Each is held until the human answers in the side panel, and their harmless neighbours pass at
 // once. The site counts every write it receives.
 
@@ -171,10 +172,11 @@ describe('the gesture guard reads the page as the browser will act', { timeout: 
     }));
   }
 
-  async function deny(id) {
-    await panel.click(`${QUESTION.replace('[data-request-id]', `[data-request-id="${id}"]`)} button[data-answer="deny"]`);
+  async function answer(id, what) {
+    await panel.click(`${QUESTION.replace('[data-request-id]', `[data-request-id="${id}"]`)} button[data-answer="${what}"]`);
     await panel.waitForSelector(`#approvals li[data-request-id="${id}"]`, { hidden: true, timeout: WAIT_MS });
   }
+  const deny = (id) => answer(id, 'deny');
 
   const outcome = (promise) => promise.then(() => 'done', (e) => e.message);
 
@@ -269,6 +271,25 @@ describe('the gesture guard reads the page as the browser will act', { timeout: 
     }
   });
 
+  test("a form in a component's open shadow root that a script submits is read as that form's: 'Pay' held", async () => {
+    // No click and no focus: only the form the submission is matched to names what it does.
+    const browser = await connectAgent(h, 'shadow-form-script', 120_000);
+    try {
+      const page = await browser.newPage();
+      await page.goto(url('/shop/checkout'));
+      const submitted = outcome(page.evaluate(() => document.querySelector('#open-pay').shadowRoot.querySelector('form').requestSubmit()));
+      const q = await question();
+      assert.match(q.text, /Pay €1,240\.00/);
+      assert.match(q.form ?? q.sent ?? '', /POST .*\/api\/v1\/n\/open/);
+      await deny(q.id);
+      await submitted;
+      await sleep(300);
+      assert.deepEqual(writesTo('/api/v1/n/open'), [], 'the payment reached the server');
+    } finally {
+      await browser.disconnect();
+    }
+  });
+
   test("a Rails delete form beside the edit form posting to the same action is read by its _method; the edit goes", async () => {
     const browser = await connectAgent(h, 'rails', 120_000);
     try {
@@ -315,7 +336,7 @@ describe('the gesture guard reads the page as the browser will act', { timeout: 
     }
   });
 
-  test("a card dragged onto 'Drop here to delete permanently' is held, dragged by the mouse or dropped by a drag event; 'Move to Done' passes", async () => {
+  test("a card dragged onto 'Drop here to delete permanently' is held, dragged by the mouse, dropped by a drag event or by a script; 'Move to Done' passes", async () => {
     const center = (page, sel) => page.$eval(sel, (el) => { const r = el.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; });
     // A real drag: the mouse goes down on the card, moves and lets go over the zone.
     const mouseDrag = async (page, cdp, zone) => {
@@ -336,8 +357,15 @@ describe('the gesture guard reads the page as the browser will act', { timeout: 
       await cdp.send('Input.dispatchDragEvent', { type: 'dragOver', x, y, data });
       return cdp.send('Input.dispatchDragEvent', { type: 'drop', x, y, data });
     };
+    // A script's drop event on the zone (no input at all): the write its handler sends is judged
+    // with what it landed on.
+    const scriptDrop = (page, cdp, zone) => page.evaluate((sel) => {
+      const data = new DataTransfer();
+      data.setData('text/plain', 'card-7');
+      document.querySelector(sel).dispatchEvent(new DragEvent('drop', { bubbles: true, cancelable: true, dataTransfer: data }));
+    }, zone);
     const ops = () => writesTo('/api/v1/ops').map((w) => w.split(' ').slice(2).join(' '));
-    for (const [route, drag] of [['mouse', mouseDrag], ['drag events', dragEvents]]) {
+    for (const [route, drag] of [['mouse', mouseDrag], ['drag events', dragEvents], ['script', scriptDrop]]) {
       // (An agent each: a refusal stands a while for the same question.)
       const browser = await connectAgent(h, `dragger-${route.replace(' ', '-')}`, 120_000);
       try {
@@ -353,12 +381,39 @@ describe('the gesture guard reads the page as the browser will act', { timeout: 
         const q = await question();
         assert.equal(q.element, 'Drop here to delete permanently', route);
         await deny(q.id);
-        assert.match(await withTimeout(dropped, WAIT_MS, `${route}: the denied drop`), /gesture guard/, route);
+        // (The script's drop has no input to refuse: its handler's write is what is held.)
+        if (route !== 'script') assert.match(await withTimeout(dropped, WAIT_MS, `${route}: the denied drop`), /gesture guard/, route);
         await sleep(300);
         assert.deepEqual(ops().slice(before), ['{"op":2}'], `${route}: the delete reached the server`);
       } finally {
         await browser.disconnect();
       }
+    }
+    // Allowed, a drop by drag events lands; the write its handler sends is then asked about with
+    // the request itself (as a button's script's write is: an answer binds a form's submission
+    // only), named by the zone, and goes once allowed.
+    const browser = await connectAgent(h, 'dragger-allowed', 120_000);
+    try {
+      const page = await browser.newPage();
+      await page.goto(url('/board'));
+      const cdp = await page.createCDPSession();
+      const before = ops().length;
+      const allowed = outcome(dragEvents(page, cdp, '#trash'));
+      const q = await question();
+      assert.equal(q.element, 'Drop here to delete permanently');
+      await answer(q.id, 'allow');
+      assert.equal(await withTimeout(allowed, WAIT_MS, 'the allowed drop'), 'done');
+      const write = await question();
+      assert.notEqual(write.id, q.id);
+      assert.equal(write.element, 'Drop here to delete permanently');
+      assert.match(write.text, /\/api\/v1\/ops/);
+      assert.deepEqual(ops().slice(before), [], 'the write went before it was allowed');
+      await answer(write.id, 'allow');
+      await pollFor(() => ops().length === before + 1, WAIT_MS, 'the allowed delete', h.detail);
+      await sleep(500);
+      assert.deepEqual(ops().slice(before), ['{"op":9}']);
+    } finally {
+      await browser.disconnect();
     }
   });
 });

@@ -1,5 +1,5 @@
-// tabtunnel's gesture guard: remembers the elements the frame's clicks acted on (a person's,
-// a client's input, or a script's `el.click()` / `dispatchEvent`), for the write their handlers
+// tabtunnel's gesture guard: remembers the elements the frame's clicks and drops acted on (a
+// person's, a client's input, or a script's `el.click()` / `dispatchEvent`), for the write their handlers
 // send (`gesture_facts.js` reads them). Runs at document start in the guard's isolated world,
 // which the page's scripts cannot see; its capturing listeners on the window come before any
 // of theirs.
@@ -48,7 +48,8 @@
   const seen = (event) => {
     const path = event.composedPath ? event.composedPath() : [];
     const node = path[0] || event.target;
-    const element = acting(node);
+    // A drop acts on whatever it lands on: a drop zone is seldom a button.
+    const element = acting(node) || (event.type === 'drop' && node && node.nodeType === 1 ? node : null);
     if (!element) return;
     const last = record.latest;
     if (last && !last.judged && acting(last.node) === element && CLICKS.includes(last.event.type) &&
@@ -63,12 +64,12 @@
         record.dropped = true; // judged as asked: a label may have been pushed out
       }
     }
-    const entry = { node, event, done: 0, judged: false };
+    const entry = { node, event, done: 0, judged: false, drop: event.type === 'drop' };
     record.latest = entry;
     // After the dispatch (and any dialog its handlers opened): from then on the age counts.
     setTimeout(() => { entry.done = performance.now(); }, 0);
   };
-  for (const type of ['click', 'auxclick', 'dblclick', 'mousedown', 'mouseup', 'pointerdown', 'pointerup', 'touchend']) {
+  for (const type of ['click', 'auxclick', 'dblclick', 'mousedown', 'mouseup', 'pointerdown', 'pointerup', 'touchend', 'drop']) {
     addEventListener(type, seen, true);
   }
   // The submission a click on a form's button starts is kept with the click: a GET form whose

@@ -176,12 +176,38 @@ function (mode, selectors, request) {
   // last one, then those before it, newest first. Reading them for a write ends the earlier
   // ones' part, and the last one's at the next click (before, it lasted until the next click
   // whatever followed; a write after a judged "Pay" and a click on "Add to cart" is the cart's).
+  // The document's forms and those in open shadow roots (`document.forms` lists neither a
+  // component's form nor one a component nests), a bounded walk.
+  const formsOf = (doc) => {
+    const forms = [...doc.forms];
+    const roots = [];
+    const walker = doc.createTreeWalker(doc, NodeFilter.SHOW_ELEMENT);
+    let seen = 0;
+    const visit = (w) => {
+      for (let e = w.nextNode(); e && seen < 20000; e = w.nextNode(), seen += 1) {
+        if (e.shadowRoot) roots.push(e.shadowRoot);
+      }
+    };
+    visit(walker);
+    for (let i = 0; i < roots.length && i < 256; i += 1) {
+      forms.push(...roots[i].querySelectorAll('form'));
+      visit(doc.createTreeWalker(roots[i], NodeFilter.SHOW_ELEMENT));
+    }
+    return forms;
+  };
   const clicks = [];
+  const dropTargets = new Set();
   let clicksDropped = false;
   if (mode === 'request') {
     const actingEl = (node) => {
       const e = actingOf(node);
       return e && e.tagName === 'LABEL' && e.control ? e.control : e;
+    };
+    // What a drop landed on acts, whatever it is (as a drop by input does).
+    const dropTarget = (node) => {
+      const e = actingEl(node) || (node && node.nodeType === 1 ? node : null);
+      if (e) dropTargets.add(e);
+      return e;
     };
     let w = window;
     for (let depth = 0; w && depth < 8; depth += 1) {
@@ -190,7 +216,7 @@ function (mode, selectors, request) {
         if (record && typeof record === 'object') {
           const entries = [record.latest, ...[...(record.earlier || [])].reverse()];
           for (const entry of entries.slice(0, 17)) {
-            const el = entry && actingEl(entry.node);
+            const el = entry && (entry.drop ? dropTarget(entry.node) : actingEl(entry.node));
             if (el && clicks.length < 24) clicks.push({ el, entry, w });
           }
           if (record.dropped) clicksDropped = true;
@@ -216,7 +242,7 @@ function (mode, selectors, request) {
     const override = String(request.methodOverride || '').toLowerCase();
     const focused = document.activeElement;
     const candidates = [];
-    for (const f of [...document.forms].slice(0, 64)) {
+    for (const f of formsOf(document).slice(0, 64)) {
       for (const s of [null, ...[...f.elements].filter(SUBMITS).slice(0, 16)]) {
         const sent = sentBy(f, s);
         if (sent.action.split('#')[0] === want && sent.method === method) candidates.push({ f, s, override: sent.override });
@@ -310,7 +336,7 @@ function (mode, selectors, request) {
       inputType: type,
       href: e.tagName === 'A' && e.href ? clip(String(e.href), 300) : '',
       // (A component stands for its button: it acts.)
-      actionable: (e.matches && e.matches(ACTS)) || components.has(e) || cursor,
+      actionable: (e.matches && e.matches(ACTS)) || components.has(e) || dropTargets.has(e) || cursor,
       submits: SUBMITS(e) && !!e.form,
       editable,
     };
