@@ -48,15 +48,36 @@ impl Relatives {
         }
     }
 
-    /// A tab closed: its page and every handle to it are gone.
+    /// A tab closed: its page and every handle to it are gone, but not its browsing context
+    /// group: the tabs it joined still find each other by name (`window.open('', 'kid2')`
+    /// from one window its page opened reaches the other, and the page that opened it), so
+    /// they stay related to one another.
     pub fn removed(&mut self, tab: TabId) {
-        self.severed(tab);
+        self.leaves_its_group(tab);
     }
 
-    /// The tab got a document in a browsing context group of its own: it has no relatives.
+    /// The tab got a document in a browsing context group of its own: it has no relatives, and
+    /// those it leaves behind stay one group.
     pub fn severed(&mut self, tab: TabId) {
-        self.opened_by.remove(&tab);
-        self.opened_by.retain(|_, source| *source != tab);
+        self.leaves_its_group(tab);
+    }
+
+    fn leaves_its_group(&mut self, tab: TabId) {
+        let source = self.opened_by.remove(&tab);
+        let opened: Vec<TabId> = self.opened_by.iter().filter(|(_, s)| **s == tab).map(|(t, _)| *t).collect();
+        // Each tab it opened is linked to its opener instead, else to the first of them.
+        let mut joined = source;
+        for kin in opened {
+            match joined {
+                Some(to) => {
+                    self.opened_by.insert(kin, to);
+                }
+                None => {
+                    self.opened_by.remove(&kin);
+                    joined = Some(kin);
+                }
+            }
+        }
     }
 
     /// Every other tab whose pages may reach `tab`'s, through any chain of openers both ways.
@@ -158,17 +179,40 @@ mod tests {
     }
 
     #[test]
-    fn a_severed_or_closed_tab_has_no_relatives_and_is_nobodys() {
+    fn a_severed_or_closed_tab_has_no_relatives_and_leaves_the_others_one_group() {
         let mut r = Relatives::default();
         r.opened(2, 1);
         r.opened(3, 2);
         r.severed(2);
         assert_eq!(r.of(2), BTreeSet::new());
-        assert_eq!(r.of(1), BTreeSet::new(), "1 reached 3 only through 2's window");
-        assert_eq!(r.of(3), BTreeSet::new());
+        assert_eq!(r.of(1), BTreeSet::from([3]), "1 and 3 stay one group, without 2");
+        assert_eq!(r.of(3), BTreeSet::from([1]));
+        r.severed(1);
         r.opened(2, 1);
         r.removed(1);
         assert_eq!(r.of(2), BTreeSet::new());
+    }
+
+    #[test]
+    fn the_tabs_a_closed_tab_joined_stay_related() {
+        // The human's page 1 opened 2 and 3, then closed: 2 and 3 still reach each other.
+        let mut r = Relatives::default();
+        r.opened(2, 1);
+        r.opened(3, 1);
+        r.opened(4, 1);
+        r.removed(1);
+        assert_eq!(r.of(2), BTreeSet::from([3, 4]));
+        assert_eq!(r.of(4), BTreeSet::from([2, 3]));
+        // 5 opened 6, 6 opened 7, and 6 closed: 5 and 7 are one group still.
+        r.opened(6, 5);
+        r.opened(7, 6);
+        r.removed(6);
+        assert_eq!(r.of(5), BTreeSet::from([7]));
+        assert_eq!(r.of(7), BTreeSet::from([5]));
+        // A severed tab leaves its group; the others stay one.
+        r.severed(2);
+        assert_eq!(r.of(2), BTreeSet::new());
+        assert_eq!(r.of(3), BTreeSet::from([4]));
     }
 
     #[test]

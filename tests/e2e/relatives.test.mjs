@@ -5,7 +5,9 @@
 // outlived Take back and the kill switch. A tab changing hands with a relative that stays with
 // another holder is reloaded into a browsing context group of its own first (the extension's
 // `relatives`); on a site without HTTPS, where the browser cannot do that, the human's hand-over
-// is refused (B4, and B6 between agents). Each test asserts the safe outcome.
+// is refused (B4, and B6 between agents). A tab closing leaves the tabs it joined one group (B7,
+// the third red team's N1), and a site's service worker does not keep a tab taken back from
+// being severed (B8, N3). Each test asserts the safe outcome.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -42,6 +44,15 @@ const PAY_THROUGH_NAMED = () => {
   }
 };
 
+const APP_SHELL_WORKER = `
+self.addEventListener('install', () => self.skipWaiting());
+self.addEventListener('activate', (e) => e.waitUntil(self.clients.claim()));
+self.addEventListener('fetch', (e) => {
+  if (e.request.mode === 'navigate' && e.request.method === 'GET') {
+    e.respondWith(new Response('<!doctype html><title>shell</title><p>app shell</p>', { headers: { 'content-type': 'text/html' } }));
+  }
+});`;
+
 describe('tabs related by their openers', { timeout: 600_000 }, () => {
   let h;
   let site;
@@ -52,7 +63,14 @@ describe('tabs related by their openers', { timeout: 600_000 }, () => {
     h = await startHarness({
       name: 'relatives',
       share: false,
-      extraPages: site.pages,
+      extraPages: {
+        ...site.pages,
+        // An app shell: its service worker answers every page load of /shop/ itself.
+        '/shop/sw.js': (req, res) => {
+          res.writeHead(200, { 'content-type': 'text/javascript', 'cache-control': 'no-store' });
+          res.end(APP_SHELL_WORKER);
+        },
+      },
       // A site without HTTPS that is not this machine's: the browser gives it no opener policy.
       chromiumArgs: ['--host-resolver-rules=MAP plain.test 127.0.0.1'],
     });
@@ -134,6 +152,39 @@ describe('tabs related by their openers', { timeout: 600_000 }, () => {
     }
   });
 
+  test('B7 a closed tab leaves the tabs it joined related: the agent reaches no window of the group', async () => {
+    // The human's page opens "mid", whose page opens "kid"; the human closes "mid" and hands
+    // the first tab over. Chrome keeps the group: a named lookup still finds "kid" from it.
+    const at = url('/shop/checkout');
+    const mid = url('/shop/search?b7');
+    const kid = url('/shop/list?b7');
+    await humanOn(at);
+    await h.testPage.evaluate((u) => {
+      window.mid = window.open(u, 'mid');
+    }, mid);
+    const midId = await pollFor(() => tabAt(mid), WAIT_MS, 'the human page opened its window', h.detail);
+    const midPage = await pollFor(async () => (await h.browser.pages()).find((p) => p.url() === mid), WAIT_MS, 'the middle window', h.detail);
+    await midPage.waitForFunction(() => document.readyState === 'complete');
+    await midPage.evaluate((u) => {
+      window.kid = window.open(u, 'kid');
+    }, kid);
+    const kidId = await pollFor(() => tabAt(kid), WAIT_MS, 'the middle page opened its window', h.detail);
+    await pollFor(async () => (await tabOf(kidId))?.status === 'complete', WAIT_MS, 'the window loaded', h.detail);
+    await h.sw((id) => chrome.tabs.remove(id), midId);
+    await pollFor(async () => !(await tabOf(midId)), WAIT_MS, 'the middle window closed', h.detail);
+    const { browser, page } = await hand(h.tabId, at, 'rel-group');
+    try {
+      const before = payments();
+      assert.equal(await page.evaluate(PAY_THROUGH_NAMED), 'no such window');
+      assert.ok(await tabOf(kidId), "the human's window stays open");
+      await assertNoPaymentSince(before, 'through a window of the closed tab');
+    } finally {
+      await browser.disconnect().catch(() => {});
+      await takeBack(h.tabId).catch(() => {});
+      await closeTabsAt(kid);
+    }
+  });
+
   test("B3 the human takes back the tab whose page opened the agent's window: the window cannot write from it", async () => {
     const at = url('/shop/checkout');
     await humanOn(at);
@@ -154,6 +205,53 @@ describe('tabs related by their openers', { timeout: 600_000 }, () => {
     } finally {
       await browser.disconnect().catch(() => {});
       await closeTabsAt(kid);
+    }
+  });
+
+  test("B8 a tab taken back whose page a form posted to is severed past the site's service worker", async () => {
+    // The agent's page installs an app shell, opens a window and posts a form into it; the human
+    // takes that window back. Its page is loaded again by URL (not reloaded: that would post the
+    // form again), which the service worker would answer, without the severing opener policy.
+    const at = url('/shop/checkout?b8');
+    const kid = url('/shop/list?b8');
+    const browser = await connectAgent(h, 'rel-app-shell', 60_000);
+    let kidId = null;
+    try {
+      const page = await browser.newPage();
+      await page.goto(at);
+      await page.evaluate(async () => {
+        await navigator.serviceWorker.register('/shop/sw.js');
+        await navigator.serviceWorker.ready;
+      });
+      await page.evaluate((u) => {
+        window.kid = window.open(u, 'kid');
+      }, kid);
+      // (No client attaches to the window: a client's scripts for new documents would have it
+      // reloaded a second time, which goes past the worker anyway.)
+      kidId = await pollFor(() => tabAt(kid), WAIT_MS, "the agent's window", h.detail);
+      await pollFor(async () => (await tabOf(kidId))?.status === 'complete', WAIT_MS, 'the window loaded', h.detail);
+      await page.evaluate(() => {
+        const form = document.createElement('form');
+        form.method = 'post';
+        form.action = '/shop/search?b8';
+        form.target = 'kid';
+        form.innerHTML = '<input name="q" value="shoes">';
+        document.body.append(form);
+        form.submit();
+      });
+      await pollFor(async () => /\/shop\/search\?b8/.test((await tabOf(kidId))?.url ?? ''), WAIT_MS, 'the form posted into the window', h.detail);
+      await pollFor(async () => (await tabOf(kidId))?.status === 'complete', WAIT_MS, 'the posted page loaded', h.detail);
+      // The human drags it out of the agent's group.
+      await h.sw((id) => chrome.tabs.ungroup(id), kidId);
+      await pollFor(unshared(kidId), WAIT_MS, 'taken back', h.detail);
+      const before = payments();
+      assert.equal(await page.evaluate(PAY_THROUGH_NAMED), 'no such window');
+      await assertNoPaymentSince(before, 'through the window taken back');
+    } finally {
+      await browser.disconnect().catch(() => {});
+      await closeTabsAt(kid);
+      await closeTabsAt(url('/shop/search?b8'));
+      await closeTabsAt(at);
     }
   });
 
@@ -222,9 +320,14 @@ describe('tabs related by their openers', { timeout: 600_000 }, () => {
       const openerId = await tabAt(at);
       const reply = await panel.evaluate((tabId) => chrome.runtime.sendMessage({ type: 'handTab', tabId, agent: 'rel-plain-taker' }), openerId);
       assert.match(reply.error ?? 'no error', /without HTTPS/);
-      const held = await h.sw((id) => chrome.storage.session.get('sharedTabs').then((s) => JSON.stringify(s.sharedTabs ?? null)), openerId);
-      assert.match(held, /rel-plain-holder/, 'it stays with the agent that held it');
-      assert.doesNotMatch(held, /rel-plain-taker/, 'the other agent got it');
+      // (And stays so: the refusal gives neither tab back to the human a moment later.)
+      await sleep(1_500);
+      const kidId = await tabAt(kid);
+      const holders = await h.sw(() => chrome.storage.session.get('sharedTabs').then((s) => s.sharedTabs ?? []));
+      const holder = (id) => JSON.stringify(holders.find((t) => t.tabId === id) ?? null);
+      assert.match(holder(openerId), /rel-plain-holder/, 'it stays with the agent that held it');
+      assert.match(holder(kidId), /rel-plain-holder/, 'the window its page opened stays with the agent too');
+      assert.doesNotMatch(JSON.stringify(holders), /rel-plain-taker/, 'the other agent got it');
     } finally {
       await browser.disconnect().catch(() => {});
       await closeTabsAt(kid);

@@ -128,9 +128,13 @@ pub async fn hand_tab(tab_id: TabId, agent: &str) -> Result<TabInfo, String> {
         return Err(format!("{agent:?} is not an agent name (1-64 letters, digits, '.', '_' or '-')"));
     }
     let tab = chrome::get_tab(tab_id).await.map_err(|e| format!("No such tab: {e}"))?;
+    let owner = Owner { agent: agent.to_owned(), created: false };
+    // Refused before the grouping: leaving the group again would count as the tab dragged out
+    // of its agent's (given back to the human with its relatives).
+    sharing::check_hand_over(tab_id, &owner)?;
     // Grouped first: a tab changing groups while it is an agent's counts as dragged out.
     placement::join_group(tab_id, tab.window_id, agent).await;
-    let info = sharing::share_with(tab_id, Owner { agent: agent.to_owned(), created: false }).await;
+    let info = sharing::share_with(tab_id, owner).await;
     if info.is_err() {
         placement::leave_group(tab_id).await;
     }

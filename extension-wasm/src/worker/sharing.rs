@@ -44,9 +44,7 @@ pub async fn share(tab_id: TabId) -> Result<(), String> {
 /// Returns its description.
 pub async fn share_with(tab_id: TabId, owner: Owner) -> Result<TabInfo, String> {
     // Checked before anything changes hands: a hand-over cannot be undone half way.
-    if unseverable_hand_over(tab_id, &owner) {
-        return Err(NOT_SEVERABLE.into());
-    }
+    check_hand_over(tab_id, &owner)?;
     let engaged = super::kill_switch::is_engaged();
     let attach = match with(|w| w.shared.share(tab_id, owner.clone(), engaged)) {
         Share::Refused(why) => return Err(why.into()),
@@ -270,6 +268,14 @@ async fn replace_document(tab_id: TabId, replace: Replace) {
                 renewed |= renew_or_blank(tab_id).await;
             }
             relatives::severing(tab_id, false, renewed && severable).await;
+            // (`renew` may have gone past the site's service worker.)
+            leaving_command_with(
+                tab_id,
+                "Network.setBypassServiceWorker",
+                serde_json::json!({ "bypass": false }),
+            )
+            .await;
+            leaving_command(tab_id, "Network.disable").await;
             // Every other entry of the tab's history goes, and with it any page of the agent's
             // the back/forward cache kept running (the human's Back would bring it back, timers
             // and all, with no debugger on it).
@@ -286,8 +292,12 @@ const COMMAND_MS: u32 = 2_000;
 
 /// A command of ours to a leaving tab, without params; a failure is logged.
 async fn leaving_command(tab_id: TabId, method: &str) {
-    let no_params = to_js(&serde_json::json!({}));
-    match within(COMMAND_MS, chrome::send_command(tab_id, None, method, &no_params)).await {
+    leaving_command_with(tab_id, method, serde_json::json!({})).await;
+}
+
+async fn leaving_command_with(tab_id: TabId, method: &str, params: serde_json::Value) {
+    let params = to_js(&params);
+    match within(COMMAND_MS, chrome::send_command(tab_id, None, method, &params)).await {
         Some(Ok(_)) => {}
         Some(Err(e)) => {
             warn!("tab {tab_id}: {method} as it leaves its agent: {}", crate::js::error_message(&e))
@@ -325,6 +335,15 @@ async fn sever(tab_id: TabId) -> Result<(), String> {
     }
 }
 
+/// Refuses a hand-over of a tab that cannot be severed from relatives the new holder does not
+/// hold ([`unseverable_hand_over`]).
+pub(super) fn check_hand_over(tab_id: TabId, owner: &Owner) -> Result<(), String> {
+    match unseverable_hand_over(tab_id, owner) {
+        true => Err(NOT_SEVERABLE.into()),
+        false => Ok(()),
+    }
+}
+
 /// A shared tab going to another holder, on a page that cannot be severed (see `relatives`)
 /// from tabs related to it that the new holder does not hold.
 fn unseverable_hand_over(tab_id: TabId, owner: &Owner) -> bool {
@@ -349,7 +368,19 @@ async fn renew(tab_id: TabId) -> chrome::Result<()> {
     let no_params = to_js(&serde_json::json!({}));
     let history = chrome::send_command(tab_id, None, "Page.getNavigationHistory", &no_params).await;
     match history.ok().and_then(|h| from_js::<NavigationHistory>(&h)).map(|h| renewal(&h)) {
-        Some(Renew::Navigate(url)) => chrome::update_tab(tab_id, &serde_json::json!({ "url": url })).await,
+        Some(Renew::Navigate(url)) => {
+            // Unlike a reload, a load of the URL is the site's service worker's to answer, and a
+            // response it makes gets none of the browser's header rules (the opener policy that
+            // severs the tab): past it, for this tab (Chrome applies it with `Network` on).
+            leaving_command(tab_id, "Network.enable").await;
+            leaving_command_with(
+                tab_id,
+                "Network.setBypassServiceWorker",
+                serde_json::json!({ "bypass": true }),
+            )
+            .await;
+            chrome::update_tab(tab_id, &serde_json::json!({ "url": url })).await
+        }
         Some(Renew::Reload) | None => chrome::reload_tab(tab_id, true).await,
     }
 }
