@@ -3,8 +3,9 @@
 // posts to a neutral URL; a Rails page whose edit and button_to delete forms post to the same
 // action (`_method` decides); a submitter's formmethod=post formaction=... inside a GET form;
 // Enter in a form inside a closed shadow root, a script's submission of one in an open root; a
-// card dragged onto "Drop here to delete permanently" (red team B11), by the mouse, by a drag
-// event or by a script's drop event.
+// label straight in a component whose button is in a closed root; a card dragged onto "Drop
+// here to delete permanently" (red team B11), by the mouse, by a drag event, by a script's drop
+// event, or by a drag library's pointer events that let go back where they went down.
 // Each is held until the human answers in the side panel, and their harmless neighbours pass at
 // once. The site counts every write it receives.
 
@@ -57,6 +58,7 @@ const COMPONENTS = page('Repository settings', `
 <x-open id="open"><span>Delete branch</span></x-open>
 <x-closed id="scripted"><span slot="label">Delete project</span></x-closed>
 <x-closed id="star"><span slot="label">Star</span></x-closed>
+<x-closed-bare id="bare">Delete workspace</x-closed-bare>
 <script>
   const define = (name, mode) => customElements.define(name, class extends HTMLElement {
     constructor() {
@@ -68,6 +70,15 @@ const COMPONENTS = page('Repository settings', `
   });
   define('x-closed', 'closed');
   define('x-open', 'open');
+  // Its text straight in its default slot, the button in a closed root (third red team, N5).
+  customElements.define('x-closed-bare', class extends HTMLElement {
+    constructor() {
+      super();
+      const root = this.attachShadow({ mode: 'closed' });
+      root.innerHTML = '<button type="button" style="min-width:200px;min-height:28px"><slot></slot></button>';
+      root.querySelector('button').addEventListener('click', () => fetch('/api/v1/ops', { method: 'POST', body: JSON.stringify({ op: this.id }) }));
+    }
+  });
 </script>`);
 
 // Checkout forms inside components' shadow roots, closed and open (red team B10): Enter in the
@@ -108,6 +119,27 @@ const BOARD = page('Sprint board', `
   }
 </script>`);
 
+// A board whose drag is its own (pointer events, as drag libraries do it): what the last move
+// was over when the pointer lets go is where the card drops, wherever the release lands.
+const POINTER_BOARD = page('Sprint board', `
+<style>.b { display: block; margin: 24px; width: 320px; height: 60px; border: 1px solid #888; touch-action: none }</style>
+<h1>Sprint board</h1>
+<div id="card" class="b">Card #7</div>
+<div id="trash" class="b">Drop here to delete permanently</div>
+<script>
+  let dragging = false;
+  let over = null;
+  document.getElementById('card').addEventListener('pointerdown', () => { dragging = true; over = null; });
+  addEventListener('pointermove', (e) => { if (dragging) over = document.elementFromPoint(e.clientX, e.clientY); });
+  addEventListener('pointerup', () => {
+    if (!dragging) return;
+    dragging = false;
+    if (over && over.closest('#trash')) {
+      fetch('/api/v1/ops', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ op: 10 }) });
+    }
+  });
+</script>`);
+
 function sites() {
   const writes = [];
   const write = (req, res) => {
@@ -132,6 +164,7 @@ function sites() {
     '/acme/rocket/components': html(COMPONENTS),
     '/shop/checkout': html(SHADOW_FORMS),
     '/board': html(BOARD),
+    '/pointer-board': html(POINTER_BOARD),
   };
   for (const p of ['/api/v1/ops', '/repos/1', '/account/x1', '/api/v1/n/closed', '/api/v1/n/open']) pages[p] = write;
   return { pages, writes };
@@ -224,7 +257,8 @@ describe('the gesture guard reads the page as the browser will act', { timeout: 
       // (Labels of their own: a refusal stands a while for the same question.)
       const press = (id) => page.click(`#${id} span`);
       const script = (id) => page.$eval(`#${id} span`, (span) => span.click());
-      for (const [id, label, act] of [['closed', 'Delete repository', press], ['open', 'Delete branch', press], ['scripted', 'Delete project', script]]) {
+      const pressHost = (id) => page.click(`#${id}`);
+      for (const [id, label, act] of [['closed', 'Delete repository', press], ['open', 'Delete branch', press], ['scripted', 'Delete project', script], ['bare', 'Delete workspace', pressHost]]) {
         const clicked = outcome(act(id));
         const q = await question();
         assert.equal(q.element, label, id);
@@ -385,6 +419,32 @@ describe('the gesture guard reads the page as the browser will act', { timeout: 
         if (route !== 'script') assert.match(await withTimeout(dropped, WAIT_MS, `${route}: the denied drop`), /gesture guard/, route);
         await sleep(300);
         assert.deepEqual(ops().slice(before), ['{"op":2}'], `${route}: the delete reached the server`);
+      } finally {
+        await browser.disconnect();
+      }
+    }
+    // A drag library's drop: the pointer goes onto the zone and lets go back where it went down.
+    {
+      const browser = await connectAgent(h, 'dragger-back', 120_000);
+      try {
+        const page = await browser.newPage();
+        await page.goto(url('/pointer-board'));
+        const cdp = await page.createCDPSession();
+        const [x1, y1] = await center(page, '#card');
+        const [x2, y2] = await center(page, '#trash');
+        const before = ops().length;
+        await cdp.send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: x1, y: y1 });
+        await cdp.send('Input.dispatchMouseEvent', { type: 'mousePressed', x: x1, y: y1, button: 'left', clickCount: 1 });
+        for (let i = 1; i <= 5; i += 1) {
+          await cdp.send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: x1 + ((x2 - x1) * i) / 5, y: y1 + ((y2 - y1) * i) / 5, button: 'left', buttons: 1 });
+        }
+        const released = outcome(cdp.send('Input.dispatchMouseEvent', { type: 'mouseReleased', x: x1, y: y1, button: 'left', clickCount: 1 }));
+        const q = await question();
+        assert.equal(q.element, 'Drop here to delete permanently');
+        await deny(q.id);
+        assert.match(await withTimeout(released, WAIT_MS, 'the denied release'), /gesture guard/);
+        await sleep(300);
+        assert.deepEqual(ops().slice(before), [], 'the delete reached the server');
       } finally {
         await browser.disconnect();
       }

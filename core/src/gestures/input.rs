@@ -7,7 +7,9 @@
 //! A drop acts where the pointer lets go: `Input.dispatchDragEvent` `drop` (how Playwright and
 //! puppeteer drag), and the release of a mouse or a touch that moved since it went down (a
 //! page's own drag and drop, native or scripted, drops there; a "Drop here to delete" zone is
-//! such a target). A release where its press was is the click the press already was.
+//! such a target). A release where its press was is the click the press already was, unless
+//! the pointer went elsewhere meanwhile: then it drops where it was last seen (a pointer-event
+//! drag library drops on what the last move was over, wherever the release lands).
 //! Moves, other releases and other keys pass at once.
 
 use super::rule::Gesture;
@@ -17,11 +19,19 @@ use serde_json::Value;
 /// click; Chrome starts a drag only past a few pixels too.
 const CLICK_SLOP: f64 = 2.0;
 
-/// Where a pointer went down and where it is now, while it is down: per client session.
+/// Where a pointer went down, where it is now, and whether it went past the click's slop
+/// meanwhile, while it is down: per client session.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PointerDown {
     at: (f64, f64),
     now: (f64, f64),
+    travelled: bool,
+}
+
+impl PointerDown {
+    fn at(point: (f64, f64)) -> Self {
+        PointerDown { at: point, now: point, travelled: false }
+    }
 }
 
 /// What an `Input` command does: the gesture it makes, if any, and the pointer's state after
@@ -40,34 +50,46 @@ pub fn read(
     let moved =
         |from: (f64, f64), to: (f64, f64)| (from.0 - to.0).abs().max((from.1 - to.1).abs()) > CLICK_SLOP;
     let drop_at = |(x, y): (f64, f64)| Some(Gesture::Drop { x, y });
+    let moving = |d: PointerDown, now: (f64, f64)| PointerDown {
+        now,
+        travelled: d.travelled || moved(d.at, now),
+        ..d
+    };
     match (method, str_of("type")) {
         ("Input.dispatchMouseEvent" | "Input.emulateTouchFromMouseEvent", "mousePressed") => {
             let (x, y) = point(&params);
-            (Some(Gesture::Press { x, y }), Some(PointerDown { at: (x, y), now: (x, y) }))
+            (Some(Gesture::Press { x, y }), Some(PointerDown::at((x, y))))
+        }
+        ("Input.dispatchMouseEvent" | "Input.emulateTouchFromMouseEvent", "mouseMoved") => {
+            (None, down.map(|d| moving(d, point(&params))))
         }
         // A release with no press on record acts where it is too (a `pointerup` handler).
         ("Input.dispatchMouseEvent" | "Input.emulateTouchFromMouseEvent", "mouseReleased") => {
             let here = point(&params);
-            let dropped = down.is_none_or(|d| moved(d.at, here));
-            (if dropped { drop_at(here) } else { None }, None)
+            let gesture = match down {
+                None => drop_at(here),
+                Some(d) if moved(d.at, here) => drop_at(here),
+                Some(d) if d.travelled => drop_at(d.now),
+                Some(_) => None,
+            };
+            (gesture, None)
         }
         ("Input.dispatchTouchEvent", "touchStart") => {
             let (x, y) = point(&params["touchPoints"][0]);
-            (Some(Gesture::Tap { x, y }), Some(PointerDown { at: (x, y), now: (x, y) }))
+            (Some(Gesture::Tap { x, y }), Some(PointerDown::at((x, y))))
         }
         ("Input.dispatchTouchEvent", "touchMove") => {
-            let now = point(&params["touchPoints"][0]);
-            (None, down.map(|d| PointerDown { now, ..d }))
+            (None, down.map(|d| moving(d, point(&params["touchPoints"][0]))))
         }
         // A touch ends with the points still down listed: where it let go is where it last was.
         ("Input.dispatchTouchEvent", "touchEnd") => {
-            (down.filter(|d| moved(d.at, d.now)).and_then(|d| drop_at(d.now)), None)
+            (down.filter(|d| d.travelled).and_then(|d| drop_at(d.now)), None)
         }
         ("Input.dispatchTouchEvent", "touchCancel") => (None, None),
         // A mouse release right after (puppeteer's `drop`) is the drop's own end, no second one.
         ("Input.dispatchDragEvent", "drop") => {
             let here = point(&params);
-            (drop_at(here), Some(PointerDown { at: here, now: here }))
+            (drop_at(here), Some(PointerDown::at(here)))
         }
         ("Input.synthesizeTapGesture", _) => {
             let (x, y) = point(&params);
@@ -225,6 +247,22 @@ mod tests {
             (TOUCH, r#"{"type":"touchEnd","touchPoints":[]}"#),
         ]);
         assert_eq!(swipe[3], Some(Gesture::Drop { x: 150.0, y: 60.0 }));
+        // Away and back to where it went down: dropped where it was last seen before the release
+        // (a pointer-event drag library's target), not a click.
+        let back = gestures(&[
+            (MOUSE, r#"{"type":"mousePressed","x":10,"y":20,"button":"left","clickCount":1}"#),
+            (MOUSE, r#"{"type":"mouseMoved","x":100,"y":120,"button":"left","buttons":1}"#),
+            (MOUSE, r#"{"type":"mouseMoved","x":300,"y":320,"button":"left","buttons":1}"#),
+            (MOUSE, r#"{"type":"mouseReleased","x":10,"y":20,"button":"left","clickCount":1}"#),
+        ]);
+        assert_eq!(back[3], Some(Gesture::Drop { x: 300.0, y: 320.0 }));
+        let touch_back = gestures(&[
+            (TOUCH, r#"{"type":"touchStart","touchPoints":[{"x":3,"y":4}]}"#),
+            (TOUCH, r#"{"type":"touchMove","touchPoints":[{"x":90,"y":4}]}"#),
+            (TOUCH, r#"{"type":"touchMove","touchPoints":[{"x":4,"y":4}]}"#),
+            (TOUCH, r#"{"type":"touchEnd","touchPoints":[]}"#),
+        ]);
+        assert_eq!(touch_back[3], Some(Gesture::Drop { x: 4.0, y: 4.0 }));
         // A release with no press on record: what is under it acts (a `pointerup` handler).
         assert_eq!(
             of(MOUSE, r#"{"type":"mouseReleased","x":1,"y":2}"#),

@@ -25,7 +25,8 @@
   Object.defineProperty(globalThis, '__tabtunnelClick', { value: record });
   const up = (e) => e.assignedSlot || e.parentElement || (e.parentNode && e.parentNode.host) || null;
   // As `actingOf` in gesture_facts.js: else a component (a custom element with no open shadow
-  // root, holding the pressed node in its light DOM, with little text and nothing that acts).
+  // root, being or holding the pressed node in its light DOM, with little text and nothing
+  // that acts).
   const littleText = (c) => {
     const walker = document.createTreeWalker(c, NodeFilter.SHOW_TEXT);
     let length = 0;
@@ -40,7 +41,7 @@
     let component = null;
     for (let e = start, depth = 0; e && depth < 16; e = up(e), depth += 1) {
       if (e.matches && e.matches(ACTS)) return e;
-      if (!component && e !== start && e.tagName && e.tagName.includes('-') && !e.shadowRoot &&
+      if (!component && e.tagName && e.tagName.includes('-') && !e.shadowRoot &&
           e.contains(start) && littleText(e) && !e.querySelector(ACTS)) component = e;
     }
     return component;

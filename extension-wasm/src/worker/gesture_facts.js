@@ -23,8 +23,9 @@ function (mode, selectors, request) {
   // The element that acts where `node` is: the nearest up the composed tree that `ACTS`, else
   // a component (a custom element: `<sl-button>`, `<md-filled-button>`) whose button is in a
   // closed shadow root (none shows from here), pressed on the label slotted into it from its
-  // light DOM (whose way up skips the button): the nearest with little text and nothing that
-  // acts in its light DOM. Same in gesture_clicks.js.
+  // light DOM (whose way up skips the button), or on its own text (which the press hits as the
+  // component itself): the nearest with little text and nothing that acts in its light DOM.
+  // Same in gesture_clicks.js.
   const components = new WeakSet();
   const littleText = (c) => {
     const walker = document.createTreeWalker(c, NodeFilter.SHOW_TEXT);
@@ -42,7 +43,7 @@ function (mode, selectors, request) {
     let component = null;
     for (let e = start, depth = 0; e && depth < 16; e = up(e), depth += 1) {
       if (e.matches && e.matches(ACTS)) return e;
-      if (!component && e !== start && e.tagName && isComponent(e, start)) component = e;
+      if (!component && e.tagName && isComponent(e, start)) component = e;
     }
     if (component) components.add(component);
     return component;
