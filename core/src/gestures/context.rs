@@ -177,6 +177,66 @@ const GENERIC: &[&str] = &[
     "设置",
     "更改",
     "重置",
+    // Thai
+    "บันทึกการเปลี่ยนแปลง",
+    "บันทึก",
+    "ยืนยัน",
+    "ตกลง",
+    "นำไปใช้",
+    "เปิดใช้งาน",
+    "ใช้",
+    "ใช่",
+    "ตั้งค่า",
+    "สร้างใหม่",
+    "สร้าง",
+    "เพิ่ม",
+    "แสดง",
+    "ดู",
+    "เปิด",
+    "เสร็จสิ้น",
+    "เสร็จ",
+    "ตรวจสอบ",
+    "รีเซ็ต",
+    "เปลี่ยน",
+    "แก้ไข",
+    "อัปเดต",
+    "อัพเดต",
+    "อัพเดท",
+    // Persian (`ثبت`, submit, is the Iranian forms' everyday button)
+    "ذخیره",
+    "ذخیره تغییرات",
+    "ثبت",
+    "تأیید",
+    "تایید",
+    "تأييد",
+    "تاييد",
+    "باشه",
+    "قبول",
+    "بله",
+    "اعمال",
+    "به روزرسانی",
+    "به روز رسانی",
+    "بروزرسانی",
+    "ایجاد",
+    "ساخت",
+    "افزودن",
+    "اضافه",
+    "نمایش",
+    "مشاهده",
+    "فعال سازی",
+    "فعالسازی",
+    "فعال کردن",
+    "روشن کردن",
+    "تنظیم",
+    "راه اندازی",
+    "انجام شد",
+    "تمام",
+    "بازنشانی",
+    "تغییر",
+    "ویرایش",
+    "تولید",
+    "تولید مجدد",
+    "ایجاد مجدد",
 ];
 
 /// Words filling a generic label besides its verb (`Save my changes`, `Set it up now`).
@@ -205,6 +265,23 @@ const FILLERS: &[&str] = &[
     "nu",
     "zmiany",
     "teraz",
+    "การเปลี่ยนแปลง",
+    "ทั้งหมด",
+    "ตอนนี้",
+    "ของฉัน",
+    "เลย",
+    "ใหม่",
+    "کنید",
+    "کن",
+    "کردن",
+    "شود",
+    "تغییرات",
+    "همه",
+    "اکنون",
+    "الان",
+    "جدید",
+    "من",
+    "را",
 ];
 
 /// Secrets a heading names: a generic write under it changes, makes or shows one. A bare `key`,
@@ -296,6 +373,43 @@ const SECRETS: &[&str] = &[
     "令牌",
     "双重验证",
     "两步验证",
+    "รหัสผ่าน",
+    "รหัส pin",
+    "คีย์ api",
+    "คีย์ ssh",
+    "คีย์ลับ",
+    "คีย์ความปลอดภัย",
+    "คีย์การเข้าถึง",
+    "โทเค็นการเข้าถึง",
+    "แบบ 2 ขั้นตอน",
+    "แบบสองขั้นตอน",
+    "สองปัจจัย",
+    "หลายปัจจัย",
+    "รหัสสำรอง",
+    "พาสคีย์",
+    "رمز عبور",
+    "رمز ورود",
+    "کلمه عبور",
+    "گذرواژه",
+    "رمز دوم",
+    "رمز اینترنتی",
+    "رمز کارت",
+    "کد پین",
+    "کلید api",
+    "کلید امنیتی",
+    "کلید دسترسی",
+    "کلید خصوصی",
+    "کلید مخفی",
+    "کلید ssh",
+    "کلید عبور",
+    "توکن دسترسی",
+    "دو مرحله ای",
+    "دومرحله ای",
+    "۲ مرحله ای",
+    "دو عاملی",
+    "کدهای بازیابی",
+    "کد های بازیابی",
+    "کدهای پشتیبان",
 ];
 
 /// A card's or phone's `PIN`: a word of its own, in capitals (`Show PIN`, `Code PIN`), so that a
@@ -351,6 +465,27 @@ const SHARING: &[&str] = &[
     "权限",
     "链接设置",
     "共享设置",
+    "การแชร์",
+    "การแบ่งปัน",
+    "สิทธิ์การเข้าถึง",
+    "สิทธิ์ในการเข้าถึง",
+    "การเข้าถึงทั่วไป",
+    "ระดับการเข้าถึง",
+    "การมองเห็น",
+    "บทบาท",
+    "ผู้ทำงานร่วมกัน",
+    "سطح دسترسی",
+    "دسترسی ها",
+    "دسترسیها",
+    "مجوزها",
+    "مجوز ها",
+    "نقش ها",
+    "نقشها",
+    "اشتراک گذاری",
+    "هم رسانی",
+    "قابلیت مشاهده",
+    "دسترسی عمومی",
+    "همکاران",
 ];
 
 /// `Empty` as a write: it removes what a bucket or a trash holds.
@@ -366,6 +501,9 @@ const EMPTYING: &[&str] = &[
     "opróżnij",
     "空にする",
     "清空",
+    // Persian
+    "خالی",
+    "تخلیه",
 ];
 
 /// What an element is called: its accessible name, else its text, else what its link says.
@@ -386,7 +524,7 @@ pub fn said_around(element: &ElementFacts, priced: bool, extra: &[String]) -> Ve
     // The verb empties: first in the label (`Empty trash`, `Vider`), or last where verbs go last
     // (`Papierkorb leeren`); `Hide empty folders` empties nothing.
     let empties = |w: &&&str| {
-        if w.chars().any(vocabulary::is_cjk) {
+        if w.chars().any(vocabulary::is_unspaced) {
             label.has(w)
         } else {
             [label.words().first(), label.words().last()].into_iter().flatten().any(|x| x == **w)
@@ -441,7 +579,7 @@ fn is_generic(label: &Label, pin: bool) -> bool {
     let pin = pin.then_some("pin");
     for entry in GENERIC.iter().chain(SECRETS).chain(FILLERS).chain(pin.as_ref()) {
         let before = rest.clone();
-        if entry.chars().any(vocabulary::is_cjk) {
+        if entry.chars().any(vocabulary::is_unspaced) {
             rest = rest.replace(entry, " ");
         } else {
             // Twice, for entries next to each other sharing a space.

@@ -617,12 +617,46 @@ pub fn is_card_number(value: &str) -> bool {
 }
 
 /// Amounts of money in a text (`€1,240.00`, `1.240,00 €`, `US$ 9.99`, `CHF 12.50`, `¥1,000`,
-/// `12,50 zł`), in the order they appear, each once, at most `limit`.
+/// `12,50 zł`, `500 บาท`, `۱۲۰٬۰۰۰ تومان`), in the order they appear, each once, at most `limit`.
 pub fn amounts(text: &str, limit: usize) -> Vec<String> {
     const SIGNS: &[&str] = &[
-        "US$", "R$", "A$", "C$", "HK$", "€", "$", "£", "¥", "₹", "₩", "₽", "₺", "฿", "zł", "kr", "CHF",
-        "EUR", "USD", "GBP", "JPY", "PLN", "CNY", "RMB", "元", "円",
+        "US$",
+        "R$",
+        "A$",
+        "C$",
+        "HK$",
+        "€",
+        "$",
+        "£",
+        "¥",
+        "₹",
+        "₩",
+        "₽",
+        "₺",
+        "฿",
+        "zł",
+        "kr",
+        "CHF",
+        "EUR",
+        "USD",
+        "GBP",
+        "JPY",
+        "PLN",
+        "CNY",
+        "RMB",
+        "元",
+        "円",
+        "บาท",
+        "تومان",
+        "ریال",
+        "ريال",
     ];
+    // Persian and Arabic-Indic digits, and their thousands and decimal separators, too.
+    let is_digit = |c: char| {
+        c.is_ascii_digit() || ('\u{6f0}'..='\u{6f9}').contains(&c) || ('\u{660}'..='\u{669}').contains(&c)
+    };
+    let is_separator =
+        |c: char| matches!(c, ',' | '.' | '\'' | '\u{a0}' | '\u{202f}' | '\u{66b}' | '\u{66c}');
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let mut found: Vec<String> = Vec::new();
     let number_at = |start: usize| -> Option<usize> {
@@ -631,14 +665,14 @@ pub fn amounts(text: &str, limit: usize) -> Vec<String> {
         while i < chars.len() && matches!(chars[i].1, ' ' | '\u{a0}' | '\u{202f}') {
             i += 1;
         }
-        if i >= chars.len() || !chars[i].1.is_ascii_digit() {
+        if i >= chars.len() || !is_digit(chars[i].1) {
             return None;
         }
         let mut end = i;
         while end < chars.len()
-            && (chars[end].1.is_ascii_digit()
-                || (matches!(chars[end].1, ',' | '.' | '\'' | '\u{a0}' | '\u{202f}' | ' ')
-                    && chars.get(end + 1).is_some_and(|(_, c)| c.is_ascii_digit())))
+            && (is_digit(chars[end].1)
+                || ((is_separator(chars[end].1) || chars[end].1 == ' ')
+                    && chars.get(end + 1).is_some_and(|(_, c)| is_digit(*c))))
         {
             end += 1;
         }
@@ -670,10 +704,8 @@ pub fn amounts(text: &str, limit: usize) -> Vec<String> {
             }
             let end = j;
             while j > 0
-                && (chars[j - 1].1.is_ascii_digit()
-                    || (matches!(chars[j - 1].1, ',' | '.' | '\'' | '\u{a0}' | '\u{202f}')
-                        && j >= 2
-                        && chars[j - 2].1.is_ascii_digit()))
+                && (is_digit(chars[j - 1].1)
+                    || (is_separator(chars[j - 1].1) && j >= 2 && is_digit(chars[j - 2].1)))
             {
                 j -= 1;
             }
@@ -1375,6 +1407,11 @@ mod tests {
         assert_eq!(amounts("R$ 10,00 e R$ 10,00", 8), ["R$ 10,00"]);
         assert_eq!(amounts("EURO 2024, 100 EURos, $ alone", 8), Vec::<String>::new());
         assert_eq!(amounts("€1 €2 €3", 2).len(), 2);
+        assert_eq!(amounts("ยอดรวม 1,250 บาท", 8), ["1,250 บาท"]);
+        assert_eq!(amounts("مبلغ ۱۲۰٬۰۰۰ تومان", 8), ["۱۲۰٬۰۰۰ تومان"]);
+        assert_eq!(amounts("٥٠٠ ريال", 8), ["٥٠٠ ريال"]);
+        // The word for a role holds the baht's, with no number beside it.
+        assert_eq!(amounts("บทบาท", 8), Vec::<String>::new());
     }
 
     #[test]

@@ -6,8 +6,9 @@
 //! - It is lower-cased and cut into words (runs of letters and digits). A phrase matches when
 //!   its words follow one another in the label (`place order` in "Place your order" does not;
 //!   `place your order` is listed). An entry ending in `*` matches any word it begins.
-//! - Chinese and Japanese have no spaces: their entries match anywhere in the label. Korean
-//!   has them, and matches by words like the others.
+//! - Chinese, Japanese and Thai have no spaces: their entries match anywhere in the label.
+//!   Korean has them, and matches by words like the others; so does Persian, whose zero-width
+//!   non-joiner cuts a word in two (its entries are cut the same way).
 //! - Paying and deleting are verbs the label carries on its own (`Pay €1,240.00`, `Delete this
 //!   repository`). A secret changes when a label names the secret and a change together
 //!   (`Change password`, `Passwort zurücksetzen`), or names a secret that only ever changes
@@ -2327,6 +2328,524 @@ pub const LANGUAGES: &[Language] = &[
             "tue",
         ],
     },
+    // Thai, anywhere in the label (no spaces between words). Left out as too short or inside
+    // harmless words: `ลบ` (delete; inside `ผลบอล`, `ผลบวก`, `หลบ`), `ส่ง` (send; `จัดส่ง` and
+    // `ส่งฟรี` are shipping, and without its tone mark it is `สง` of `สงวน`, `ส่งเสริม`),
+    // `ซื้อ` (buy; `เลือกซื้อ` is browsing, `ซื้อขั้นต่ำ ฿99` a voucher's minimum), `ขาย` (sell;
+    // `ขายแล้ว 1.2พัน` on every Shopee tile next to its price), `จ่าย` (`ค่าใช้จ่าย`, expenses,
+    // so `จ่ายเลย` is in `ไม่มีค่าใช้จ่ายเลย`), `ยุติ` (terminate; `ยุติธรรม`), `เชิญ` (invite;
+    // `ยอมรับคำเชิญ` accepts one), `อนุญาต` (authorize; `อนุญาตคุกกี้ทั้งหมด`), `จอง`, `เช่า`,
+    // `สมัคร` (`ยกเลิกการจองฟรี`, `ให้เช่า` and `ผู้สมัคร` on listings with prices). `ชำระเงิน`
+    // alone is the checkout (Shopee's and Lazada's cart button, Shopify's `Checkout`) as well as
+    // the pay step, as `결제` and `thanh toán` are, and `สั่งซื้อ` alone is inside `คำสั่งซื้อ`
+    // (an order, `คำสั่งซื้อของฉัน`): their paying phrases are listed. `ปิด` (close, turn off)
+    // is inside `เปิด` (open, turn on): `ปิดบัญชี` would be `เปิดบัญชี` (open an account) and
+    // `ปิดใช้งานบัญชี` `เปิดใช้งานบัญชี`, so only `การปิด…` and `ขอปิด…` are listed. `ลบออก`
+    // (remove) is left out as English leaves `remove`; `เลือก` (selection) is no look-alike,
+    // as `선택`: `ลบที่เลือก` deletes what is selected. `ซื้อเลย` is also in `เลือกซื้อเลย`
+    // (shop now) and `เผยแพร่` in `ยกเลิกการเผยแพร่` (unpublish): kept for `Buy now` and `Publish`.
+    Language {
+        name: "Thai",
+        paying: &[
+            "ชำระเงินเลย",
+            "ชำระเงินทันที",
+            "ชำระเงินตอนนี้",
+            "ชำระเลย",
+            "ชำระทันที",
+            "ยืนยันการชำระ",
+            "ยืนยันชำระ",
+            "จ่ายเงินเลย",
+            "ยืนยันการจ่าย",
+            "ซื้อเลย",
+            "ซื้อทันที",
+            "ซื้อตอนนี้",
+            "ยืนยันการซื้อ",
+            "สั่งซื้อเลย",
+            "สั่งซื้อทันที",
+            "ยืนยันการสั่งซื้อ",
+            "ยืนยันคำสั่งซื้อ",
+            "ทำการสั่งซื้อ",
+            // Shopee's `Place order` on its checkout page.
+            "สั่งสินค้า",
+            "โอนเงิน",
+            "ยืนยันการโอนเงิน",
+            "ส่งเงิน",
+            "บริจาคเลย",
+            "บริจาคเงิน",
+            "ร่วมบริจาค",
+            "ประมูลเลย",
+            "ยืนยันการประมูล",
+        ],
+        deleting: &[
+            "ลบบัญชี",
+            "ลบถาวร",
+            "ลบอย่างถาวร",
+            "ลบออกถาวร",
+            "ลบทิ้ง",
+            "ลบเลย",
+            "ลบทั้งหมด",
+            "ลบข้อมูล",
+            "ลบข้อความ",
+            "ลบแชท",
+            "ลบไฟล์",
+            "ลบโฟลเดอร์",
+            "ลบรูป",
+            "ลบวิดีโอ",
+            "ลบโพสต์",
+            "ลบความคิดเห็น",
+            "ลบรายการ",
+            "ลบอีเมล",
+            "ลบผู้ติดต่อ",
+            "ลบกลุ่ม",
+            "ลบเอกสาร",
+            "ลบโปรเจกต์",
+            "ลบโปรเจ็กต์",
+            "ลบโครงการ",
+            "ลบฐานข้อมูล",
+            "ลบที่เก็บ",
+            "ลบเซิร์ฟเวอร์",
+            "ลบอินสแตนซ์",
+            "ยืนยันการลบ",
+            "ใช่ ลบ",
+            "ย้ายไปที่ถังขยะ",
+            "ย้ายไปถังขยะ",
+            "ย้ายไปยังถังขยะ",
+            "ทิ้งลงถังขยะ",
+            "ล้างถังขยะ",
+            "ล้างถังรีไซเคิล",
+            "เทถังขยะ",
+            "การปิดบัญชี",
+            "ขอปิดบัญชี",
+            "การปิดใช้งานบัญชี",
+            "เพิกถอน",
+            "นำสิทธิ์การเข้าถึงออก",
+            "นำสิทธิ์เข้าถึงออก",
+            "ยกเลิกการเข้าถึง",
+            "ทำลาย",
+        ],
+        secret_nouns: &["รหัสผ่าน", "พาสเวิร์ด", "รหัส pin", "รหัสพิน", "ที่อยู่อีเมล"],
+        // `ตั้ง` (set) alone is inside `ตั้งค่า` (settings): `ตั้งรหัส` is listed.
+        secret_changes: &[
+            "เปลี่ยน",
+            "ตั้งรหัส",
+            "ตั้งใหม่",
+            "รีเซ็ต",
+            "กำหนด",
+            "ใหม่",
+            "บันทึก",
+            "สร้าง",
+            "แก้ไข",
+            "อัปเดต",
+            "อัพเดต",
+            "อัพเดท",
+        ],
+        secrets: &[
+            "แบบ 2 ขั้นตอน",
+            "แบบสองขั้นตอน",
+            "สองปัจจัย",
+            "2 ปัจจัย",
+            "หลายปัจจัย",
+            "2fa",
+            "คีย์ความปลอดภัย",
+            "คีย์ api",
+            "คีย์ ssh",
+            "คีย์ลับ",
+            "คีย์การเข้าถึง",
+            "คีย์การปรับใช้",
+            "สร้างคีย์",
+            "โทเค็นการเข้าถึง",
+            "โทเค็นเพื่อการเข้าถึง",
+            "สร้างโทเค็น",
+            "สร้างโทเคน",
+            "รหัสสำรอง",
+            "รหัสกู้คืน",
+            "รหัสการกู้คืน",
+            "พาสคีย์",
+            "รหัสผ่านสำหรับแอป",
+            "รหัสผ่านของแอป",
+            "อีเมลสำรอง",
+            "อีเมลกู้คืน",
+            "อีเมลสำหรับการกู้คืน",
+            "โทรศัพท์สำหรับการกู้คืน",
+            "ข้อมูลลับของไคลเอ็นต์",
+        ],
+        not_data: &[
+            "ตัวกรอง",
+            "การกรอง",
+            "ค้นหา",
+            "เรียงลำดับ",
+            "การจัดเรียง",
+            "เรียงตาม",
+            "รถเข็น",
+            "ตะกร้า",
+            "รายการโปรด",
+            "รายการที่ชอบ",
+            "สินค้าที่ถูกใจ",
+            "รายการที่อยากได้",
+            "การจัดรูปแบบ",
+            "ไฮไลต์",
+        ],
+        sending: &[
+            "ส่งข้อความ",
+            "ส่งเลย",
+            "ส่งตอนนี้",
+            "ส่งอีเมล",
+            "ส่งคำตอบ",
+            "ส่งความคิดเห็น",
+            "ส่งรีวิว",
+            "โพสต์",
+            "เผยแพร่",
+            "ตอบกลับ",
+            "แสดงความคิดเห็น",
+            "เพิ่มความคิดเห็น",
+            "ทวีต",
+        ],
+        sharing: &[
+            "แชร์",
+            "แบ่งปัน",
+            "ส่งคำเชิญ",
+            "เชิญเพื่อน",
+            "เชิญสมาชิก",
+            "เชิญผู้ใช้",
+            "เชิญผู้คน",
+            "เชิญเข้าร่วม",
+            "เชิญเข้ากลุ่ม",
+            "เพิ่มสมาชิก",
+            "เพิ่มผู้ทำงานร่วมกัน",
+            "สาธารณะ",
+            "ทำให้เป็นสาธารณะ",
+            "เปลี่ยนเป็นสาธารณะ",
+            "ทุกคนที่มีลิงก์",
+            "สร้างลิงก์",
+            "เปลี่ยนการมองเห็น",
+            "เปลี่ยนระดับการมองเห็น",
+            "เปลี่ยนบทบาท",
+            "ตั้งเป็นผู้ดูแล",
+            "ตั้งเป็นแอดมิน",
+            "โอนความเป็นเจ้าของ",
+            "โอนการเป็นเจ้าของ",
+            "ให้สิทธิ์เข้าถึง",
+            "ให้สิทธิ์การเข้าถึง",
+            "เผยแพร่ทางเว็บ",
+        ],
+        money_verbs: &[
+            "จ่ายเงิน",
+            "จ่ายบิล",
+            "ชำระบิล",
+            "โอน",
+            "เติมเงิน",
+            "แลกเงิน",
+            "แปลงสกุลเงิน",
+            "ขายเลย",
+            "ยืนยันการขาย",
+            "สมัครสมาชิก",
+            "สมัครแพ็กเกจ",
+            "สมัครเลย",
+            "อัปเกรด",
+            "อัพเกรด",
+            "ต่ออายุ",
+            "จองเลย",
+            "จองตอนนี้",
+            "ยืนยันการจอง",
+            "เช่าเลย",
+            "ยืนยัน",
+            "บริจาค",
+            "ให้ทิป",
+            "เสนอราคา",
+        ],
+    },
+    // Persian, by words. The zero-width non-joiner (U+200C, written `\u{200c}`) cuts a word as a
+    // space does, so `اشتراک‌گذاری` and `اشتراک گذاری` are the same entry, and each is listed
+    // once; a spelling written without either (`اشتراکگذاری`, `بروزرسانی`) is its own word and is
+    // listed where sites write it so. A `*` stem must not hold a ZWNJ (a label's words never
+    // do). Arabic-keyboard letters (`ي` for `ی`, `ك` for `ک`) are not folded: the commonest
+    // paying and deleting phrases are also listed with them. `حذف` (delete) and `ارسال` (send)
+    // are the Arabic entry's words already. `پرداخت` alone is also the payment method
+    // (`روش پرداخت`) and `ادامه پرداخت`: next to an amount only; `خرید` alone is in
+    // `سبد خرید` (cart), `افزودن به سبد خرید` (add to cart) and `ادامه خرید` (continue
+    // shopping), never listed alone, nor among the money verbs; `تسویه حساب` (WooCommerce's
+    // checkout) pays nothing. `اشتراک` alone is a subscription, `عمومی` alone is `General`,
+    // `دعوت` alone an invitation (`پذیرفتن دعوت`), `پاک کردن` alone clearing (`پاک کردن فیلترها`,
+    // `پاک کردن فرم`), `انتقال` alone moving (`انتقال به پوشه`), `رمز` alone a one-time PIN
+    // (`رمز پویا`) or `رمز ارز` (crypto), `ایمیل` alone as English leaves `email`. `ارسال` is
+    // also shipping (`هزینه ارسال`, `روش ارسال`): those nouns are in `not_data`, which keeps
+    // the Arabic `ارسال` from sending there. `انتخاب` (selection) is no look-alike:
+    // `حذف انتخاب‌شده‌ها` deletes what is selected.
+    Language {
+        name: "Persian",
+        paying: &[
+            "پرداخت کنید",
+            "پرداخت كنيد",
+            "پرداخت کن",
+            "بپرداز",
+            "بپردازید",
+            "بپردازيد",
+            "پرداخت نهایی",
+            "پرداخت نهايي",
+            "تأیید پرداخت",
+            "تایید پرداخت",
+            "تأييد پرداخت",
+            "تاييد پرداخت",
+            "تأیید و پرداخت",
+            "تایید و پرداخت",
+            "تأييد و پرداخت",
+            "تاييد و پرداخت",
+            "ثبت سفارش",
+            "ثبت نهایی سفارش",
+            "سفارش دهید",
+            "سفارش بده",
+            "خرید کنید",
+            "خريد كنيد",
+            "بخر",
+            "بخرید",
+            "بخريد",
+            "خرید فوری",
+            "تأیید خرید",
+            "تایید خرید",
+            "تکمیل خرید",
+            "تكميل خريد",
+            "نهایی کردن خرید",
+            "انتقال وجه",
+            "تأیید و انتقال",
+            "تایید و انتقال",
+            "انتقال پایا",
+            "انتقال ساتنا",
+            "انتقال پول",
+            "ارسال پول",
+            "کارت به کارت",
+            "كارت به كارت",
+            "تسویه بدهی",
+            "اهدا کنید",
+            "کمک مالی کنید",
+        ],
+        deleting: &[
+            "حذف دائمی",
+            "حذف برای همیشه",
+            "حذف کامل",
+            "حذف حساب",
+            "حذف حساب کاربری",
+            "حذف حساب كاربري",
+            "پاک کردن برای همیشه",
+            "پاک کردن دائمی",
+            "پاك كردن براي هميشه",
+            "پاک کردن حساب",
+            "پاک کردن تاریخچه",
+            "پاک کردن گفتگو",
+            "پاک کردن پیام",
+            "بستن حساب",
+            "غیرفعال کردن حساب",
+            "غیرفعال\u{200c}سازی حساب",
+            "غيرفعال كردن حساب",
+            "لغو دسترسی",
+            "ابطال",
+            "باطل کردن",
+            "خالی کردن سطل زباله",
+            "خالي كردن سطل زباله",
+            "تخلیه سطل زباله",
+            "خالی کردن سطل بازیافت",
+            "انتقال به سطل زباله",
+            "نابود کردن",
+        ],
+        secret_nouns: &[
+            "رمز عبور",
+            "رمز ورود",
+            "کلمه عبور",
+            "گذرواژه",
+            "گذر واژه",
+            "پسورد",
+            "رمز دوم",
+            "رمز اول",
+            "رمز اینترنتی",
+            "رمز کارت",
+            "کد پین",
+            "پین کد",
+            "آدرس ایمیل",
+            "نشانی ایمیل",
+        ],
+        secret_changes: &[
+            "تغییر",
+            "عوض",
+            "بازنشانی",
+            "بازیابی",
+            "تنظیم",
+            "تعیین",
+            "جدید",
+            "ذخیره",
+            "به\u{200c}روزرسانی",
+            "به\u{200c}روز\u{200c}رسانی",
+            "بروزرسانی",
+            "ایجاد",
+            "ساخت",
+            "ویرایش",
+            "انتخاب",
+        ],
+        secrets: &[
+            "دو مرحله\u{200c}ای",
+            "دومرحله\u{200c}ای",
+            "۲ مرحله\u{200c}ای",
+            "2 مرحله\u{200c}ای",
+            "دو عاملی",
+            "دوعاملی",
+            "چند عاملی",
+            "چندعاملی",
+            "2fa",
+            "کلید امنیتی",
+            "کلید api",
+            "کلید دسترسی",
+            "کلید خصوصی",
+            "کلید مخفی",
+            "کلید ssh",
+            "کلید عبور",
+            "توکن دسترسی",
+            "ایجاد توکن",
+            "ساخت توکن",
+            "توکن جدید",
+            "کدهای بازیابی",
+            "کد\u{200c}های بازیابی",
+            "کدهای پشتیبان",
+            "کد\u{200c}های پشتیبان",
+            "گذرواژه برنامه",
+            "رمز عبور برنامه",
+            "ایمیل بازیابی",
+            "شماره تلفن بازیابی",
+            // `رمز` alone is left out (see above); its change is named.
+            "تغییر رمز",
+            "بازنشانی رمز",
+            "تنظیم رمز",
+        ],
+        not_data: &[
+            "فیلتر*",
+            "فيلتر*",
+            "جستجو*",
+            "جست\u{200c}وجو",
+            "جست\u{200c}وجوی",
+            "مرتب\u{200c}سازی",
+            "مرتبسازی",
+            "سبد*",
+            "علاقه\u{200c}مندی",
+            "علاقمندی*",
+            "علاقهمندی*",
+            "لیست آرزو",
+            "لیست آرزوها",
+            "لیست مقایسه",
+            "کد تخفیف",
+            "قالب\u{200c}بندی",
+            "قالببندی",
+            "هایلایت",
+            // Shipping, not sending (the Arabic entry's `ارسال`).
+            "روش ارسال",
+            "شیوه ارسال",
+            "نحوه ارسال",
+            "هزینه ارسال",
+            "ارسال رایگان",
+            "زمان ارسال",
+            "مرحله ارسال",
+            "اطلاعات ارسال",
+            "ادامه به ارسال",
+        ],
+        sending: &[
+            "ارسال پیام",
+            "ارسال کنید",
+            "ارسال کن",
+            "بفرست",
+            "بفرستید",
+            "فرستادن",
+            "ارسال نظر",
+            "ثبت نظر",
+            "افزودن نظر",
+            "ثبت دیدگاه",
+            "ارسال دیدگاه",
+            "فرستادن دیدگاه",
+            "افزودن دیدگاه",
+            "ارسال پاسخ",
+            "پاسخ",
+            "پاسخ دادن",
+            "پاسخ به همه",
+            "انتشار",
+            "منتشر کردن",
+            "منتشر کنید",
+            "منتشر شود",
+            "توییت",
+            "پست کردن",
+            "ارسال پست",
+        ],
+        sharing: &[
+            "اشتراک\u{200c}گذاری",
+            "اشتراکگذاری",
+            "اشتراک بگذارید",
+            "اشتراک بگذار",
+            "اشتراک گذاشتن",
+            "هم\u{200c}رسانی",
+            "همرسانی",
+            "دعوت کنید",
+            "دعوت کن",
+            "دعوت کردن",
+            "ارسال دعوت",
+            "دعوت از اعضا",
+            "دعوت از افراد",
+            "دعوت از کاربران",
+            "دعوت عضو",
+            "افزودن عضو",
+            "افزودن اعضا",
+            "اضافه کردن عضو",
+            "افزودن همکار",
+            "افزودن مدیر",
+            "ارتقا به مدیر",
+            "عمومی کردن",
+            "عمومی شود",
+            "تبدیل به عمومی",
+            "تغییر به عمومی",
+            "قابل مشاهده برای همه",
+            "هر کسی که پیوند",
+            "هرکسی که پیوند",
+            "هر کسی که لینک",
+            "هرکسی که لینک",
+            "ایجاد پیوند",
+            "ایجاد لینک",
+            "ساخت لینک",
+            "تغییر نقش",
+            "تغییر سطح دسترسی",
+            "تغییر دسترسی",
+            "انتقال مالکیت",
+            "اعطای دسترسی",
+            "دادن دسترسی",
+        ],
+        money_verbs: &[
+            "پرداخت",
+            "بفروش",
+            "بفروشید",
+            "تبدیل کنید",
+            "شارژ کنید",
+            "شارژ حساب",
+            "شارژ کیف پول",
+            "خرید شارژ",
+            "افزایش موجودی",
+            "افزایش اعتبار",
+            "انتقال",
+            "واریز کنید",
+            "مشترک شوید",
+            "مشترک شو",
+            "خرید اشتراک",
+            "تهیه اشتراک",
+            "تمدید",
+            "ارتقا",
+            "ارتقاء",
+            "رزرو",
+            "رزرو کنید",
+            "اجاره کنید",
+            "تأیید",
+            "تایید",
+            "تأييد",
+            "تاييد",
+            "حمایت کنید",
+            "اهدا",
+            "کمک مالی",
+            "انعام",
+            "پیشنهاد قیمت",
+            // Snapp's ride request, its fare beside it.
+            "درخواست اسنپ",
+        ],
+    },
 ];
 
 /// A word of the vocabulary (or a policy's) found in a label.
@@ -2350,7 +2869,7 @@ impl Found {
 }
 
 /// A label made ready for matching: lower-cased, cut into words, and as one string (for
-/// Chinese and Japanese).
+/// Chinese, Japanese and Thai).
 pub struct Label {
     words: Vec<String>,
     /// The words joined by single spaces, with a space at both ends.
@@ -2362,7 +2881,7 @@ impl Label {
         // Turkish `İ` is `i`: lower-cased as Unicode says, its dot would cut the word (`İptal`).
         let lower = text.replace('İ', "i").to_lowercase();
         let words: Vec<String> = lower
-            .split(|c: char| !c.is_alphanumeric())
+            .split(|c: char| !c.is_alphanumeric() && !is_unspaced(c))
             .filter(|w| !w.is_empty())
             .map(str::to_owned)
             .collect();
@@ -2380,8 +2899,8 @@ impl Label {
 
     /// Whether an entry of the vocabulary is in the label (see the module's rules).
     pub fn has(&self, entry: &str) -> bool {
-        if entry.chars().any(is_cjk) {
-            // Chinese and Japanese: anywhere, ignoring the spaces the label may have.
+        if entry.chars().any(is_unspaced) {
+            // Chinese, Japanese and Thai: anywhere, ignoring the spaces the label may have.
             let entry: String = entry.to_lowercase().chars().filter(|c| !c.is_whitespace()).collect();
             return self.spaced.replace(' ', "").contains(&entry);
         }
@@ -2410,9 +2929,12 @@ impl Label {
     }
 }
 
-pub fn is_cjk(c: char) -> bool {
+/// Whether `c` is of a script written without spaces between words (Chinese, Japanese, Thai):
+/// entries in it match anywhere in a label.
+pub fn is_unspaced(c: char) -> bool {
     matches!(c as u32,
-        0x3040..=0x30FF   // hiragana, katakana
+        0x0E00..=0x0E7F   // Thai (its tone marks are no letters, yet inside words)
+        | 0x3040..=0x30FF // hiragana, katakana
         | 0x3400..=0x4DBF // CJK extension A
         | 0x4E00..=0x9FFF // CJK unified ideographs
         | 0xF900..=0xFAFF // compatibility ideographs
@@ -3634,6 +4156,51 @@ mod tests {
         assert!(!no_data(" api v1 volumes vol 99 "));
         assert!(deletes_no_data(" api cart 7 line items 9 ", " line items 9 "), "a cart anywhere");
         assert!(!deletes_no_data(" subscriptions 5 virtual machines vm1 ", " virtual machines vm1 "));
+    }
+
+    #[test]
+    fn thai_matches_anywhere_with_its_tone_marks_and_persian_by_words() {
+        // Thai: no spaces, and tone marks (not letters for Rust) inside its words.
+        for (label, kind) in [
+            ("ยืนยันการชำระเงิน", PAY),
+            ("สั่งซื้อเลย", PAY),
+            ("ลบบัญชีของฉัน", DELETE),
+            ("เปลี่ยนรหัสผ่าน", SECRET),
+            ("ส่งข้อความ", SEND),
+            ("แชร์", SHARE),
+            // Persian: a zero-width non-joiner cuts a word as a space does.
+            ("تأیید و پرداخت", PAY),
+            ("ثبت سفارش", PAY),
+            ("حذف حساب کاربری", DELETE),
+            ("تغییر رمز عبور", SECRET),
+            ("ارسال پیام", SEND),
+            ("اشتراک\u{200c}گذاری", SHARE),
+            ("اشتراک گذاری", SHARE),
+        ] {
+            assert_eq!(says(label), kind, "{label}");
+        }
+        // Search, add to cart, go to checkout, open an account, remove a filter; shipping.
+        for label in [
+            "ค้นหา",
+            "ใส่ตะกร้า",
+            "ดำเนินการชำระเงิน",
+            "เปิดบัญชี",
+            "ล้างตัวกรอง",
+            "جستجو",
+            "افزودن به سبد خرید",
+            "هزینه ارسال",
+        ] {
+            assert_eq!(says(label), NOTHING, "{label}");
+        }
+        // Their money verbs pay next to an amount in their own digits and currencies.
+        let priced = |label: &str| {
+            kinds(find_priced(label, &[], !crate::gestures::rule::amounts(label, 1).is_empty()))
+        };
+        assert_eq!(priced("پرداخت ۱۲۰٬۰۰۰ تومان"), PAY);
+        assert_eq!(priced("پرداخت"), NOTHING);
+        // A tone mark is part of its word: `ส่ง` (send) is not `สง`.
+        assert!(Label::new("ส่งข้อความ").has("ส่งข้อความ"));
+        assert!(!Label::new("สงข้อความ").has("ส่งข้อความ"));
     }
 
     #[test]
