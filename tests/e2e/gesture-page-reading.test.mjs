@@ -5,7 +5,8 @@
 // Enter in a form inside a closed shadow root, a script's submission of one in an open root; a
 // label straight in a component whose button is in a closed root; a card dragged onto "Drop
 // here to delete permanently" (red team B11), by the mouse, by a drag event, by a script's drop
-// event, or by a drag library's pointer events that let go back where they went down.
+// event, by a drag library's pointer events that let go back where they went down, or by a
+// second finger while the first rests.
 // Each is held until the human answers in the side panel, and their harmless neighbours pass at
 // once. The site counts every write it receives.
 
@@ -443,6 +444,34 @@ describe('the gesture guard reads the page as the browser will act', { timeout: 
         assert.equal(q.element, 'Drop here to delete permanently');
         await deny(q.id);
         assert.match(await withTimeout(released, WAIT_MS, 'the denied release'), /gesture guard/);
+        await sleep(300);
+        assert.deepEqual(ops().slice(before), [], 'the delete reached the server');
+      } finally {
+        await browser.disconnect();
+      }
+    }
+    // Two fingers: one rests on the heading while the other drags the card onto the zone.
+    {
+      const browser = await connectAgent(h, 'dragger-fingers', 120_000);
+      try {
+        const page = await browser.newPage();
+        await page.goto(url('/pointer-board'));
+        const cdp = await page.createCDPSession();
+        const [x0, y0] = await center(page, 'h1');
+        const [x1, y1] = await center(page, '#card');
+        const [x2, y2] = await center(page, '#trash');
+        const before = ops().length;
+        const rest = { id: 0, x: x0, y: y0 };
+        await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [rest] });
+        await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [rest, { id: 1, x: x1, y: y1 }] });
+        for (let i = 1; i <= 5; i += 1) {
+          await cdp.send('Input.dispatchTouchEvent', { type: 'touchMove', touchPoints: [rest, { id: 1, x: x1 + ((x2 - x1) * i) / 5, y: y1 + ((y2 - y1) * i) / 5 }] });
+        }
+        const lifted = outcome(cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] }));
+        const q = await question();
+        assert.equal(q.element, 'Drop here to delete permanently');
+        await deny(q.id);
+        assert.match(await withTimeout(lifted, WAIT_MS, 'the denied touch end'), /gesture guard/);
         await sleep(300);
         assert.deepEqual(ops().slice(before), [], 'the delete reached the server');
       } finally {

@@ -9,7 +9,9 @@
 //! page's own drag and drop, native or scripted, drops there; a "Drop here to delete" zone is
 //! such a target). A release where its press was is the click the press already was, unless
 //! the pointer went elsewhere meanwhile: then it drops where it was last seen (a pointer-event
-//! drag library drops on what the last move was over, wherever the release lands).
+//! drag library drops on what the last move was over, wherever the release lands). Each finger
+//! of a touch is followed by its id: one that went further than a tap drops where it lets go
+//! (the touch's end, or a move that no longer lists it), while another may rest.
 //! Moves, other releases and other keys pass at once.
 
 use super::rule::Gesture;
@@ -22,15 +24,42 @@ const CLICK_SLOP: f64 = 2.0;
 /// Where a pointer went down, where it is now, and whether it went past the click's slop
 /// meanwhile, while it is down: per client session.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PointerDown {
+struct Track {
     at: (f64, f64),
     now: (f64, f64),
     travelled: bool,
 }
 
+impl Track {
+    fn at(point: (f64, f64)) -> Self {
+        Track { at: point, now: point, travelled: false }
+    }
+
+    fn moved_to(self, now: (f64, f64)) -> Self {
+        Track { now, travelled: self.travelled || moved(self.at, now), ..self }
+    }
+}
+
+fn moved(from: (f64, f64), to: (f64, f64)) -> bool {
+    (from.0 - to.0).abs().max((from.1 - to.1).abs()) > CLICK_SLOP
+}
+
+/// The pointers down in one client session: the mouse, or each finger by its touch point id.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointerDown {
+    tracks: Vec<(i64, Track)>,
+}
+
+/// The mouse's id among the tracks.
+const MOUSE: i64 = -1;
+
 impl PointerDown {
     fn at(point: (f64, f64)) -> Self {
-        PointerDown { at: point, now: point, travelled: false }
+        PointerDown { tracks: vec![(MOUSE, Track::at(point))] }
+    }
+
+    fn mouse(&self) -> Option<Track> {
+        self.tracks.iter().find(|(id, _)| *id == MOUSE).map(|(_, t)| *t)
     }
 }
 
@@ -47,13 +76,14 @@ pub fn read(
     let params: Value = params.and_then(|p| serde_json::from_str(p).ok()).unwrap_or(Value::Null);
     let str_of = |key: &str| params[key].as_str().unwrap_or_default();
     let point = |p: &Value| (p["x"].as_f64().unwrap_or(0.0), p["y"].as_f64().unwrap_or(0.0));
-    let moved =
-        |from: (f64, f64), to: (f64, f64)| (from.0 - to.0).abs().max((from.1 - to.1).abs()) > CLICK_SLOP;
     let drop_at = |(x, y): (f64, f64)| Some(Gesture::Drop { x, y });
-    let moving = |d: PointerDown, now: (f64, f64)| PointerDown {
-        now,
-        travelled: d.travelled || moved(d.at, now),
-        ..d
+    // A finger that went further than a tap lets go where it last was (a page's own drag follows
+    // its touch, whichever finger it is).
+    let let_go =
+        |tracks: &[(i64, Track)]| tracks.iter().find(|(_, t)| t.travelled).and_then(|(_, t)| drop_at(t.now));
+    let fingers = || -> Vec<(i64, (f64, f64))> {
+        let points = params["touchPoints"].as_array().map(Vec::as_slice).unwrap_or_default();
+        points.iter().enumerate().map(|(i, p)| (p["id"].as_i64().unwrap_or(i as i64), point(p))).collect()
     };
     match (method, str_of("type")) {
         ("Input.dispatchMouseEvent" | "Input.emulateTouchFromMouseEvent", "mousePressed") => {
@@ -61,12 +91,17 @@ pub fn read(
             (Some(Gesture::Press { x, y }), Some(PointerDown::at((x, y))))
         }
         ("Input.dispatchMouseEvent" | "Input.emulateTouchFromMouseEvent", "mouseMoved") => {
-            (None, down.map(|d| moving(d, point(&params))))
+            let here = point(&params);
+            let down = down.map(|d| match d.mouse() {
+                Some(t) => PointerDown { tracks: vec![(MOUSE, t.moved_to(here))] },
+                None => d,
+            });
+            (None, down)
         }
         // A release with no press on record acts where it is too (a `pointerup` handler).
         ("Input.dispatchMouseEvent" | "Input.emulateTouchFromMouseEvent", "mouseReleased") => {
             let here = point(&params);
-            let gesture = match down {
+            let gesture = match down.as_ref().and_then(PointerDown::mouse) {
                 None => drop_at(here),
                 Some(d) if moved(d.at, here) => drop_at(here),
                 Some(d) if d.travelled => drop_at(d.now),
@@ -74,17 +109,37 @@ pub fn read(
             };
             (gesture, None)
         }
+        // The first finger down taps; another joins the tracks.
         ("Input.dispatchTouchEvent", "touchStart") => {
-            let (x, y) = point(&params["touchPoints"][0]);
-            (Some(Gesture::Tap { x, y }), Some(PointerDown::at((x, y))))
+            let mut tracks = down.map(|d| d.tracks).unwrap_or_default();
+            tracks.retain(|(id, _)| *id != MOUSE);
+            let first = tracks.is_empty();
+            for (id, at) in fingers() {
+                if !tracks.iter().any(|(known, _)| *known == id) {
+                    tracks.push((id, Track::at(at)));
+                }
+            }
+            let tap =
+                first.then(|| tracks.first().map(|(_, t)| Gesture::Tap { x: t.at.0, y: t.at.1 })).flatten();
+            (tap, Some(PointerDown { tracks }))
         }
+        // Fingers listed move; one no longer listed has let go.
         ("Input.dispatchTouchEvent", "touchMove") => {
-            (None, down.map(|d| moving(d, point(&params["touchPoints"][0]))))
+            let Some(down) = down else { return (None, None) };
+            let listed = fingers();
+            let (kept, gone): (Vec<_>, Vec<_>) =
+                down.tracks.into_iter().partition(|(id, _)| listed.iter().any(|(l, _)| l == id));
+            let tracks: Vec<_> = kept
+                .into_iter()
+                .map(|(id, t)| {
+                    let here = listed.iter().find(|(l, _)| *l == id).map_or(t.now, |(_, p)| *p);
+                    (id, t.moved_to(here))
+                })
+                .collect();
+            (let_go(&gone), (!tracks.is_empty()).then_some(PointerDown { tracks }))
         }
-        // A touch ends with the points still down listed: where it let go is where it last was.
-        ("Input.dispatchTouchEvent", "touchEnd") => {
-            (down.filter(|d| d.travelled).and_then(|d| drop_at(d.now)), None)
-        }
+        // A touch end lets every finger go: where each let go is where it last was.
+        ("Input.dispatchTouchEvent", "touchEnd") => (down.and_then(|d| let_go(&d.tracks)), None),
         ("Input.dispatchTouchEvent", "touchCancel") => (None, None),
         // A mouse release right after (puppeteer's `drop`) is the drop's own end, no second one.
         ("Input.dispatchDragEvent", "drop") => {
@@ -197,7 +252,7 @@ mod tests {
         inputs
             .iter()
             .map(|(method, params)| {
-                let (gesture, next) = read(method, Some(params), down);
+                let (gesture, next) = read(method, Some(params), down.take());
                 down = next;
                 gesture
             })
@@ -263,6 +318,34 @@ mod tests {
             (TOUCH, r#"{"type":"touchEnd","touchPoints":[]}"#),
         ]);
         assert_eq!(touch_back[3], Some(Gesture::Drop { x: 4.0, y: 4.0 }));
+        // One finger rests while a second drags: the second drops, whether the touch ends or
+        // it alone lifts.
+        for end in [
+            r#"{"type":"touchEnd","touchPoints":[]}"#,
+            r#"{"type":"touchMove","touchPoints":[{"id":0,"x":5,"y":5}]}"#,
+        ] {
+            let two = gestures(&[
+                (TOUCH, r#"{"type":"touchStart","touchPoints":[{"id":0,"x":5,"y":5}]}"#),
+                (
+                    TOUCH,
+                    r#"{"type":"touchStart","touchPoints":[{"id":0,"x":5,"y":5},{"id":1,"x":50,"y":60}]}"#,
+                ),
+                (
+                    TOUCH,
+                    r#"{"type":"touchMove","touchPoints":[{"id":0,"x":5,"y":5},{"id":1,"x":150,"y":260}]}"#,
+                ),
+                (TOUCH, end),
+            ]);
+            assert_eq!(
+                two,
+                [
+                    Some(Gesture::Tap { x: 5.0, y: 5.0 }),
+                    None,
+                    None,
+                    Some(Gesture::Drop { x: 150.0, y: 260.0 })
+                ]
+            );
+        }
         // A release with no press on record: what is under it acts (a `pointerup` handler).
         assert_eq!(
             of(MOUSE, r#"{"type":"mouseReleased","x":1,"y":2}"#),
